@@ -1,0 +1,33 @@
+# The two commands a fresh machine needs: `make demo` and `make test`.
+# Both create .venv when missing and install what they need first.
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+CLI     := $(VENV)/bin/pcevolve
+STAMP   := $(VENV)/.pcevolve-installed
+FMNIST  := /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: demo test install clean-demo
+
+install: $(STAMP)
+
+# torch==2.13.0 first: pip takes the CPU build from this machine's disk; any other spec pulls CUDA wheels.
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+$(FMNIST):
+	$(SUDO) apt-get update -qq
+	$(SUDO) apt-get install -y -qq dataset-fashion-mnist
+
+demo: $(STAMP) $(FMNIST)
+	$(CLI) data prepare fashion-mnist --out data/demo
+	$(CLI) data check data/demo/private
+
+test: $(STAMP) $(FMNIST)
+	$(PY) -m pytest -q
+
+clean-demo:
+	rm -rf data/demo

@@ -1,0 +1,1 @@
+"""The ``pcevolve`` command line. Only this package configures logging handlers."""

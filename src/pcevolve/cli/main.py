@@ -1,0 +1,44 @@
+"""Entry point: ``pcevolve [--version] COMMAND ...``.
+
+Each command group lives in its own module and is added here; a group is added
+only when its commands work end to end (no stubs).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import typer
+
+from pcevolve import __version__
+from pcevolve.cli import budget_commands, data_commands, ledger_commands
+
+app = typer.Typer(
+    name="pcevolve",
+    help="Private Contrastive Evolution: DP synthetic data from a few hundred labelled samples.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(data_commands.app, name="data")
+app.add_typer(budget_commands.app, name="budget")
+app.add_typer(ledger_commands.app, name="ledger")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"pcevolve {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Show the version."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log diagnostics to stderr."),
+) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,29 @@
+"""Run configuration: frozen, validated once at the edge (YAML file or CLI)."""
+
+from pcevolve.config.loader import ConfigError, config_hash, dump_config, load_config, parse_config
+from pcevolve.config.schema import (
+    AugmentConfig,
+    DataConfig,
+    DecoderConfig,
+    FitnessWeights,
+    PrivacyConfig,
+    RepresentationConfig,
+    RunConfig,
+    SearchConfig,
+)
+
+__all__ = [
+    "AugmentConfig",
+    "ConfigError",
+    "DataConfig",
+    "DecoderConfig",
+    "FitnessWeights",
+    "PrivacyConfig",
+    "RepresentationConfig",
+    "RunConfig",
+    "SearchConfig",
+    "config_hash",
+    "dump_config",
+    "load_config",
+    "parse_config",
+]

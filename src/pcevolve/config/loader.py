@@ -1,0 +1,75 @@
+"""Loading, hashing and writing run configurations. Errors name the key, the value and the file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from pcevolve.config.schema import RunConfig
+from pcevolve.io import atomic_write_text
+
+
+class ConfigError(ValueError):
+    """A configuration file or mapping is invalid; the message names key, value and source."""
+
+
+def parse_config(mapping: dict[str, Any] | None, *, source: str = "<config>") -> RunConfig:
+    """Validate a plain mapping into a frozen :class:`RunConfig`.
+
+    Args:
+        mapping: Nested mapping as read from YAML; ``None`` means all defaults.
+        source: Name used in error messages (usually the file path).
+
+    Raises:
+        ConfigError: One line per problem, each naming the dotted key and the offending value.
+    """
+    if mapping is None:
+        mapping = {}
+    if not isinstance(mapping, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of keys, got {type(mapping).__name__}")
+    try:
+        return RunConfig.model_validate(mapping)
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors():
+            key = ".".join(str(part) for part in error["loc"]) or "<root>"
+            if error["type"] == "extra_forbidden":
+                lines.append(f"{source}: unknown key '{key}' (value {error['input']!r})")
+            else:
+                lines.append(f"{source}: key '{key}' has bad value {error['input']!r}: {error['msg']}")
+        raise ConfigError("\n".join(lines)) from None
+
+
+def load_config(path: str | os.PathLike[str] | None) -> RunConfig:
+    """Read and validate a YAML run configuration (``None``: every default)."""
+    if path is None:
+        return RunConfig()
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read config file ({exc.strerror})") from None
+    try:
+        mapping = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML: {exc}") from None
+    return parse_config(mapping, source=str(source))
+
+
+def config_hash(config: RunConfig) -> str:
+    """SHA-256 of the canonical JSON of the resolved config (every default filled in)."""
+    canonical = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def dump_config(config: RunConfig, path: str | os.PathLike[str]) -> Path:
+    """Write the resolved config as YAML atomically, with its hash in a header comment."""
+    body = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+    header = f"# resolved pcevolve config; sha256 {config_hash(config)}\n"
+    return atomic_write_text(path, header + body)

@@ -1,0 +1,144 @@
+"""The run configuration schema. Every default is the seed's value (SPEC §3–§9) unless a comment says why not.
+
+All models are frozen and forbid unknown keys, so a typo in a YAML file is an
+error that names the key instead of a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+class DataConfig(_Frozen):
+    """Where the data lives and how images are normalised on reading (SPEC R2.1)."""
+
+    private: str = "data/demo/private"
+    public: str | None = "data/demo/public"
+    test: str | None = "data/demo/test"
+    full: str | None = "data/demo/full"
+    image_size: int = Field(28, ge=8, le=1024, description="Images are resized to this square size.")
+    image_mode: Literal["L", "RGB"] = "L"
+
+
+class AugmentConfig(_Frozen):
+    """Augmentation for positive pairs (SPEC R2.2–R2.3). ``strength`` scales every transform."""
+
+    strength: float = Field(0.5, ge=0.0, le=1.0)
+    crop: bool = True
+    flip: bool = True
+    color_jitter: bool = True
+    blur: bool = True
+
+
+class RepresentationConfig(_Frozen):
+    """Stage 2: contrastive fine-tuning under DP-SGD (SPEC R3, seed reference R3.7)."""
+
+    backbone: str = "efficientnet-lite0"  # offline stand-in for the seed's resnet50
+    input_size: int = Field(64, ge=16, le=512)
+    freeze_fraction: float = Field(0.6, ge=0.0, le=1.0)
+    feature_dim: Literal[64, 128, 256] = 256
+    proj_hidden_dim: int = Field(2048, ge=16)
+    queue_size: int = Field(8192, ge=4096)
+    momentum: float = Field(0.999, gt=0.0, lt=1.0)
+    temperature: float = Field(0.07, gt=0.0, le=1.0)
+    batch_size: int = Field(64, ge=1)
+    epochs: int = Field(80, ge=1)
+    base_lr: float = Field(0.3, gt=0.0)
+    weight_decay: float = Field(1e-6, ge=0.0)
+    clip_norm: float = Field(1.0, gt=0.0)
+    # None: σ is derived by the accountant from the stage budget, epochs and batch (SPEC R3.4a).
+    # A number: σ is used as given and training stops when the stage budget is spent.
+    noise_multiplier: float | None = Field(None, gt=0.0)
+    views_per_sample: int = Field(16, ge=2)
+
+
+class FitnessWeights(_Frozen):
+    """Weights of F = acc·Acc − mmd·MMD − attack·Attack − privacy·Violation + diversity·Div (SPEC R5.1)."""
+
+    acc: float = Field(1.0, ge=0.0)
+    mmd: float = Field(0.6, ge=0.0)
+    attack: float = Field(0.4, ge=0.0)
+    # The seed gives no weight for the privacy-violation term; we match the attack weight.
+    privacy: float = Field(0.4, ge=0.0)
+    diversity: float = Field(0.3, ge=0.0)
+
+
+class SearchConfig(_Frozen):
+    """Stage 3: evolutionary search over per-class distribution parameters (SPEC R4)."""
+
+    population: int = Field(32, ge=2)
+    generations: int = Field(120, ge=1)
+    elite: int = Field(8, ge=1)
+    synthetic_multiplier: int = Field(10, ge=1, description="M = multiplier × number of private samples.")
+    mutation_sigma: float = Field(0.05, gt=0.0, le=1.0, description="Fraction of each parameter's range.")
+    polynomial_every: int = Field(20, ge=1)
+    coarse_generations: int = Field(30, ge=0)
+    coarse_rate: float = Field(0.6, ge=0.0, le=1.0)
+    fine_rate: float = Field(0.15, ge=0.0, le=1.0)
+    converging_rate: float = Field(0.4, ge=0.0, le=1.0)
+    eval_seeds: int = Field(3, ge=1)
+    weights: FitnessWeights = FitnessWeights()
+
+    @model_validator(mode="after")
+    def _elite_fits(self) -> "SearchConfig":
+        if self.elite > self.population:
+            raise ValueError(f"elite ({self.elite}) must not exceed population ({self.population})")
+        return self
+
+
+class DecoderConfig(_Frozen):
+    """Stage 4: features back to samples (SPEC R6). Default: trained on public data only (free)."""
+
+    name: str = "conv"
+    training: Literal["public", "public-then-dp", "dp"] = "public"
+
+
+StageName = Literal["representation", "fitness", "decoder", "delivery"]
+
+
+class PrivacyConfig(_Frozen):
+    """One total budget split across stages (SPEC R9.1). ε of a stage is its cap in the ledger."""
+
+    epsilon: float = Field(8.0, gt=0.0)
+    delta: float = Field(1e-5, gt=0.0, lt=1.0)
+    stages: dict[StageName, float] = Field(
+        default_factory=lambda: {"representation": 3.0, "fitness": 5.0, "decoder": 0.0, "delivery": 0.0}
+    )
+    neighbouring: Literal["add_remove", "replace_one"] = "add_remove"
+    secure_noise: bool = False
+
+    @field_validator("stages")
+    @classmethod
+    def _non_negative(cls, stages: dict[str, float]) -> dict[str, float]:
+        for name, value in stages.items():
+            if value < 0:
+                raise ValueError(f"stage {name!r} has a negative budget {value}")
+        return stages
+
+    @model_validator(mode="after")
+    def _stages_fit_total(self) -> "PrivacyConfig":
+        # Stage caps are upper bounds per stage; composition across stages is at most their sum,
+        # so a split whose sum exceeds the total could never be honoured.
+        total = sum(self.stages.values())
+        if total > self.epsilon + 1e-12:
+            raise ValueError(f"stage budgets sum to {total:g}, more than the total epsilon {self.epsilon:g}")
+        return self
+
+
+class RunConfig(_Frozen):
+    """A whole run. ``seed`` drives every random generator of the run."""
+
+    name: str = Field("demo", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    seed: int = Field(0, ge=0)
+    data: DataConfig = DataConfig()
+    augment: AugmentConfig = AugmentConfig()
+    representation: RepresentationConfig = RepresentationConfig()
+    search: SearchConfig = SearchConfig()
+    decoder: DecoderConfig = DecoderConfig()
+    privacy: PrivacyConfig = PrivacyConfig()

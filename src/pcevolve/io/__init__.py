@@ -1,0 +1,23 @@
+"""Durable file output: every file pcevolve writes goes through here."""
+
+from pcevolve.io.atomic import (
+    append_jsonl,
+    atomic_directory,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_npz,
+    atomic_write_text,
+    read_json,
+    read_jsonl,
+)
+
+__all__ = [
+    "append_jsonl",
+    "atomic_directory",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_npz",
+    "atomic_write_text",
+    "read_json",
+    "read_jsonl",
+]

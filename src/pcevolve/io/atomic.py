@@ -1,0 +1,167 @@
+"""Atomic writes: a file or folder is either absent or complete, never half-written.
+
+Files are written to a temporary sibling, flushed to disk, then renamed over the
+target (``os.replace`` is atomic on POSIX within one filesystem). Folders are
+built under a temporary sibling name and renamed into place only on success, so
+a crash or a validation error leaves nothing behind at the final path.
+No pickle anywhere: JSON, JSONL and ``.npz`` (loaded with ``allow_pickle=False``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _fsync_dir(path: Path) -> None:
+    # Persist the rename itself; best effort on filesystems that refuse O_RDONLY dirs.
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (temp file + fsync + rename).
+
+    Args:
+        path: Target file; its parent folder is created if missing.
+        data: The complete content.
+
+    Returns:
+        The target path.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(target.parent)
+    return target
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> Path:
+    """Write ``obj`` as indented, key-sorted JSON atomically (NaN is refused)."""
+    text = json.dumps(obj, indent=2, sort_keys=True, allow_nan=False, default=_json_default)
+    return atomic_write_text(path, text + "\n")
+
+
+def atomic_write_npz(path: str | os.PathLike[str], **arrays: np.ndarray) -> Path:
+    """Write numeric arrays to an ``.npz`` atomically. Object arrays are refused (no pickle)."""
+    for name, value in arrays.items():
+        if np.asarray(value).dtype == object:
+            raise TypeError(f"array {name!r} has dtype object; npz output must not need pickle")
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    return atomic_write_bytes(path, buffer.getvalue())
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Read a JSON file written by :func:`atomic_write_json`."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def append_jsonl(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
+    """Append one JSON record as a line and fsync it.
+
+    A crash can at worst leave a final partial line, which :func:`read_jsonl` drops.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(dict(record), sort_keys=True, allow_nan=False, default=_json_default)
+    with open(target, "a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read JSONL records, ignoring a torn last line left by a crash."""
+    target = Path(path)
+    if not target.exists():
+        return []
+    records: list[dict[str, Any]] = []
+    lines = target.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number == len(lines):
+                break  # torn final line from an interrupted append
+            raise ValueError(f"{target}: line {number} is not valid JSON") from None
+    return records
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike[str], *, overwrite: bool = False) -> Iterator[Path]:
+    """Build a folder under a temporary name; move it to ``path`` only if the block succeeds.
+
+    Args:
+        path: The final folder.
+        overwrite: Replace an existing folder at ``path``. Without it an existing
+            folder is an error, raised before anything is written.
+
+    Yields:
+        The temporary folder to fill.
+
+    Raises:
+        FileExistsError: ``path`` exists and ``overwrite`` is false.
+    """
+    target = Path(path)
+    if target.exists() and not overwrite:
+        raise FileExistsError(f"{target} already exists (use overwrite to replace it)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if target.exists():
+        retired = target.with_name(f".{target.name}.old-{os.getpid()}")
+        os.replace(target, retired)
+        os.replace(staging, target)
+        shutil.rmtree(retired, ignore_errors=True)
+    else:
+        os.replace(staging, target)
+    _fsync_dir(target.parent)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot serialise {type(value).__name__} to JSON")

@@ -1,0 +1,116 @@
+"""The run folder convention: ``runs/NAME/`` with config, manifest and records.
+
+Layout (later stages add their own files beside these)::
+
+    runs/NAME/
+      config.yaml      resolved config, hash in the header
+      manifest.json    versions, seed, config hash, data fingerprints (counts and hashes only)
+      records.jsonl    one JSON object per event or generation, appended and fsynced
+      ledger.json      the privacy ledger (written by pcevolve.privacy)
+
+The manifest never holds private content: only counts and content hashes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata
+import os
+import platform
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pcevolve import __version__
+from pcevolve.config import RunConfig, config_hash, dump_config
+from pcevolve.io import append_jsonl, atomic_write_json, read_json, read_jsonl
+
+_VERSIONED_PACKAGES = ("torch", "numpy", "scipy", "scikit-learn", "opacus", "dp-accounting", "pydantic", "Pillow")
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of pcevolve, Python and the packages a result depends on."""
+    versions = {"pcevolve": __version__, "python": platform.python_version()}
+    for name in _VERSIONED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "absent"
+    return versions
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """Paths and writers of one run folder. Create with :meth:`create` or open with :meth:`open`."""
+
+    path: Path
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / "config.yaml"
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / "manifest.json"
+
+    @property
+    def records_path(self) -> Path:
+        return self.path / "records.jsonl"
+
+    @property
+    def ledger_path(self) -> Path:
+        return self.path / "ledger.json"
+
+    @classmethod
+    def create(
+        cls,
+        root: str | os.PathLike[str],
+        config: RunConfig,
+        *,
+        data_fingerprints: Mapping[str, Any] | None = None,
+        exist_ok: bool = False,
+    ) -> "RunFolder":
+        """Create ``root/config.name`` and write its config and manifest.
+
+        Raises:
+            FileExistsError: the folder exists and ``exist_ok`` is false (use resume instead).
+        """
+        path = Path(root) / config.name
+        if path.exists() and not exist_ok:
+            raise FileExistsError(f"run folder {path} already exists; resume it or choose another name")
+        path.mkdir(parents=True, exist_ok=True)
+        folder = cls(path)
+        dump_config(config, folder.config_path)
+        atomic_write_json(
+            folder.manifest_path,
+            {
+                "pcevolve_version": __version__,
+                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                "config_hash": config_hash(config),
+                "seed": config.seed,
+                "versions": package_versions(),
+                "data": dict(data_fingerprints or {}),
+            },
+        )
+        return folder
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> "RunFolder":
+        """Open an existing run folder (it must hold a manifest)."""
+        folder = cls(Path(path))
+        if not folder.manifest_path.exists():
+            raise FileNotFoundError(f"{folder.path} is not a pcevolve run folder (no manifest.json)")
+        return folder
+
+    def manifest(self) -> dict[str, Any]:
+        return read_json(self.manifest_path)
+
+    def record(self, kind: str, **fields: Any) -> None:
+        """Append one record (``{"kind": kind, "time": ..., **fields}``) to records.jsonl."""
+        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+        append_jsonl(self.records_path, {"kind": kind, "time": now, **fields})
+
+    def records(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """All records, or those of one kind, in the order written."""
+        return [r for r in read_jsonl(self.records_path) if kind is None or r.get("kind") == kind]
