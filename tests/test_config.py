@@ -1,0 +1,75 @@
+"""The run config: SPEC defaults, frozen, and errors that name key, value and file."""
+
+import pydantic
+import pytest
+import yaml
+
+from pcevolve.config import ConfigError, RunConfig, config_hash, dump_config, load_config
+
+
+def test_defaults_are_the_seeds():
+    config = RunConfig()
+    assert config.search.population == 32
+    assert config.search.generations == 120
+    assert config.privacy.epsilon == 8.0
+    assert config.privacy.delta == 1e-5
+    assert config.privacy.stages == {"representation": 3.0, "fitness": 5.0, "decoder": 0.0, "delivery": 0.0}
+    assert config.representation.temperature == 0.07
+    assert config.representation.queue_size == 8192
+    assert config.representation.momentum == 0.999
+    assert config.representation.noise_multiplier is None  # σ comes from the accountant (R3.4a)
+    weights = config.search.weights
+    assert (weights.acc, weights.mmd, weights.attack, weights.diversity) == (1.0, 0.6, 0.4, 0.3)
+
+
+def test_config_is_frozen():
+    with pytest.raises(pydantic.ValidationError):
+        RunConfig().seed = 3
+
+
+def test_unknown_key_names_key_value_and_file(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("search:\n  populaton: 16\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert str(path) in message and "search.populaton" in message and "16" in message
+
+
+def test_bad_value_names_key_value_and_file(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("representation:\n  queue_size: 100\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert str(path) in message and "representation.queue_size" in message and "100" in message
+
+
+def test_stage_split_cannot_exceed_total(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("privacy:\n  epsilon: 4\n", encoding="utf-8")  # default split sums to 8
+    with pytest.raises(ConfigError, match="more than the total epsilon"):
+        load_config(path)
+
+
+def test_not_yaml_and_missing_file_are_config_errors(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("search: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "absent.yaml")
+
+
+def test_dump_load_round_trip_preserves_hash(tmp_path):
+    config = RunConfig.model_validate({"seed": 7, "search": {"population": 8, "elite": 2}})
+    dump_config(config, tmp_path / "config.yaml")
+    text = (tmp_path / "config.yaml").read_text(encoding="utf-8")
+    assert config_hash(config) in text.splitlines()[0]
+    again = load_config(tmp_path / "config.yaml")
+    assert again == config and config_hash(again) == config_hash(config)
+    assert yaml.safe_load(text)["search"]["population"] == 8
+
+
+def test_hash_changes_with_any_field():
+    assert config_hash(RunConfig()) != config_hash(RunConfig.model_validate({"seed": 1}))
