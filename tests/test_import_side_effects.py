@@ -1,0 +1,25 @@
+"""Importing pcevolve changes no global state (STYLE.md: no seeding, filters, handlers or downloads)."""
+
+import subprocess
+import sys
+
+_PROBE = r"""
+import logging, random, warnings, sys
+import numpy as np
+filters = list(warnings.filters)
+handlers = list(logging.getLogger().handlers)
+py_state = random.getstate()
+np_state = np.random.get_state()[1].copy()
+import pcevolve, pcevolve.io, pcevolve.config, pcevolve.run_folder, pcevolve.data, pcevolve.privacy, pcevolve.cli.main
+assert list(warnings.filters) == filters, "warning filters changed"
+assert list(logging.getLogger().handlers) == handlers, "log handlers added"
+assert random.getstate() == py_state, "python RNG touched"
+assert (np.random.get_state()[1] == np_state).all(), "numpy global RNG touched"
+print("clean")
+"""
+
+
+def test_import_has_no_side_effects():
+    result = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "clean"
