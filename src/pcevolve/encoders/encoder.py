@@ -1,0 +1,172 @@
+"""The image encoder every later stage sees: pretrained trunk → (fine-tuned) top → projection head.
+
+Two outputs (issue: representation stage):
+
+* ``pooled``: the backbone's globally pooled features (1280-d for EfficientNet-Lite), used for
+  distances (SPEC R5.3);
+* ``projected``: the projection head's output (256-d by default), the space the search moves in.
+
+Saved as safetensors (trainable weights only: top blocks and head) plus a JSON metadata file;
+the frozen trunk is re-loaded from its installed package, so nothing pickled is ever read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+from tqdm.auto import tqdm
+
+from pcevolve.encoders.backbones import BACKBONES, BackboneTop, BackboneTrunk, load_split_backbone
+from pcevolve.encoders.preprocess import backbone_input, to_float_images
+from pcevolve.encoders.projection import ProjectionHead
+from pcevolve.io import atomic_write_bytes, atomic_write_json, read_json
+
+
+class Encoder(Protocol):
+    """What later stages need from an encoder."""
+
+    @property
+    def feature_dim(self) -> int:
+        """Size of :meth:`encode`'s output."""
+        ...
+
+    def encode(self, samples: np.ndarray) -> np.ndarray:
+        """Map raw samples (as stored in a dataset) to feature vectors (N, feature_dim), float32."""
+        ...
+
+
+@dataclass(frozen=True)
+class EncoderMeta:
+    """Everything needed to rebuild an :class:`ImageEncoder` besides its weights."""
+
+    backbone: str
+    trainable_blocks: int
+    input_size: int
+    proj_hidden_dim: int
+    feature_dim: int
+
+
+class ImageEncoder(nn.Module):
+    """Pretrained image backbone split into frozen trunk and trainable top, plus a projection head."""
+
+    def __init__(self, meta: EncoderMeta, trunk: BackboneTrunk, top: BackboneTop, head: ProjectionHead) -> None:
+        super().__init__()
+        self.meta = meta
+        self.trunk = trunk
+        self.top = top
+        self.head = head
+
+    @classmethod
+    def pretrained(
+        cls,
+        backbone: str = "efficientnet-lite0",
+        *,
+        trainable_blocks: int,
+        input_size: int = 64,
+        proj_hidden_dim: int = 2048,
+        feature_dim: int = 256,
+        seed: int = 0,
+    ) -> "ImageEncoder":
+        """Load a registered backbone and attach a freshly initialised projection head."""
+        trunk, top = load_split_backbone(backbone, trainable_blocks=trainable_blocks)
+        head = ProjectionHead(
+            top.feature_dim, proj_hidden_dim, feature_dim, generator=torch.Generator().manual_seed(seed)
+        )
+        meta = EncoderMeta(backbone, trainable_blocks, input_size, proj_hidden_dim, feature_dim)
+        return cls(meta, trunk, top, head)
+
+    @property
+    def feature_dim(self) -> int:
+        return self.meta.feature_dim
+
+    @property
+    def pooled_dim(self) -> int:
+        return self.top.feature_dim
+
+    def prepare(self, images: torch.Tensor) -> torch.Tensor:
+        """Float images (N, C, H, W) in [0, 1] → backbone input at this encoder's size."""
+        return backbone_input(images, size=self.meta.input_size)
+
+    def trunk_activations(self, images: torch.Tensor) -> torch.Tensor:
+        """Frozen trunk output for float images in [0, 1]; cacheable, since it never trains."""
+        with torch.no_grad():
+            return self.trunk(self.prepare(images))
+
+    def forward(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Float images in [0, 1] → (pooled, projected)."""
+        pooled = self.top(self.trunk(self.prepare(images)))
+        return pooled, self.head(pooled)
+
+    @torch.no_grad()
+    def encode_both(
+        self, samples: np.ndarray, *, batch_size: int = 128, progress: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """uint8 dataset images → (pooled, projected) float32 arrays, computed in batches."""
+        pooled_parts, projected_parts = [], []
+        for batch in _batches(samples, batch_size, progress=progress, desc="encoding"):
+            pooled, projected = self(to_float_images(batch))
+            pooled_parts.append(pooled.numpy())
+            projected_parts.append(projected.numpy())
+        if not pooled_parts:
+            return np.zeros((0, self.pooled_dim), np.float32), np.zeros((0, self.feature_dim), np.float32)
+        return np.concatenate(pooled_parts), np.concatenate(projected_parts)
+
+    def encode(self, samples: np.ndarray) -> np.ndarray:
+        """uint8 dataset images → projected features (N, feature_dim)."""
+        return self.encode_both(samples)[1]
+
+    def trainable_state(self) -> dict[str, torch.Tensor]:
+        """Weights that fine-tuning may change: the top blocks and the head (the trunk is frozen)."""
+        state = {f"top.{k}": v for k, v in self.top.state_dict().items()}
+        state.update({f"head.{k}": v for k, v in self.head.state_dict().items()})
+        return {k: v.detach().contiguous().clone() for k, v in state.items()}
+
+    def save(self, folder: str | os.PathLike[str]) -> Path:
+        """Write ``encoder.safetensors`` and ``encoder.json`` into ``folder`` (atomically)."""
+        target = Path(folder)
+        target.mkdir(parents=True, exist_ok=True)
+        tmp = target / ".encoder.safetensors.tmp"
+        save_file(self.trainable_state(), str(tmp))
+        atomic_write_bytes(target / "encoder.safetensors", tmp.read_bytes())
+        tmp.unlink()
+        atomic_write_json(target / "encoder.json", asdict(self.meta))
+        return target
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike[str]) -> "ImageEncoder":
+        """Rebuild an encoder saved by :meth:`save`: pretrained trunk from its package, saved top and head."""
+        source = Path(folder)
+        meta = EncoderMeta(**read_json(source / "encoder.json"))
+        if meta.backbone not in BACKBONES:
+            raise ValueError(f"{source}/encoder.json names unknown backbone {meta.backbone!r}")
+        encoder = cls.pretrained(
+            meta.backbone,
+            trainable_blocks=meta.trainable_blocks,
+            input_size=meta.input_size,
+            proj_hidden_dim=meta.proj_hidden_dim,
+            feature_dim=meta.feature_dim,
+        )
+        state = load_file(str(source / "encoder.safetensors"))
+        top = {k[len("top."):]: v for k, v in state.items() if k.startswith("top.")}
+        head = {k[len("head."):]: v for k, v in state.items() if k.startswith("head.")}
+        encoder.top.load_state_dict(top, strict=True)
+        encoder.head.load_state_dict(head, strict=True)
+        return encoder
+
+
+def _batches(samples: np.ndarray, batch_size: int, *, progress: bool, desc: str) -> Iterator[np.ndarray]:
+    starts = range(0, len(samples), batch_size)
+    bar = tqdm(total=len(samples), desc=desc, unit="img", disable=not progress, leave=False)
+    for start in starts:
+        batch = samples[start : start + batch_size]
+        yield batch
+        bar.update(len(batch))
+    bar.close()

