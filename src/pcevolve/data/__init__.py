@@ -1,0 +1,28 @@
+"""Stage 1 input: reading, validating and preparing labelled datasets (SPEC R2.1, R2.4).
+
+Modules, one concept each:
+
+* :mod:`~pcevolve.data.dataset` — :class:`LabeledDataset`, :class:`UnlabeledImages`
+* :mod:`~pcevolve.data.image_folder` — class-folder and flat image folders
+* :mod:`~pcevolve.data.image_files` — decoding, size and mode rules for image files
+* :mod:`~pcevolve.data.idx` — MNIST-style IDX files
+* :mod:`~pcevolve.data.tabular` — CSV with a label column
+* :mod:`~pcevolve.data.load` — :func:`read_labeled`, choosing the reader by path
+* :mod:`~pcevolve.data.duplicates` — the same sample in two splits
+* :mod:`~pcevolve.data.sources` / :mod:`~pcevolve.data.prepare` — demo datasets from public benchmarks
+
+Every reader collects all problems and raises one :class:`DataError` listing them,
+each naming its file or ``file.csv:row N``.
+"""
+
+from pcevolve.data.dataset import LabeledDataset, Modality, UnlabeledImages
+from pcevolve.data.errors import DataError, DataProblem, DataWarning
+
+__all__ = [
+    "DataError",
+    "DataProblem",
+    "DataWarning",
+    "LabeledDataset",
+    "Modality",
+    "UnlabeledImages",
+]

@@ -1,0 +1,65 @@
+"""Data problems are collected, not thrown one at a time.
+
+Readers walk the whole input, record every problem as a :class:`DataProblem`
+naming the file (or ``file.csv:row N``) and raise a single :class:`DataError`
+at the end, so a user fixes everything in one pass instead of one error per run.
+Recoverable oddities (mixed image modes that were converted) are a
+:class:`DataWarning`, never silent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DataProblem:
+    """One thing wrong with the input.
+
+    Attributes:
+        path: The file, folder or ``file.csv:row N`` the problem is in.
+        message: What is wrong, phrased so the user knows what to fix.
+    """
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+class DataError(ValueError):
+    """Bad input data; carries every problem found, each naming its file or row.
+
+    Attributes:
+        problems: The problems, in the order they were found (never empty).
+    """
+
+    def __init__(self, problems: Iterable[DataProblem]) -> None:
+        self.problems: tuple[DataProblem, ...] = tuple(problems)
+        if not self.problems:
+            raise ValueError("DataError needs at least one problem")
+        count = len(self.problems)
+        header = "1 problem in the data:" if count == 1 else f"{count} problems in the data:"
+        super().__init__("\n".join([header, *(f"  {p}" for p in self.problems)]))
+
+
+class DataWarning(UserWarning):
+    """Input was usable but was changed on reading (e.g. converted image modes); names the files."""
+
+
+def raise_if_problems(problems: Iterable[DataProblem]) -> None:
+    """Raise :class:`DataError` carrying ``problems`` if there are any."""
+    collected = tuple(problems)
+    if collected:
+        raise DataError(collected)
+
+
+def name_some(items: Iterable[str], *, limit: int = 10) -> str:
+    """``a, b, c and 12 more``: a readable list that stays short for large inputs."""
+    items = list(items)
+    shown = ", ".join(items[:limit])
+    if len(items) > limit:
+        shown += f" and {len(items) - limit} more"
+    return shown
