@@ -16,13 +16,23 @@ each naming its file or ``file.csv:row N``.
 """
 
 from pcevolve.data.dataset import LabeledDataset, Modality, UnlabeledImages
+from pcevolve.data.duplicates import check_disjoint, find_duplicates
 from pcevolve.data.errors import DataError, DataProblem, DataWarning
+from pcevolve.data.image_files import IMAGE_EXTENSIONS, ImageInfo, describe_images
+from pcevolve.data.image_folder import read_image_folder, read_unlabeled_images
 
 __all__ = [
+    "IMAGE_EXTENSIONS",
     "DataError",
     "DataProblem",
     "DataWarning",
+    "ImageInfo",
     "LabeledDataset",
     "Modality",
     "UnlabeledImages",
+    "check_disjoint",
+    "describe_images",
+    "find_duplicates",
+    "read_image_folder",
+    "read_unlabeled_images",
 ]
