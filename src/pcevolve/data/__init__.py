@@ -18,8 +18,11 @@ each naming its file or ``file.csv:row N``.
 from pcevolve.data.dataset import LabeledDataset, Modality, UnlabeledImages
 from pcevolve.data.duplicates import check_disjoint, find_duplicates
 from pcevolve.data.errors import DataError, DataProblem, DataWarning
+from pcevolve.data.idx import read_idx, read_idx_dataset, write_idx
 from pcevolve.data.image_files import IMAGE_EXTENSIONS, ImageInfo, describe_images
 from pcevolve.data.image_folder import read_image_folder, read_unlabeled_images
+from pcevolve.data.load import read_labeled
+from pcevolve.data.tabular import read_labeled_csv
 
 __all__ = [
     "IMAGE_EXTENSIONS",
@@ -33,6 +36,11 @@ __all__ = [
     "check_disjoint",
     "describe_images",
     "find_duplicates",
+    "read_idx",
+    "read_idx_dataset",
     "read_image_folder",
+    "read_labeled",
+    "read_labeled_csv",
     "read_unlabeled_images",
+    "write_idx",
 ]
