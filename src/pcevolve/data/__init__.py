@@ -22,20 +22,26 @@ from pcevolve.data.idx import read_idx, read_idx_dataset, write_idx
 from pcevolve.data.image_files import IMAGE_EXTENSIONS, ImageInfo, describe_images
 from pcevolve.data.image_folder import read_image_folder, read_unlabeled_images
 from pcevolve.data.load import read_labeled
+from pcevolve.data.prepare import prepare_demo
+from pcevolve.data.sources import SOURCES, SourceNotFoundError, load_demo_source
 from pcevolve.data.tabular import read_labeled_csv
 
 __all__ = [
     "IMAGE_EXTENSIONS",
+    "SOURCES",
     "DataError",
     "DataProblem",
     "DataWarning",
     "ImageInfo",
     "LabeledDataset",
     "Modality",
+    "SourceNotFoundError",
     "UnlabeledImages",
     "check_disjoint",
     "describe_images",
     "find_duplicates",
+    "load_demo_source",
+    "prepare_demo",
     "read_idx",
     "read_idx_dataset",
     "read_image_folder",
