@@ -1,0 +1,222 @@
+"""``pcevolve data``: prepare demo datasets and check datasets before a run.
+
+Exit codes: 0 success; 1 the data has problems or the command failed (the
+problems are listed one per line, each naming its file, without a traceback);
+2 bad usage (from the argument parser).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+import typer
+
+from pcevolve.data import (
+    DataError,
+    DataProblem,
+    DataWarning,
+    LabeledDataset,
+    SourceNotFoundError,
+    UnlabeledImages,
+    describe_images,
+    find_duplicates,
+    prepare_demo,
+    read_image_folder,
+    read_labeled_csv,
+    read_unlabeled_images,
+)
+from pcevolve.data.image_folder import looks_like_class_folders
+from pcevolve.io import read_json
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+# rich is imported inside the commands: importing rich.style draws from Python's global
+# RNG, and importing pcevolve (the CLI included) must leave global state alone.
+
+app = typer.Typer(
+    help="Prepare demo datasets and check datasets (class folders, CSV) before a run.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+Dataset = LabeledDataset | UnlabeledImages
+
+
+def _fail(lines: list[str], *, err: bool) -> None:
+    for line in lines:
+        typer.echo(line, err=err)
+    raise typer.Exit(1)
+
+
+def _problem_lines(problems: tuple[DataProblem, ...] | list[DataProblem]) -> list[str]:
+    count = len(problems)
+    return [str(p) for p in problems] + [f"{count} problem{'s' if count != 1 else ''} found"]
+
+
+def _parse_classes(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"expected comma-separated labels such as 0,1,2,3,4, got {text!r}") from None
+
+
+@app.command("prepare")
+def prepare_command(
+    source: Annotated[Literal["fashion-mnist", "mnist", "digits"], typer.Argument(help="Benchmark to cut from.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder to create (must not exist unless --overwrite).")],
+    public: Annotated[
+        Literal["in-domain", "disjoint"],
+        typer.Option(help="Public pool from all ten classes, or only from classes not selected."),
+    ] = "in-domain",
+    classes: Annotated[str, typer.Option(help="Labels of the private/test/full classes.")] = "0,1,2,3,4",
+    per_class: Annotated[int | None, typer.Option(help="Private images per class [100; digits 30].")] = None,
+    test_per_class: Annotated[int | None, typer.Option(help="Test images per class [200; digits 40].")] = None,
+    full_size: Annotated[
+        int | None, typer.Option(help="Further labelled images, 0 for none [10000; digits 250].")
+    ] = None,
+    public_size: Annotated[
+        int | None, typer.Option(help="Unlabelled public images, 0 for none [20000; digits 500].")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of every random draw.")] = 0,
+    size: Annotated[int | None, typer.Option(help="Resize to SIZE x SIZE; default keeps the native size.")] = None,
+    source_dir: Annotated[
+        Path | None, typer.Option(help="Folder of the IDX files (fashion-mnist, mnist).")
+    ] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out folder.")] = False,
+) -> None:
+    """Write a demo dataset: private/, test/, full/ (class folders), public/ (unlabelled), dataset.json."""
+    from rich.console import Console
+    from rich.table import Table
+
+    started = time.perf_counter()
+    try:
+        description = prepare_demo(
+            source,
+            out,
+            public=public,
+            classes=_parse_classes(classes),
+            per_class=per_class,
+            test_per_class=test_per_class,
+            full_size=full_size,
+            public_size=public_size,
+            seed=seed,
+            size=size,
+            source_dir=source_dir,
+            overwrite=overwrite,
+        )
+    except DataError as exc:
+        _fail(_problem_lines(exc.problems), err=True)
+    except (FileExistsError, SourceNotFoundError, ValueError) as exc:
+        _fail([f"error: {exc}"], err=True)
+    table = Table(title=f"{out} ({source}, seed {seed})")
+    for column in ("split", "images", "classes", "labelled"):
+        table.add_column(column, justify="right" if column == "images" else "left")
+    for name, split in description["splits"].items():
+        counts = split.get("class_counts")
+        classes_text = ", ".join(counts) if counts else ", ".join(str(c) for c in split.get("source_classes", []))
+        table.add_row(name, str(split["n_samples"]), classes_text, "yes" if split["labelled"] else "no")
+    console = Console()
+    console.print(table)
+    console.print(f"wrote {out} in {time.perf_counter() - started:.1f} s")
+
+
+def _read(path: Path, *, size: int | None, mode: str | None, label_column: str) -> Dataset:
+    if path.is_file() and path.suffix.lower() == ".csv":
+        return read_labeled_csv(path, label_column=label_column)
+    if path.is_dir() and not looks_like_class_folders(path):
+        return read_unlabeled_images(path, size=size, mode=mode)  # type: ignore[arg-type]
+    if path.is_dir() or not path.exists():
+        return read_image_folder(path, size=size, mode=mode)  # type: ignore[arg-type]
+    raise DataError([DataProblem(str(path), "unsupported input; expected a folder of images or a .csv file")])
+
+
+def _expand(path: Path) -> list[Path]:
+    """A prepared demo root (with dataset.json) stands for its split folders."""
+    manifest = path / "dataset.json"
+    if path.is_dir() and manifest.is_file():
+        splits = read_json(manifest).get("splits", {})
+        order = {name: i for i, name in enumerate(("private", "test", "full", "public"))}
+        names = sorted(splits, key=lambda name: (order.get(name, len(order)), name))
+        return [path / str(splits[name].get("path", name)) for name in names]
+    return [path]
+
+
+def _summary(path: Path, data: Dataset, *, size: int | None, mode: str | None) -> tuple[str, Table]:
+    """A heading line (kept out of the table so it never wraps) and the per-class table."""
+    from rich.table import Table
+
+    table = Table()
+    if isinstance(data, LabeledDataset) and data.modality == "tabular":
+        table.add_column("class")
+        table.add_column("count", justify="right")
+        for name, count in data.class_counts().items():
+            table.add_row(name, str(count))
+        return f"{path}: {len(data)} rows, {len(data.feature_names)} features", table
+    sizes: dict[str, Counter[str]] = defaultdict(Counter)
+    modes: dict[str, Counter[str]] = defaultdict(Counter)
+    names = (
+        [data.class_names[label] for label in data.labels]
+        if isinstance(data, LabeledDataset)
+        else ["(unlabelled)"] * len(data)
+    )
+    by_source = dict(zip(data.sources, names))
+    for info in describe_images(data.sources):
+        sizes[by_source[str(info.path)]][info.size_text] += 1
+        modes[by_source[str(info.path)]][info.mode] += 1
+    kind = f"{len(data.class_names)} classes" if isinstance(data, LabeledDataset) else "unlabelled"
+    heading = f"{path}: {len(data)} images, {kind}"
+    if size is not None or mode is not None:
+        height, width = data.image_size or (0, 0)
+        heading += f" (read as {width}x{height} {data.image_mode})"
+    for column in ("class", "count", "size(s)", "mode(s)"):
+        table.add_column(column, justify="right" if column == "count" else "left")
+    counts = data.class_counts() if isinstance(data, LabeledDataset) else {"(unlabelled)": len(data)}
+    for name, count in counts.items():
+        table.add_row(name, str(count), ", ".join(sorted(sizes[name])), ", ".join(sorted(modes[name])))
+    return heading, table
+
+
+@app.command("check")
+def check_command(
+    path: Annotated[Path, typer.Argument(help="Class-folder dataset, flat image folder, .csv file, or prepared root.")],
+    size: Annotated[int | None, typer.Option(help="Resize images to SIZE x SIZE; default requires one size.")] = None,
+    mode: Annotated[Literal["L", "RGB"] | None, typer.Option(help="Convert images to this mode.")] = None,
+    against: Annotated[
+        list[Path] | None,
+        typer.Option(help="Other split(s) that must share no sample with PATH (repeatable)."),
+    ] = None,
+    label_column: Annotated[str, typer.Option(help="Label column of a CSV file.")] = "label",
+) -> None:
+    """Validate a dataset: a per-class summary and exit 0, or every problem (one per line) and exit 1."""
+    from rich.console import Console
+
+    targets = [expanded for given in [path, *(against or [])] for expanded in _expand(given)]
+    problems: list[DataProblem] = []
+    loaded: dict[str, Dataset] = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataWarning)
+        for target in targets:
+            try:
+                loaded[str(target)] = _read(target, size=size, mode=mode, label_column=label_column)
+            except DataError as exc:
+                problems += exc.problems
+    for warning in caught:
+        typer.echo(f"warning: {warning.message}", err=True)
+    if not problems and len(loaded) > 1:
+        problems += find_duplicates(loaded)
+    if problems:
+        _fail(_problem_lines(problems), err=False)
+    console = Console()
+    for name, data in loaded.items():
+        heading, table = _summary(Path(name), data, size=size, mode=mode)
+        typer.echo(heading)
+        console.print(table)
+    if len(loaded) > 1:
+        console.print(f"no sample is shared between the {len(loaded)} datasets")
+    console.print("OK")
