@@ -222,3 +222,19 @@ def test_fashion_mnist_small(tmp_path):
     assert private.samples.shape == (20, 28, 28)
     assert description["source"]["files"]["train-images-idx3-ubyte.gz"]["sha256"]
     assert len(list((out / "public").iterdir())) == 30
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (FASHION / "train-images-idx3-ubyte.gz").exists(), reason="dataset-fashion-mnist not installed")
+def test_fashion_mnist_full_default_demo(tmp_path):
+    out = tmp_path / "demo"
+    description = prepare_demo("fashion-mnist", out, progress=False)
+    counts = {split: len(list((out / split).rglob("*.png"))) for split in ("private", "test", "full", "public")}
+    assert counts == {"private": 500, "test": 1000, "full": 10_000, "public": 20_000}
+    private = read_image_folder(out / "private")
+    assert set(private.class_counts().values()) == {100}
+    assert private.fingerprint()["sha256"] == description["splits"]["private"]["sha256"]
+    # Same pixels give the same PNG bytes here (one encoder, one setting), so file hashes
+    # are a fast stand-in for content hashes across all 31,500 files.
+    hashes = [hashlib.sha256(p.read_bytes()).hexdigest() for p in out.rglob("*.png")]
+    assert len(set(hashes)) == len(hashes) == 31_500
