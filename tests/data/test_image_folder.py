@@ -186,3 +186,14 @@ def test_jpeg_is_read(tmp_path):
 def test_sources_are_strings_naming_files(good_folder):
     data = read_image_folder(good_folder)
     assert all(Path(s).is_file() for s in data.sources)
+
+
+def test_16_bit_greyscale_is_scaled_not_clipped(tmp_path):
+    root = tmp_path / "deep"
+    for cls in ("a", "b"):
+        for i in range(2):
+            (root / cls).mkdir(parents=True, exist_ok=True)
+            Image.fromarray((np.arange(64, dtype=np.uint16).reshape(8, 8) * 1000 + i)).save(root / cls / f"{i}.png")
+    data = read_image_folder(root)
+    assert data.image_mode == "L"
+    assert data.samples[0, 0, :4].tolist() == [0, 3, 7, 11]  # 1000 >> 8 = 3, not 255

@@ -13,6 +13,7 @@ Rules (the folder readers build on these):
   none is declared, to the mode most files have. If the files had *different* modes the
   conversion is announced with a :class:`~pcevolve.data.errors.DataWarning` naming the
   converted files; converting a uniform folder to a declared mode is only logged.
+* 16-bit greyscale is reduced to 8 bits by keeping the high byte (PIL's own conversion clips).
 * JPEG EXIF orientation is applied, so a photo reads the way viewers show it.
 """
 
@@ -123,6 +124,9 @@ def _decode(info: ImageInfo, *, mode: str, size: int | None) -> np.ndarray:
     with Image.open(info.path) as image:
         image.load()  # decodes fully: a truncated file fails here, not later
         image = ImageOps.exif_transpose(image)
+        if image.mode.startswith("I;16"):
+            # PIL's own 16-bit -> 8-bit conversion clips at 255; keep the high byte instead.
+            image = Image.fromarray((np.asarray(image, dtype=np.uint16) >> 8).astype(np.uint8))
         if image.mode != mode:
             image = image.convert(mode)
         if size is not None and image.size != (size, size):
