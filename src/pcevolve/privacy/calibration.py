@@ -1,0 +1,218 @@
+"""Calibration: the smallest noise that meets a target ε, found by root-finding on the accountant.
+
+Rules that must never change:
+
+* One root-finder (:func:`calibrate_noise_multiplier`) serves every mechanism.
+* It returns only a value it has evaluated and found within the target, so the
+  result never overshoots the target ε — whatever the shape of the function.
+  Bisection then makes it the smallest such value up to ``rel_tol``, provided
+  ε decreases as the noise grows (true of every mechanism here).
+* The function it inverts is the accountant itself (``accounting.account``), so
+  the ledger later computes exactly the ε the calibration saw.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
+
+from pcevolve.privacy.accounting import DEFAULT_PLD_DISCRETIZATION, account
+from pcevolve.privacy.events import (
+    GaussianRelease,
+    LaplaceRelease,
+    Neighbouring,
+    PrivacyEvent,
+    SubsampledGaussianSteps,
+)
+
+if TYPE_CHECKING:
+    from pcevolve.privacy.ledger import BudgetLedger
+
+AccountantChoice = Literal["reported", "pld", "rdp"]
+
+
+class CalibrationError(ValueError):
+    """No noise level in the search range meets the target."""
+
+
+def calibrate_noise_multiplier(
+    epsilon_of: Callable[[float], float],
+    target_epsilon: float,
+    *,
+    lower: float = 1e-3,
+    upper: float = 1e6,
+    start: float = 1.0,
+    rel_tol: float = 1e-4,
+) -> float:
+    """Smallest noise multiplier ``z`` in ``[lower, upper]`` with ``epsilon_of(z) <= target_epsilon``.
+
+    Args:
+        epsilon_of: ε as a function of the noise multiplier (non-increasing).
+        target_epsilon: The ε not to exceed.
+        lower: Smallest noise multiplier considered (returned if it already meets the target).
+        upper: Largest noise multiplier considered.
+        start: Where the search begins (a guess; any value in range works).
+        rel_tol: Stop when the bracket ``[lo, hi]`` satisfies ``hi / lo <= 1 + rel_tol``.
+
+    Returns:
+        A value ``hi`` for which ``epsilon_of(hi) <= target_epsilon`` was evaluated, with
+        ``epsilon_of(lo) > target_epsilon`` evaluated for some ``lo >= hi / (1 + rel_tol)``
+        (unless ``hi == lower``).
+
+    Raises:
+        CalibrationError: even ``upper`` does not meet the target.
+    """
+    if not (target_epsilon > 0 and math.isfinite(target_epsilon)):
+        raise ValueError(f"target_epsilon must be positive and finite, got {target_epsilon!r}")
+    if not (0 < lower < upper) or not math.isfinite(upper):
+        raise ValueError(f"need 0 < lower < upper < inf, got lower={lower!r}, upper={upper!r}")
+    if not rel_tol > 0:
+        raise ValueError(f"rel_tol must be positive, got {rel_tol!r}")
+    # Bracket outwards from ``start``: small noise makes some accountants slow (wide PLDs), so
+    # evaluate below ``start`` only as far as needed.
+    hi = min(max(start, lower), upper)
+    if epsilon_of(hi) <= target_epsilon:
+        lo = hi
+        while True:
+            if lo <= lower:
+                return lower
+            lo = max(lo / 2.0, lower)
+            if epsilon_of(lo) > target_epsilon:
+                break
+            hi = lo
+    else:
+        lo = hi
+        while True:
+            if lo >= upper:
+                raise CalibrationError(f"even noise multiplier {upper:g} gives ε above the target {target_epsilon:g}")
+            hi = min(2.0 * lo, upper)
+            if epsilon_of(hi) <= target_epsilon:
+                break
+            lo = hi
+    # Invariant: epsilon_of(lo) > target >= epsilon_of(hi), both evaluated.
+    while hi / lo > 1.0 + rel_tol:
+        mid = math.sqrt(lo * hi)
+        if epsilon_of(mid) <= target_epsilon:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _epsilon_function(
+    make_event: Callable[[float], PrivacyEvent],
+    *,
+    delta: float,
+    neighbouring: Neighbouring,
+    accountant: AccountantChoice,
+    pld_discretization: float,
+) -> Callable[[float], float]:
+    def epsilon_of(noise_multiplier: float) -> float:
+        result = account([make_event(noise_multiplier)], delta=delta, neighbouring=neighbouring,
+                         pld_discretization=pld_discretization)
+        if accountant == "reported":
+            return result.epsilon
+        if accountant == "pld":
+            return result.pld_bound
+        if result.rdp_epsilon is None:
+            raise CalibrationError(f"the RDP accountant cannot account for this event under {neighbouring!r}")
+        return result.rdp_epsilon
+
+    if accountant not in ("reported", "pld", "rdp"):
+        raise ValueError(f"accountant must be 'reported', 'pld' or 'rdp', got {accountant!r}")
+    return epsilon_of
+
+
+def gaussian_noise_multiplier(
+    target_epsilon: float,
+    delta: float,
+    *,
+    count: int = 1,
+    neighbouring: Neighbouring = "add_remove",
+    accountant: AccountantChoice = "reported",
+    pld_discretization: float = DEFAULT_PLD_DISCRETIZATION,
+) -> float:
+    """Noise multiplier (std / L2 sensitivity) so that ``count`` Gaussian releases meet (ε, δ)."""
+    epsilon_of = _epsilon_function(lambda z: GaussianRelease(z, count), delta=delta, neighbouring=neighbouring,
+                                   accountant=accountant, pld_discretization=pld_discretization)
+    return calibrate_noise_multiplier(epsilon_of, target_epsilon)
+
+
+def laplace_noise_multiplier(
+    target_epsilon: float,
+    delta: float,
+    *,
+    count: int = 1,
+    neighbouring: Neighbouring = "add_remove",
+    accountant: AccountantChoice = "reported",
+    pld_discretization: float = DEFAULT_PLD_DISCRETIZATION,
+) -> float:
+    """Noise multiplier (scale / L1 sensitivity) so that ``count`` Laplace releases meet (ε, δ)."""
+    epsilon_of = _epsilon_function(lambda b: LaplaceRelease(b, count), delta=delta, neighbouring=neighbouring,
+                                   accountant=accountant, pld_discretization=pld_discretization)
+    return calibrate_noise_multiplier(epsilon_of, target_epsilon)
+
+
+def dpsgd_schedule(num_samples: int, batch_size: int, epochs: int) -> tuple[float, int]:
+    """DP-SGD sampling rate and step count: ``q = batch / n``, ``steps = ceil(epochs · n / batch)``."""
+    if num_samples < 1 or batch_size < 1 or epochs < 1:
+        raise ValueError(f"need n, batch and epochs >= 1, got {num_samples}, {batch_size}, {epochs}")
+    if batch_size > num_samples:
+        raise ValueError(f"batch size {batch_size} exceeds the number of samples {num_samples}")
+    return batch_size / num_samples, math.ceil(epochs * num_samples / batch_size)
+
+
+def dpsgd_noise_multiplier(
+    target_epsilon: float,
+    delta: float,
+    *,
+    sampling_probability: float,
+    steps: int,
+    neighbouring: Neighbouring = "add_remove",
+    accountant: AccountantChoice = "reported",
+    pld_discretization: float = DEFAULT_PLD_DISCRETIZATION,
+) -> float:
+    """DP-SGD noise multiplier σ so that ``steps`` Poisson-subsampled steps at rate q meet (ε, δ).
+
+    ``accountant="reported"`` calibrates against the bound the ledger reports (the
+    smaller of PLD and RDP), so the ledger accepts the resulting steps.
+    """
+    epsilon_of = _epsilon_function(
+        lambda s: SubsampledGaussianSteps(sampling_probability, s, steps), delta=delta,
+        neighbouring=neighbouring, accountant=accountant, pld_discretization=pld_discretization,
+    )
+    return calibrate_noise_multiplier(epsilon_of, target_epsilon, lower=0.05)
+
+
+def affordable_steps(
+    ledger: "BudgetLedger",
+    stage: str,
+    *,
+    sampling_probability: float,
+    noise_multiplier: float,
+    max_steps: int,
+) -> int:
+    """How many more DP-SGD steps at (q, σ) the ledger would accept for ``stage`` (0 to ``max_steps``).
+
+    For the "σ given, stop when the stage budget is spent" mode: charge what this
+    returns (one event) before training those steps.
+    """
+    if max_steps < 1:
+        return 0
+
+    def fits(steps: int) -> bool:
+        return ledger.can_afford(stage, SubsampledGaussianSteps(sampling_probability, noise_multiplier, steps))
+
+    if not fits(1):
+        return 0
+    lo, hi = 1, max_steps  # fits(lo) is known true
+    if fits(hi):
+        return hi
+    while hi - lo > 1:  # invariant: fits(lo) and not fits(hi)
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo

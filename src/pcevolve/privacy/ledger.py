@@ -1,0 +1,491 @@
+"""The budget ledger: one total (ε, δ), per-stage caps, a full history, refusal before any noise.
+
+Rules that must never change:
+
+* :meth:`BudgetLedger.charge` decides before anything is released. A refused
+  charge raises :class:`BudgetExceeded` and changes nothing: not the history,
+  not the file. Mechanisms call it before drawing noise.
+* Every ε the ledger reports comes from ``accounting.account`` over the stored
+  events, recomputed from scratch; stored numbers are never trusted. A reloaded
+  ledger replays its events, checks every stored number and every cap, and
+  refuses a file that does not add up (:class:`LedgerCorrupt`).
+* δ: every ε is computed at the ledger's one δ. The guarantee of a run is the
+  accountant's ε over **all** events at that δ, and a charge is refused when it
+  would exceed the total ε. Stage caps are allocations on top: a charge is also
+  refused when the accountant's ε over that stage's events alone, at the same δ,
+  would exceed the stage's cap. A stage with cap 0 accepts only post-processing.
+* With a path, the ledger is written atomically after every accepted charge and
+  before the charge returns, so a restart resumes from it and cannot spend twice.
+  A ledger never silently replaces an existing file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import logging
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from pcevolve.io import atomic_write_json, read_json
+from pcevolve.privacy.accounting import DEFAULT_PLD_DISCRETIZATION, PrivacyAccount, account
+from pcevolve.privacy.events import (
+    Neighbouring,
+    PostProcessing,
+    PrivacyEvent,
+    check_neighbouring,
+    event_from_json,
+    event_to_json,
+)
+
+if TYPE_CHECKING:
+    from pcevolve.config import PrivacyConfig
+
+logger = logging.getLogger(__name__)
+
+LEDGER_FORMAT = "pcevolve.privacy.ledger"
+LEDGER_VERSION = 1
+_TOLERANCE = 1e-9  # recomputed ε must match the stored ε to this relative precision
+
+
+class LedgerError(Exception):
+    """Base of ledger errors."""
+
+
+class BudgetExceeded(LedgerError):
+    """A charge would overspend a stage cap or the total budget. Nothing was charged or released.
+
+    Attributes:
+        stage: The stage that asked.
+        event: The event that was refused.
+        scope: ``"stage"`` or ``"total"``: which cap would be exceeded.
+        would_reach: ε the stage (or the total) would reach with the event.
+        cap: The cap that would be exceeded.
+        spent: ε of the stage (or the total) before the event.
+        request_epsilon: ε of the event on its own, at the ledger's δ.
+    """
+
+    def __init__(self, *, stage: str, event: PrivacyEvent, scope: str, would_reach: float, cap: float,
+                 spent: float, request_epsilon: float, delta: float) -> None:
+        self.stage, self.event, self.scope = stage, event, scope
+        self.would_reach, self.cap, self.spent, self.request_epsilon = would_reach, cap, spent, request_epsilon
+        where = f"stage {stage!r}" if scope == "stage" else "the total budget"
+        if scope == "stage" and cap == 0:
+            message = (f"stage {stage!r} has no privacy budget (ε cap 0: post-processing only); "
+                       f"refused {event.describe()} (ε {request_epsilon:.4g} on its own at δ={delta:g})")
+        else:
+            asked = f"{event.describe()}" if scope == "stage" else f"{event.describe()} for stage {stage!r}"
+            message = (
+                f"{where} cannot afford {asked}: it costs ε {request_epsilon:.4g} "
+                f"on its own and would bring {where} to ε {would_reach:.4g} > cap {cap:.4g} at δ={delta:g}; "
+                f"spent ε {spent:.4g}, left ε {max(cap - spent, 0.0):.4g}"
+            )
+        super().__init__(message)
+
+
+class LedgerCorrupt(LedgerError, ValueError):
+    """A ledger file is unreadable, malformed, edited, or does not match its own events."""
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One accepted charge.
+
+    Attributes:
+        index: Position in the history, from 0.
+        time: UTC time of the charge, ISO 8601.
+        stage: The stage charged.
+        event: What was released.
+        description: Free text from the caller (what the release was for).
+        stage_epsilon: ε of the stage after this event (accountant).
+        total_epsilon: ε of all events after this event (accountant, reported bound).
+        bound: Which bound ``total_epsilon`` is (``pld``, ``pld+basic`` or ``rdp``).
+        pld_epsilon: PLD-based bound on the total (PLD plus basic composition of pure-DP events).
+        rdp_epsilon: RDP bound on the total, or ``None`` where RDP does not apply.
+    """
+
+    index: int
+    time: str
+    stage: str
+    event: PrivacyEvent
+    description: str
+    stage_epsilon: float
+    total_epsilon: float
+    bound: str
+    pld_epsilon: float
+    rdp_epsilon: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "time": self.time,
+            "stage": self.stage,
+            "mechanism": self.event.kind,
+            "event": event_to_json(self.event),
+            "description": self.description,
+            "stage_epsilon": self.stage_epsilon,
+            "total_epsilon": self.total_epsilon,
+            "bound": self.bound,
+            "pld_epsilon": self.pld_epsilon,
+            "rdp_epsilon": self.rdp_epsilon,
+        }
+
+
+def _utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+class BudgetLedger:
+    """Tracks every privacy-relevant release of a run against one total budget and per-stage caps.
+
+    Args:
+        total_epsilon: The run's total ε.
+        delta: The run's δ; every ε is computed at it.
+        stages: Stage name → ε cap. Caps must be non-negative and sum to at most ``total_epsilon``.
+        path: Where to keep the ledger file. It must not exist yet (use :meth:`load` or
+            :meth:`open` to resume); it is written at once and after every charge.
+        neighbouring: The neighbouring relation all sensitivities refer to.
+        pld_discretization: PLD discretisation interval (pessimistic).
+        clock: Returns the time stamp of a charge (for tests); UTC ISO 8601 by default.
+    """
+
+    def __init__(
+        self,
+        total_epsilon: float,
+        delta: float,
+        stages: Mapping[str, float],
+        *,
+        path: str | os.PathLike[str] | None = None,
+        neighbouring: Neighbouring = "add_remove",
+        pld_discretization: float = DEFAULT_PLD_DISCRETIZATION,
+        clock: Callable[[], str] | None = None,
+    ) -> None:
+        total = float(total_epsilon)
+        if not (math.isfinite(total) and total > 0):
+            raise ValueError(f"total_epsilon must be positive and finite, got {total_epsilon!r}")
+        if not (0.0 < float(delta) < 1.0):
+            raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+        if not stages:
+            raise ValueError("a ledger needs at least one stage")
+        caps: dict[str, float] = {}
+        for name, cap in stages.items():
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"stage names must be non-empty strings, got {name!r}")
+            value = float(cap)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"stage {name!r} cap must be non-negative and finite, got {cap!r}")
+            caps[name] = value
+        if math.fsum(caps.values()) > total * (1 + 1e-12):
+            raise ValueError(f"stage caps sum to {math.fsum(caps.values()):g}, more than the total ε {total:g}")
+        if not (0.0 < pld_discretization <= 0.1):
+            raise ValueError(f"pld_discretization must be in (0, 0.1], got {pld_discretization!r}")
+        self._total = total
+        self._delta = float(delta)
+        self._stages = MappingProxyType(caps)
+        self._neighbouring = check_neighbouring(neighbouring)
+        self._discretization = float(pld_discretization)
+        self._clock = clock or _utc_now
+        self._entries: tuple[LedgerEntry, ...] = ()
+        self._path: Path | None = None
+        if path is not None:
+            target = Path(path)
+            if target.exists():
+                raise FileExistsError(f"a ledger already exists at {target}; resume it with BudgetLedger.load/open")
+            self._write(target, self._entries)
+            self._path = target
+
+    # ----------------------------------------------------------------- construction
+
+    @classmethod
+    def from_config(cls, privacy: "PrivacyConfig", *, path: str | os.PathLike[str] | None = None) -> "BudgetLedger":
+        """A new ledger with the budget of a :class:`~pcevolve.config.PrivacyConfig`."""
+        return cls(privacy.epsilon, privacy.delta, dict(privacy.stages), path=path,
+                   neighbouring=privacy.neighbouring)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        total_epsilon: float,
+        delta: float,
+        stages: Mapping[str, float],
+        *,
+        neighbouring: Neighbouring = "add_remove",
+        pld_discretization: float = DEFAULT_PLD_DISCRETIZATION,
+    ) -> "BudgetLedger":
+        """Resume the ledger at ``path`` if it exists, else create it there.
+
+        Raises:
+            LedgerError: the existing ledger has a different budget, stages, δ or relation
+                (a run's budget cannot change between restarts).
+        """
+        if not Path(path).exists():
+            return cls(total_epsilon, delta, stages, path=path, neighbouring=neighbouring,
+                       pld_discretization=pld_discretization)
+        ledger = cls.load(path)
+        wanted = {"total_epsilon": float(total_epsilon), "delta": float(delta),
+                  "stages": {k: float(v) for k, v in stages.items()}, "neighbouring": neighbouring,
+                  "pld_discretization": float(pld_discretization)}
+        found = ledger._settings()
+        if found != wanted:
+            diff = sorted(key for key in wanted if wanted[key] != found[key])
+            raise LedgerError(f"{path}: the existing ledger differs from the run's privacy settings in {diff}: "
+                              f"ledger {[found[k] for k in diff]}, run {[wanted[k] for k in diff]}")
+        return ledger
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, clock: Callable[[], str] | None = None) -> "BudgetLedger":
+        """Reload a ledger file, recomputing every ε from its events.
+
+        Raises:
+            FileNotFoundError: no file at ``path``.
+            LedgerCorrupt: the file is not valid JSON, not a ledger, edited, or its
+                events do not give the ε it records or overspend a cap.
+        """
+        source = Path(path)
+        if not source.exists():
+            raise FileNotFoundError(f"no ledger at {source}")
+        try:
+            document = read_json(source)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise LedgerCorrupt(f"{source}: not a readable JSON ledger ({exc})") from None
+        if not isinstance(document, dict) or document.get("format") != LEDGER_FORMAT:
+            raise LedgerCorrupt(f"{source}: not a pcevolve privacy ledger (format field missing or wrong)")
+        if document.get("version") != LEDGER_VERSION:
+            raise LedgerCorrupt(f"{source}: unsupported ledger version {document.get('version')!r}")
+        stored_hash = document.get("integrity")
+        body = {key: value for key, value in document.items() if key != "integrity"}
+        if stored_hash != _digest(body):
+            raise LedgerCorrupt(f"{source}: integrity hash does not match the content; the file was edited or "
+                                "damaged")
+        try:
+            settings = body["settings"]
+            stages = {item["name"]: item["cap"] for item in settings["stages"]}
+            if len(stages) != len(settings["stages"]):
+                raise ValueError("duplicate stage names")
+            ledger = cls(settings["total_epsilon"], settings["delta"], stages,
+                         neighbouring=settings["neighbouring"], pld_discretization=settings["pld_discretization"],
+                         clock=clock)
+            raw_entries = body["entries"]
+            if not isinstance(raw_entries, list):
+                raise TypeError("entries must be a list")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LedgerCorrupt(f"{source}: bad ledger settings: {exc}") from None
+        for position, raw in enumerate(raw_entries):
+            ledger._replay(source, position, raw)
+        ledger._path = source
+        logger.info("resumed ledger %s: %d entries, total ε %.4g", source, len(ledger._entries), ledger.spent())
+        return ledger
+
+    def _replay(self, source: Path, position: int, raw: Any) -> None:
+        where = f"{source}: entry {position}"
+        try:
+            if not isinstance(raw, dict):
+                raise TypeError("an entry must be a JSON object")
+            event = event_from_json(raw["event"])
+            if raw["mechanism"] != event.kind or raw["index"] != position:
+                raise ValueError("mechanism or index does not match the event")
+            stage, time, description = raw["stage"], raw["time"], raw["description"]
+            if not all(isinstance(v, str) for v in (stage, time, description)):
+                raise TypeError("stage, time and description must be strings")
+            stored_stage, stored_total = float(raw["stage_epsilon"]), float(raw["total_epsilon"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LedgerCorrupt(f"{where} is malformed: {exc}") from None
+        try:
+            entry = self._admit(stage, event, description=description, time=time)
+        except BudgetExceeded as exc:
+            raise LedgerCorrupt(f"{where} overspends: {exc}") from None
+        except LedgerError as exc:
+            raise LedgerCorrupt(f"{where}: {exc}") from None
+        for name, stored, recomputed in (("stage ε", stored_stage, entry.stage_epsilon),
+                                         ("total ε", stored_total, entry.total_epsilon)):
+            if not math.isclose(stored, recomputed, rel_tol=_TOLERANCE, abs_tol=1e-12):
+                raise LedgerCorrupt(f"{where} records {name} {stored!r} but its events give {recomputed!r}; "
+                                    "the file was edited or written by a different accountant")
+        self._entries = (*self._entries, entry)
+
+    # ----------------------------------------------------------------- queries
+
+    @property
+    def total_epsilon(self) -> float:
+        return self._total
+
+    @property
+    def delta(self) -> float:
+        return self._delta
+
+    @property
+    def stages(self) -> Mapping[str, float]:
+        """Stage name → ε cap (read-only)."""
+        return self._stages
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        return self._neighbouring
+
+    @property
+    def pld_discretization(self) -> float:
+        return self._discretization
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    @property
+    def history(self) -> tuple[LedgerEntry, ...]:
+        """Every accepted charge, oldest first."""
+        return self._entries
+
+    def events(self, stage: str | None = None) -> tuple[PrivacyEvent, ...]:
+        """The events charged to ``stage`` (all stages if ``None``)."""
+        if stage is not None:
+            self._check_stage(stage)
+        return tuple(e.event for e in self._entries if stage is None or e.stage == stage)
+
+    def account(self, stage: str | None = None) -> PrivacyAccount:
+        """The accountant's full verdict for ``stage`` (or for everything)."""
+        return self._account(self.events(stage))
+
+    def spent(self, stage: str | None = None) -> float:
+        """ε spent by ``stage`` (or in total), as the accountant composes it."""
+        return self.account(stage).epsilon
+
+    def remaining(self, stage: str | None = None) -> float:
+        """Cap minus ε spent, for ``stage`` (or in total).
+
+        ε does not add up linearly, so this is a gauge, not a promise: use
+        :meth:`can_afford` to know whether a given event fits.
+        """
+        cap = self._total if stage is None else self._stages[self._check_stage(stage)]
+        return max(cap - self.spent(stage), 0.0)
+
+    def can_afford(self, stage: str, event: PrivacyEvent) -> bool:
+        """Whether :meth:`charge` would accept ``event`` for ``stage`` now. Charges nothing."""
+        try:
+            self._admit(stage, event, description="", time="")
+        except BudgetExceeded:
+            return False
+        return True
+
+    # ----------------------------------------------------------------- charging
+
+    def charge(self, stage: str, event: PrivacyEvent, *, description: str = "") -> LedgerEntry:
+        """Record ``event`` for ``stage`` if both the stage cap and the total allow it.
+
+        Call this before drawing any noise; release only if it returns.
+
+        Returns:
+            The new history entry (already saved when the ledger has a path).
+
+        Raises:
+            BudgetExceeded: the stage or the total would be overspent; nothing changed.
+            LedgerError: unknown stage.
+            OSError: the ledger file could not be written; nothing changed.
+        """
+        entry = self._admit(stage, event, description=description, time=self._clock())
+        entries = (*self._entries, entry)
+        if self._path is not None:
+            self._write(self._path, entries)
+        self._entries = entries
+        logger.info("ledger: %s charged %s; stage ε %.4g of %.4g, total ε %.4g of %.4g (%s)", stage,
+                    event.describe(), entry.stage_epsilon, self._stages[stage], entry.total_epsilon, self._total,
+                    entry.bound)
+        return entry
+
+    def _admit(self, stage: str, event: PrivacyEvent, *, description: str, time: str) -> LedgerEntry:
+        self._check_stage(stage)
+        if not isinstance(event, PrivacyEvent):
+            raise TypeError(f"the ledger takes pcevolve privacy events, got {type(event).__name__}")
+        if not isinstance(description, str):
+            raise TypeError("description must be a string")
+        cap = self._stages[stage]
+        stage_after = self._account((*self.events(stage), event))
+        if stage_after.epsilon > cap or (cap == 0.0 and not isinstance(event, PostProcessing)):
+            raise self._refusal(stage, event, "stage", stage_after.epsilon, cap, self.spent(stage))
+        total_after = self._account((*self.events(), event))
+        if total_after.epsilon > self._total:
+            raise self._refusal(stage, event, "total", total_after.epsilon, self._total, self.spent())
+        return LedgerEntry(
+            index=len(self._entries), time=time, stage=stage, event=event, description=description,
+            stage_epsilon=stage_after.epsilon, total_epsilon=total_after.epsilon, bound=total_after.bound,
+            pld_epsilon=total_after.pld_bound, rdp_epsilon=total_after.rdp_epsilon,
+        )
+
+    def _refusal(self, stage: str, event: PrivacyEvent, scope: str, would_reach: float, cap: float,
+                 spent: float) -> BudgetExceeded:
+        return BudgetExceeded(stage=stage, event=event, scope=scope, would_reach=would_reach, cap=cap, spent=spent,
+                              request_epsilon=self._account([event]).epsilon, delta=self._delta)
+
+    def _account(self, events: tuple[PrivacyEvent, ...] | list[PrivacyEvent]) -> PrivacyAccount:
+        return account(events, delta=self._delta, neighbouring=self._neighbouring,
+                       pld_discretization=self._discretization)
+
+    def _check_stage(self, stage: str) -> str:
+        if stage not in self._stages:
+            raise LedgerError(f"unknown stage {stage!r}; this ledger has stages {sorted(self._stages)}")
+        return stage
+
+    # ----------------------------------------------------------------- persistence
+
+    def _settings(self) -> dict[str, Any]:
+        return {"total_epsilon": self._total, "delta": self._delta, "stages": dict(self._stages),
+                "neighbouring": self._neighbouring, "pld_discretization": self._discretization}
+
+    def _settings_json(self) -> dict[str, Any]:
+        # Stages as a list keeps their pipeline order (JSON objects are written with sorted keys).
+        settings = self._settings()
+        settings["stages"] = [{"name": name, "cap": cap} for name, cap in self._stages.items()]
+        return settings
+
+    def to_json(self, entries: tuple[LedgerEntry, ...] | None = None) -> dict[str, Any]:
+        """The ledger as a JSON document (what :meth:`save` writes)."""
+        entries = self._entries if entries is None else entries
+        events = [e.event for e in entries]
+        stages = []
+        for name, cap in self._stages.items():
+            result = self._account([e.event for e in entries if e.stage == name])
+            stages.append({"name": name, "cap": cap, "epsilon": result.epsilon, "bound": result.bound})
+        total = self._account(events)
+        body = {
+            "format": LEDGER_FORMAT,
+            "version": LEDGER_VERSION,
+            "settings": self._settings_json(),
+            "accountant": {"library": "dp-accounting", "version": _dp_accounting_version(),
+                           "reported": "min(PLD + basic composition of pure-DP events, RDP)"},
+            "entries": [e.to_json() for e in entries],
+            "summary": {"total": {"cap": self._total, "epsilon": total.epsilon, "bound": total.bound,
+                                  "pld_epsilon": total.pld_bound, "rdp_epsilon": total.rdp_epsilon},
+                        "stages": stages},
+        }
+        return {**body, "integrity": _digest(body)}
+
+    def save(self, path: str | os.PathLike[str] | None = None) -> Path:
+        """Write the ledger atomically to ``path`` (default: its own path)."""
+        target = Path(path) if path is not None else self._path
+        if target is None:
+            raise LedgerError("this ledger has no path; pass one to save()")
+        return self._write(target, self._entries)
+
+    def _write(self, target: Path, entries: tuple[LedgerEntry, ...]) -> Path:
+        return atomic_write_json(target, self.to_json(entries))
+
+
+def _digest(body: Mapping[str, Any]) -> str:
+    # Detects accidental damage and naive edits; it is not a signature (anyone can recompute it).
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _dp_accounting_version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("dp-accounting")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
+        return "unknown"
