@@ -1,7 +1,8 @@
 """The privacy core: mechanisms, the budget ledger, accounting, calibration and an empirical audit.
 
 Every stage touches private data only through a mechanism here, and a mechanism
-releases only after the budget ledger has accepted its event.
+releases only after the :class:`BudgetLedger` has accepted its event. The
+argument for each guarantee is in ``docs/privacy.md``.
 
 Modules (one concept each):
 
@@ -9,6 +10,10 @@ Modules (one concept each):
 * ``accounting`` — events → (ε, δ) with ``dp_accounting`` (PLD reported, RDP beside it);
 * ``calibration`` — the smallest noise for a target ε;
 * ``ledger`` — total and per-stage budgets, history, refusal, atomic save/resume;
+* ``noise`` — seeded or secure noise sources;
+* ``clipping`` — per-sample L2 clipping;
+* ``mechanisms`` — Gaussian, Laplace and exponential mechanisms;
+* ``statistics`` — per-class count / sum / second moment / RFF-embedding releases;
 """
 
 from pcevolve.privacy.accounting import DEFAULT_PLD_DISCRETIZATION, PrivacyAccount, account, pld_delta
@@ -21,6 +26,7 @@ from pcevolve.privacy.calibration import (
     gaussian_noise_multiplier,
     laplace_noise_multiplier,
 )
+from pcevolve.privacy.clipping import clip_rows, clip_rows_torch
 from pcevolve.privacy.events import (
     ExponentialSelection,
     GaussianRelease,
@@ -33,31 +39,47 @@ from pcevolve.privacy.events import (
     event_to_json,
 )
 from pcevolve.privacy.ledger import BudgetExceeded, BudgetLedger, LedgerCorrupt, LedgerEntry, LedgerError
+from pcevolve.privacy.mechanisms import ExponentialMechanism, GaussianMechanism, LaplaceMechanism
+from pcevolve.privacy.noise import GeneratorNoise, NoiseSource, SecureNoise, as_noise_source, make_noise_source
+from pcevolve.privacy.statistics import ClassStatisticsRelease, NoisyClassStatistics, RandomFourierFeatures
 
 __all__ = [
     "DEFAULT_PLD_DISCRETIZATION",
     "BudgetExceeded",
     "BudgetLedger",
     "CalibrationError",
+    "ClassStatisticsRelease",
+    "ExponentialMechanism",
     "ExponentialSelection",
+    "GaussianMechanism",
     "GaussianRelease",
+    "GeneratorNoise",
+    "LaplaceMechanism",
     "LaplaceRelease",
     "LedgerCorrupt",
     "LedgerEntry",
     "LedgerError",
     "Neighbouring",
+    "NoiseSource",
+    "NoisyClassStatistics",
     "PostProcessing",
     "PrivacyAccount",
     "PrivacyEvent",
+    "RandomFourierFeatures",
+    "SecureNoise",
     "SubsampledGaussianSteps",
     "account",
     "affordable_steps",
+    "as_noise_source",
     "calibrate_noise_multiplier",
+    "clip_rows",
+    "clip_rows_torch",
     "dpsgd_noise_multiplier",
     "dpsgd_schedule",
     "event_from_json",
     "event_to_json",
     "gaussian_noise_multiplier",
     "laplace_noise_multiplier",
+    "make_noise_source",
     "pld_delta",
 ]
