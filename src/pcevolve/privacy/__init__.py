@@ -14,9 +14,11 @@ Modules (one concept each):
 * ``clipping`` — per-sample L2 clipping;
 * ``mechanisms`` — Gaussian, Laplace and exponential mechanisms;
 * ``statistics`` — per-class count / sum / second moment / RFF-embedding releases;
+* ``audit`` — an attack-based lower bound on ε.
 """
 
 from pcevolve.privacy.accounting import DEFAULT_PLD_DISCRETIZATION, PrivacyAccount, account, pld_delta
+from pcevolve.privacy.audit import AuditResult, audit_lower_bound, clopper_pearson_upper, epsilon_from_rates
 from pcevolve.privacy.calibration import (
     CalibrationError,
     affordable_steps,
@@ -45,6 +47,7 @@ from pcevolve.privacy.statistics import ClassStatisticsRelease, NoisyClassStatis
 
 __all__ = [
     "DEFAULT_PLD_DISCRETIZATION",
+    "AuditResult",
     "BudgetExceeded",
     "BudgetLedger",
     "CalibrationError",
@@ -71,11 +74,14 @@ __all__ = [
     "account",
     "affordable_steps",
     "as_noise_source",
+    "audit_lower_bound",
     "calibrate_noise_multiplier",
     "clip_rows",
     "clip_rows_torch",
+    "clopper_pearson_upper",
     "dpsgd_noise_multiplier",
     "dpsgd_schedule",
+    "epsilon_from_rates",
     "event_from_json",
     "event_to_json",
     "gaussian_noise_multiplier",
