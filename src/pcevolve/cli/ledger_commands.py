@@ -1,0 +1,84 @@
+"""``pcevolve ledger``: inspect a run's privacy ledger (every ε recomputed from its events)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pcevolve.privacy.ledger import BudgetLedger, LedgerError
+from pcevolve.run_folder import RunFolder
+
+app = typer.Typer(help="Inspect privacy ledgers.", no_args_is_help=True, add_completion=False)
+
+
+@app.callback()
+def _group() -> None:
+    """Inspect privacy ledgers."""
+
+
+@app.command("show")
+def show(
+    run_dir: Path = typer.Argument(..., help="A run folder (its ledger.json is read) or a ledger file."),
+) -> None:
+    """Print a ledger as a table; reloading it checks every recorded ε against its events."""
+    path = run_dir if run_dir.is_file() else RunFolder(run_dir).ledger_path
+    try:
+        ledger = BudgetLedger.load(path)
+    except (FileNotFoundError, LedgerError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+    console = _console()
+    relation = "add/remove-one" if ledger.neighbouring == "add_remove" else "replace-one"
+    console.print(f"[bold]Privacy ledger[/bold] {path}: total ε cap {ledger.total_epsilon:g}, "
+                  f"δ = {ledger.delta:g}, neighbouring relation: {relation}")
+
+    history = Table(title="History (ε after each event, from the accountant)")
+    for name, justify, width in (("#", "right", None), ("time", "left", None), ("stage", "left", None),
+                                 ("mechanism", "left", 25), ("parameters", "left", None), ("description", "left", None),
+                                 ("ε stage", "right", None), ("ε total", "right", None), ("bound", "left", None)):
+        history.add_column(name, justify=justify, min_width=width)  # type: ignore[arg-type]
+    for entry in ledger.history:
+        history.add_row(str(entry.index), entry.time[:19].replace("T", " "), entry.stage, entry.event.kind,
+                        _parameters(entry.event.parameters()),
+                        entry.description, f"{entry.stage_epsilon:.4f}", f"{entry.total_epsilon:.4f}", entry.bound)
+    if not ledger.history:
+        history.add_row("", "", "", "(no releases yet)", "", "", "", "", "")
+    console.print(history)
+    console.print("σ: noise std / sensitivity (DP-SGD: / clip norm); q: Poisson sampling rate; "
+                  "×: repetitions; ε of a stage and of the total come from composing its events, not from sums.")
+
+    stages = Table(title="Stages")
+    for name, justify in (("stage", "left"), ("cap", "right"), ("spent ε", "right"), ("left", "right"),
+                          ("events", "right"), ("bound", "left")):
+        stages.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for stage, cap in ledger.stages.items():
+        result = ledger.account(stage)
+        stages.add_row(stage, f"{cap:g}", f"{result.epsilon:.4f}", f"{ledger.remaining(stage):.4f}",
+                       str(len(ledger.events(stage))), result.bound if ledger.events(stage) else "")
+    console.print(stages)
+
+    total = ledger.account()
+    rdp = "n/a" if total.rdp_epsilon is None else f"{total.rdp_epsilon:.4f}"
+    console.print(f"Total: ε = {total.epsilon:.4f} of {ledger.total_epsilon:g} at δ = {ledger.delta:g} "
+                  f"(reported bound: {total.bound}; PLD+basic {total.pld_bound:.4f}, RDP {rdp})")
+
+
+_SHORT = {"sampling_probability": "q", "noise_multiplier": "σ", "steps": "steps", "count": "×", "epsilon": "ε"}
+
+
+def _parameters(parameters: dict[str, object]) -> str:
+    parts = []
+    for key, value in parameters.items():
+        shown = f"{value:.6g}" if isinstance(value, float) else str(value)
+        parts.append(f"{_SHORT.get(key, key)}={shown}")
+    return " ".join(parts)
+
+
+def _console() -> Console:
+    console = Console()
+    # Piped output (and tests) defaults to 80 columns, too narrow for the history table.
+    return console if console.width >= 160 else Console(width=160)
