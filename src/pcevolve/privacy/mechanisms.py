@@ -16,7 +16,7 @@ Rules that must never change:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -78,7 +78,7 @@ class GaussianMechanism:
 
     sensitivity: float
     noise_multiplier: float
-    neighbouring: Neighbouring = "add_remove"
+    neighbouring: Neighbouring = field(default="add_remove", kw_only=True)
 
     def __post_init__(self) -> None:
         _positive("sensitivity", self.sensitivity)
@@ -129,7 +129,7 @@ class LaplaceMechanism:
 
     sensitivity: float
     noise_multiplier: float
-    neighbouring: Neighbouring = "add_remove"
+    neighbouring: Neighbouring = field(default="add_remove", kw_only=True)
 
     def __post_init__(self) -> None:
         _positive("sensitivity", self.sensitivity)
@@ -179,8 +179,8 @@ class ExponentialMechanism:
     """
 
     epsilon: float
-    utility_sensitivity: float = 1.0
-    neighbouring: Neighbouring = "add_remove"
+    utility_sensitivity: float = field(default=1.0, kw_only=True)
+    neighbouring: Neighbouring = field(default="add_remove", kw_only=True)
 
     def __post_init__(self) -> None:
         _positive("epsilon", self.epsilon)

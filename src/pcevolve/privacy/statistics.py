@@ -197,7 +197,7 @@ class NoisyClassStatistics:
         return self.second_moments / denominators.reshape((-1,) + (1,) * (self.second_moments.ndim - 1))
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class ClassStatisticsRelease:
     """A one-shot Gaussian release of per-class count / clipped sum / second moment / RFF sum.
 
