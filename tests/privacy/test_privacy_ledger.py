@@ -355,3 +355,20 @@ def test_ledger_never_reports_more_than_its_budget_and_refusals_change_nothing(
     reloaded = BudgetLedger.load(path)
     assert reloaded.history == ledger.history
     assert math.isclose(reloaded.spent(), ledger.spent())
+
+
+def test_an_infinite_side_bound_does_not_break_the_file(tmp_path, monkeypatch):
+    # If one of the two bounds is infinite while the reported one fits, the entry must still be written.
+    path = tmp_path / "ledger.json"
+    ledger = seed_ledger(path)
+    real_account = ledger._account
+
+    def no_rdp(events):
+        result = real_account(events)
+        return type(result)(**{**result.__dict__, "rdp_epsilon": math.inf})
+
+    monkeypatch.setattr(ledger, "_account", no_rdp)
+    entry = ledger.charge("fitness", GaussianRelease(2.0))
+    assert entry.rdp_epsilon == math.inf
+    assert json.loads(path.read_text())["entries"][0]["rdp_epsilon"] is None
+    assert BudgetLedger.load(path).spent() == ledger.spent()

@@ -132,8 +132,8 @@ class LedgerEntry:
             "stage_epsilon": self.stage_epsilon,
             "total_epsilon": self.total_epsilon,
             "bound": self.bound,
-            "pld_epsilon": self.pld_epsilon,
-            "rdp_epsilon": self.rdp_epsilon,
+            "pld_epsilon": _finite_or_none(self.pld_epsilon),
+            "rdp_epsilon": _finite_or_none(self.rdp_epsilon),
         }
 
 
@@ -460,7 +460,8 @@ class BudgetLedger:
                            "reported": "min(PLD + basic composition of pure-DP events, RDP)"},
             "entries": [e.to_json() for e in entries],
             "summary": {"total": {"cap": self._total, "epsilon": total.epsilon, "bound": total.bound,
-                                  "pld_epsilon": total.pld_bound, "rdp_epsilon": total.rdp_epsilon},
+                                  "pld_epsilon": _finite_or_none(total.pld_bound),
+                                  "rdp_epsilon": _finite_or_none(total.rdp_epsilon)},
                         "stages": stages},
         }
         return {**body, "integrity": _digest(body)}
@@ -474,6 +475,11 @@ class BudgetLedger:
 
     def _write(self, target: Path, entries: tuple[LedgerEntry, ...]) -> Path:
         return atomic_write_json(target, self.to_json(entries))
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    # A bound can be infinite (e.g. RDP for a tiny σ while PLD is finite); JSON has no infinity.
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _digest(body: Mapping[str, Any]) -> str:
