@@ -22,8 +22,13 @@ $(FMNIST):
 	$(SUDO) apt-get update -qq
 	$(SUDO) apt-get install -y -qq dataset-fashion-mnist
 
-demo: $(STAMP) $(FMNIST)
+DEMO_DATA := data/demo/dataset.json
+
+# Prepared once; `make clean-demo` to redo. The folder appears atomically, so a killed prepare leaves nothing.
+$(DEMO_DATA): | $(STAMP) $(FMNIST)
 	$(CLI) data prepare fashion-mnist --out data/demo
+
+demo: $(STAMP) $(FMNIST) $(DEMO_DATA)
 	$(CLI) data check data/demo/private
 
 test: $(STAMP) $(FMNIST)

@@ -3,9 +3,12 @@
 import subprocess
 import sys
 
+# Third-party libraries may change global state when first imported (scipy adds warning filters,
+# rich touches the random module); that is theirs, not ours. Import them first, then snapshot,
+# so the test sees exactly what importing pcevolve's own modules does.
 _PROBE = r"""
 import logging, random, warnings, sys
-import numpy as np
+import numpy as np, scipy.special, scipy.stats, torch, rich.console, rich.table, typer, dp_accounting, PIL.Image, yaml, pydantic
 filters = list(warnings.filters)
 handlers = list(logging.getLogger().handlers)
 py_state = random.getstate()
