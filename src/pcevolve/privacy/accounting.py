@@ -223,7 +223,7 @@ def _compose_pld(
     return total
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=64)  # a composed PLD can take megabytes; the ledger reuses only the latest few
 def _event_pld(
     event: PrivacyEvent, neighbouring: Neighbouring, discretization: float
 ) -> pld_lib.PrivacyLossDistribution:
@@ -232,7 +232,7 @@ def _event_pld(
     return single if count == 1 else single.self_compose(count)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=128)
 def _single_pld(
     event: PrivacyEvent, neighbouring: Neighbouring, discretization: float
 ) -> pld_lib.PrivacyLossDistribution:
