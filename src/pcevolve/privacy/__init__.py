@@ -12,6 +12,7 @@ Modules (one concept each):
 * ``ledger`` — total and per-stage budgets, history, refusal, atomic save/resume;
 * ``noise`` — seeded or secure noise sources;
 * ``clipping`` — per-sample L2 clipping;
+* ``dpsgd`` — DP-SGD steps paid for in the ledger before they run;
 * ``mechanisms`` — Gaussian, Laplace and exponential mechanisms;
 * ``statistics`` — per-class count / sum / second moment / RFF-embedding releases;
 * ``audit`` — an attack-based lower bound on ε.
@@ -29,6 +30,7 @@ from pcevolve.privacy.calibration import (
     laplace_noise_multiplier,
 )
 from pcevolve.privacy.clipping import clip_rows, clip_rows_torch
+from pcevolve.privacy.dpsgd import DPSGDMechanism, NoStepsLeft
 from pcevolve.privacy.events import (
     ExponentialSelection,
     GaussianRelease,
@@ -51,6 +53,7 @@ __all__ = [
     "BudgetExceeded",
     "BudgetLedger",
     "CalibrationError",
+    "DPSGDMechanism",
     "ClassStatisticsRelease",
     "ExponentialMechanism",
     "ExponentialSelection",
@@ -64,6 +67,7 @@ __all__ = [
     "LedgerError",
     "Neighbouring",
     "NoiseSource",
+    "NoStepsLeft",
     "NoisyClassStatistics",
     "PostProcessing",
     "PrivacyAccount",

@@ -1,0 +1,120 @@
+"""DP-SGD as a mechanism: Poisson-sampled batches, per-sample clipping, Gaussian noise on the sum.
+
+Neighbouring relation: the ledger's (add/remove-one by default). Sensitivity: each
+sample's whole gradient (all its augmented views summed, every trainable parameter
+concatenated) is clipped to L2 norm C before summing, so one sample changes the sum
+by at most C under add/remove (the library's replace-one analysis covers replace-one).
+Noise N(0, (σC)²) is added to every coordinate of the sum. This is the subsampled
+Gaussian mechanism the ledger accounts as :class:`SubsampledGaussianSteps`.
+
+Pay before training: :meth:`DPSGDMechanism.charge` records ``steps`` steps in the
+ledger and grants that many noisy steps; :meth:`DPSGDMechanism.noisy_gradient`
+consumes one and refuses when none is left, so no step can run unpaid. Poisson
+sampling draws from the same :class:`NoiseSource` as the noise, so secure mode
+covers the batch selection too (subsampling amplification assumes it is secret).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from pcevolve.privacy.clipping import clip_rows_torch
+from pcevolve.privacy.events import SubsampledGaussianSteps
+from pcevolve.privacy.ledger import BudgetLedger, LedgerEntry
+from pcevolve.privacy.noise import NoiseSource
+
+
+class NoStepsLeft(RuntimeError):
+    """A noisy step was requested that the ledger has not paid for."""
+
+
+@dataclass
+class DPSGDMechanism:
+    """The DP-SGD step mechanism with a ledger-paid allowance of steps.
+
+    Args:
+        sampling_probability: Poisson rate q (each sample joins a batch independently with probability q).
+        noise_multiplier: σ; the noise std on the gradient sum is σ·C.
+        clip_norm: C, the bound on one sample's whole gradient.
+        num_samples: n, the number of private samples (public, see docs/privacy.md §2).
+    """
+
+    sampling_probability: float
+    noise_multiplier: float
+    clip_norm: float
+    num_samples: int
+    steps_paid: int = field(default=0, init=False)
+    steps_taken: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        # Validate through the event type so the mechanism and its accounting agree.
+        SubsampledGaussianSteps(self.sampling_probability, self.noise_multiplier, 1)
+        if not self.clip_norm > 0:
+            raise ValueError(f"clip_norm must be positive, got {self.clip_norm}")
+        if self.num_samples < 1:
+            raise ValueError(f"num_samples must be at least 1, got {self.num_samples}")
+
+    @property
+    def steps_left(self) -> int:
+        return self.steps_paid - self.steps_taken
+
+    def event(self, steps: int) -> SubsampledGaussianSteps:
+        """The ledger event for ``steps`` steps of this mechanism."""
+        return SubsampledGaussianSteps(self.sampling_probability, self.noise_multiplier, steps)
+
+    def charge(self, ledger: BudgetLedger, stage: str, steps: int, *, description: str = "") -> LedgerEntry:
+        """Pay for ``steps`` more steps; raises ``BudgetExceeded`` (granting nothing) if the ledger refuses."""
+        entry = ledger.charge(stage, self.event(steps), description=description or f"DP-SGD, {steps} steps")
+        self.steps_paid += steps
+        return entry
+
+    def sample_batch(self, noise: NoiseSource) -> np.ndarray:
+        """Indices of one Poisson-sampled batch (possibly empty), drawn from ``noise``."""
+        if self.steps_left < 1:
+            raise NoStepsLeft("no paid DP-SGD step is left; charge the ledger first")
+        return np.flatnonzero(noise.uniform(self.num_samples) < self.sampling_probability)
+
+    def noisy_gradient(
+        self, per_sample_grads: Sequence[torch.Tensor], noise: NoiseSource
+    ) -> tuple[list[torch.Tensor], dict[str, float]]:
+        """One DP-SGD step: clip each sample's whole gradient to C, sum, add N(0, (σC)²), divide by q·n.
+
+        Args:
+            per_sample_grads: One tensor per parameter, each of shape (B, *param.shape), where
+                row b of every tensor belongs to the same sample. B may be 0.
+            noise: Source of the Gaussian noise.
+
+        Returns:
+            The noisy mean gradient per parameter (the sum divided by the *expected* batch size
+            q·n, a public constant) and diagnostics (batch size, fraction clipped, median norm).
+            The diagnostics are computed from private per-sample norms and are **not** released:
+            they stay in the secure zone, like any other operator-facing log.
+        """
+        if self.steps_left < 1:
+            raise NoStepsLeft("no paid DP-SGD step is left; charge the ledger first")
+        if not per_sample_grads:
+            raise ValueError("need at least one parameter gradient")
+        batch = per_sample_grads[0].shape[0]
+        if any(g.shape[0] != batch for g in per_sample_grads):
+            raise ValueError("every per-sample gradient must have the same number of rows")
+        sizes = [int(np.prod(g.shape[1:])) for g in per_sample_grads]
+        dtype = per_sample_grads[0].dtype
+        if batch:
+            flat = torch.cat([g.reshape(batch, -1).to(dtype) for g in per_sample_grads], dim=1)
+            norms = torch.linalg.vector_norm(flat, dim=1)
+            total = clip_rows_torch(flat, self.clip_norm).sum(dim=0)
+            stats = {"batch": float(batch), "clipped_fraction": float((norms > self.clip_norm).float().mean()),
+                     "median_norm": float(norms.median())}
+        else:
+            total = torch.zeros(sum(sizes), dtype=dtype)
+            stats = {"batch": 0.0, "clipped_fraction": 0.0, "median_norm": 0.0}
+        std = self.noise_multiplier * self.clip_norm
+        noisy = total + torch.from_numpy(noise.normal(std, total.numel())).to(dtype)
+        self.steps_taken += 1
+        mean = noisy / (self.sampling_probability * self.num_samples)
+        shapes = [g.shape[1:] for g in per_sample_grads]
+        return [part.reshape(shape) for part, shape in zip(torch.split(mean, sizes), shapes)], stats
