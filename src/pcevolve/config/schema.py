@@ -42,6 +42,8 @@ class RepresentationConfig(_Frozen):
     backbone: str = "efficientnet-lite0"  # offline stand-in for the seed's resnet50
     input_size: int = Field(64, ge=16, le=512)
     freeze_fraction: float = Field(0.6, ge=0.0, le=1.0)
+    # "Top N blocks" form of R3.2/R8.3; when set it overrides freeze_fraction.
+    trainable_blocks: int | None = Field(None, ge=0)
     feature_dim: Literal[64, 128, 256] = 256
     proj_hidden_dim: int = Field(2048, ge=16)
     queue_size: int = Field(8192, ge=4096)
@@ -56,6 +58,13 @@ class RepresentationConfig(_Frozen):
     # A number: σ is used as given and training stops when the stage budget is spent.
     noise_multiplier: float | None = Field(None, gt=0.0)
     views_per_sample: int = Field(16, ge=2)
+    optimizer: Literal["sgd", "adam"] = "sgd"  # SGD with momentum 0.9 stands in for the seed's LARS
+    # Free contrastive pre-training of the trainable part on the public pool (no private data, no budget)
+    # before DP fine-tuning: a DP-noised head starting from random weights learns little from 500 samples.
+    public_epochs: int = Field(1, ge=0)
+    public_pool: int = Field(8192, ge=1, description="Public images cached for pre-training and negatives.")
+    public_batch_size: int = Field(256, ge=2)
+    public_lr: float = Field(0.05, gt=0.0)
 
 
 class FitnessWeights(_Frozen):

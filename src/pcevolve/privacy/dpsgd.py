@@ -16,13 +16,12 @@ covers the batch selection too (subsampling amplification assumes it is secret).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from pcevolve.privacy.clipping import clip_rows_torch
 from pcevolve.privacy.events import SubsampledGaussianSteps
 from pcevolve.privacy.ledger import BudgetLedger, LedgerEntry
 from pcevolve.privacy.noise import NoiseSource
@@ -78,10 +77,51 @@ class DPSGDMechanism:
             raise NoStepsLeft("no paid DP-SGD step is left; charge the ledger first")
         return np.flatnonzero(noise.uniform(self.num_samples) < self.sampling_probability)
 
+    def clip_factors(self, per_sample_norms: torch.Tensor) -> torch.Tensor:
+        """c_i = min(1, C / ‖G_i‖): scaling sample i's gradient by c_i makes its norm at most C."""
+        # The 1e-6 keeps c_i·‖G_i‖ strictly below C despite rounding (as Opacus does).
+        return (self.clip_norm / (per_sample_norms + 1e-6)).clamp(max=1.0)
+
+    def noisy_gradient_from_norms(
+        self,
+        per_sample_norms: torch.Tensor,
+        clipped_sum: Callable[[torch.Tensor], Sequence[torch.Tensor]],
+        noise: NoiseSource,
+    ) -> tuple[list[torch.Tensor], dict[str, float]]:
+        """One DP-SGD step when per-sample gradients are not materialised (ghost clipping).
+
+        Args:
+            per_sample_norms: (B,) L2 norms of each sample's whole gradient.
+            clipped_sum: Given the clip factors c (B,), returns Σ_i c_i·G_i per parameter. The caller
+                guarantees that contract (tests compare it with one-sample-at-a-time autograd).
+            noise: Source of the Gaussian noise.
+
+        Returns:
+            The noisy mean gradient per parameter and non-released diagnostics (see :meth:`noisy_gradient`).
+        """
+        if self.steps_left < 1:
+            raise NoStepsLeft("no paid DP-SGD step is left; charge the ledger first")
+        factors = self.clip_factors(per_sample_norms.detach())
+        parts = [t.detach() for t in clipped_sum(factors)]
+        if not parts:
+            raise ValueError("need at least one parameter gradient")
+        batch = len(per_sample_norms)
+        stats = {"batch": float(batch),
+                 "clipped_fraction": float((factors < 1.0).float().mean()) if batch else 0.0,
+                 "median_norm": float(per_sample_norms.median()) if batch else 0.0}
+        std = self.noise_multiplier * self.clip_norm
+        scale = self.sampling_probability * self.num_samples  # expected batch size: public, unlike B
+        noisy = []
+        for part in parts:
+            drawn = torch.from_numpy(noise.normal(std, part.numel())).to(part.dtype).reshape(part.shape)
+            noisy.append((part + drawn) / scale)
+        self.steps_taken += 1
+        return noisy, stats
+
     def noisy_gradient(
         self, per_sample_grads: Sequence[torch.Tensor], noise: NoiseSource
     ) -> tuple[list[torch.Tensor], dict[str, float]]:
-        """One DP-SGD step: clip each sample's whole gradient to C, sum, add N(0, (σC)²), divide by q·n.
+        """One DP-SGD step from materialised per-sample gradients: clip each to C, sum, add N(0, (σC)²), ÷ q·n.
 
         Args:
             per_sample_grads: One tensor per parameter, each of shape (B, *param.shape), where
@@ -94,27 +134,18 @@ class DPSGDMechanism:
             The diagnostics are computed from private per-sample norms and are **not** released:
             they stay in the secure zone, like any other operator-facing log.
         """
-        if self.steps_left < 1:
-            raise NoStepsLeft("no paid DP-SGD step is left; charge the ledger first")
         if not per_sample_grads:
             raise ValueError("need at least one parameter gradient")
         batch = per_sample_grads[0].shape[0]
         if any(g.shape[0] != batch for g in per_sample_grads):
             raise ValueError("every per-sample gradient must have the same number of rows")
-        sizes = [int(np.prod(g.shape[1:])) for g in per_sample_grads]
-        dtype = per_sample_grads[0].dtype
-        if batch:
-            flat = torch.cat([g.reshape(batch, -1).to(dtype) for g in per_sample_grads], dim=1)
-            norms = torch.linalg.vector_norm(flat, dim=1)
-            total = clip_rows_torch(flat, self.clip_norm).sum(dim=0)
-            stats = {"batch": float(batch), "clipped_fraction": float((norms > self.clip_norm).float().mean()),
-                     "median_norm": float(norms.median())}
-        else:
-            total = torch.zeros(sum(sizes), dtype=dtype)
-            stats = {"batch": 0.0, "clipped_fraction": 0.0, "median_norm": 0.0}
-        std = self.noise_multiplier * self.clip_norm
-        noisy = total + torch.from_numpy(noise.normal(std, total.numel())).to(dtype)
-        self.steps_taken += 1
-        mean = noisy / (self.sampling_probability * self.num_samples)
-        shapes = [g.shape[1:] for g in per_sample_grads]
-        return [part.reshape(shape) for part, shape in zip(torch.split(mean, sizes), shapes)], stats
+        for g in per_sample_grads:
+            if not bool(torch.isfinite(g).all()):
+                raise ValueError("cannot clip non-finite gradients (NaN or inf)")
+        squared = sum(g.flatten(1).pow(2).sum(dim=1) if g.ndim > 1 else g.pow(2) for g in per_sample_grads)
+        norms = torch.as_tensor(squared, dtype=per_sample_grads[0].dtype).sqrt().reshape(batch)
+
+        def clipped_sum(factors: torch.Tensor) -> list[torch.Tensor]:
+            return [(g * factors.reshape(-1, *([1] * (g.ndim - 1)))).sum(dim=0) for g in per_sample_grads]
+
+        return self.noisy_gradient_from_norms(norms, clipped_sum, noise)

@@ -1,0 +1,301 @@
+"""Stage 2: contrastive representation learning — free on public data, then DP-SGD on private data.
+
+1. **Public pre-training (free).** MoCo on the public pool: two augmented views per
+   public image, negatives from a queue of public keys. No private data, no budget.
+2. **DP fine-tuning (charged to the ``representation`` stage).** Each private sample
+   has a cached bank of K views; a Poisson-sampled batch draws two views per sample,
+   per-sample gradients (views summed) are clipped to C, summed and noised by
+   :class:`~pcevolve.privacy.DPSGDMechanism`, which the ledger pays for one epoch at
+   a time *before* the epoch runs. Negatives stay public throughout (SPEC R3.5).
+
+σ is either derived by the accountant from the stage budget, epochs and batch size
+(``noise_multiplier`` unset), or given — then training runs as many steps as the
+ledger accepts and stops cleanly (SPEC R3.4a). A stage budget of 0 skips step 2.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from pcevolve.augment import ImageAugmentation
+from pcevolve.config import AugmentConfig, RepresentationConfig
+from pcevolve.encoders.backbones import BACKBONES, trainable_blocks_for
+from pcevolve.encoders.contrastive import MomentumCopy, NegativeQueue
+from pcevolve.encoders.diagnostics import CollapseReport, diagnose_collapse
+from pcevolve.encoders.encoder import ImageEncoder
+from pcevolve.encoders.ghost_norms import GhostNorms
+from pcevolve.encoders.per_sample import Projector, contrastive_loss_rows, private_step
+from pcevolve.encoders.view_bank import build_view_bank
+from pcevolve.privacy import BudgetLedger, DPSGDMechanism, NoiseSource, SubsampledGaussianSteps, account
+from pcevolve.privacy.calibration import calibrate_noise_multiplier
+
+logger = logging.getLogger(__name__)
+
+Mode = Literal["frozen", "derived", "given"]
+
+
+@dataclass(frozen=True)
+class RepresentationResult:
+    """What stage 2 did; the encoder itself is trained in place."""
+
+    mode: Mode
+    noise_multiplier: float | None
+    sampling_probability: float | None
+    steps: int
+    stage_epsilon: float
+    public_steps: int
+    seconds: dict[str, float]
+    collapse: CollapseReport | None
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode, "noise_multiplier": self.noise_multiplier,
+            "sampling_probability": self.sampling_probability, "steps": self.steps,
+            "stage_epsilon": self.stage_epsilon, "public_steps": self.public_steps, "seconds": self.seconds,
+            "collapse": self.collapse.to_json() if self.collapse else None,
+        }
+
+
+def build_encoder(config: RepresentationConfig, *, seed: int) -> ImageEncoder:
+    """The pretrained encoder a config asks for, with its trainable depth resolved."""
+    spec = BACKBONES[config.backbone] if config.backbone in BACKBONES else None
+    if spec is None:
+        raise KeyError(f"unknown backbone {config.backbone!r}; known: {', '.join(sorted(BACKBONES))}")
+    blocks = config.trainable_blocks
+    if blocks is None:
+        blocks = trainable_blocks_for(spec, freeze_fraction=config.freeze_fraction)
+    if blocks > spec.n_blocks:
+        raise ValueError(f"trainable_blocks {blocks} exceeds the {spec.n_blocks} blocks of {config.backbone}")
+    return ImageEncoder.pretrained(config.backbone, trainable_blocks=blocks, input_size=config.input_size,
+                                   proj_hidden_dim=config.proj_hidden_dim, feature_dim=config.feature_dim, seed=seed)
+
+
+def _optimizer(params: list[torch.nn.Parameter], kind: str, lr: float, weight_decay: float) -> torch.optim.Optimizer:
+    if kind == "adam":
+        return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
+    return torch.optim.SGD(params, lr=lr, momentum=0.9, weight_decay=weight_decay)
+
+
+def _public_keys(key_encoder: MomentumCopy, bank: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    return key_encoder(bank[rows, 0])
+
+
+def train_representation(
+    encoder: ImageEncoder,
+    private_images: np.ndarray,
+    public_images: np.ndarray | None,
+    *,
+    config: RepresentationConfig,
+    augment: AugmentConfig,
+    ledger: BudgetLedger,
+    noise: NoiseSource,
+    seed: int,
+    stage: str = "representation",
+    progress: bool = False,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+) -> RepresentationResult:
+    """Run stage 2 on ``encoder`` in place and return what it did.
+
+    Args:
+        encoder: A pretrained :class:`ImageEncoder` (its top and head are trained).
+        private_images: uint8 private images; read only through the DP-SGD mechanism.
+        public_images: uint8 public images (negatives and free pre-training); required when
+            fine-tuning under DP, since negatives may not be private (SPEC R3.5).
+        config: Stage settings (σ mode, epochs, batch, clip norm, queue …).
+        augment: View augmentation settings.
+        ledger: The run's ledger; DP-SGD steps are charged to ``stage``, one epoch at a time.
+        noise: Noise and Poisson-sampling source (seeded or secure).
+        seed: Drives augmentations, view choice and initialisation (not the DP noise).
+        on_record: Called with one dict per epoch (for the run's records.jsonl).
+
+    Raises:
+        BudgetExceeded: the ledger refused even the first epoch (nothing was trained under DP).
+        ValueError: DP fine-tuning was asked for without a public pool.
+    """
+    record = on_record or (lambda _: None)
+    generator = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    augmentation = ImageAugmentation(strength=augment.strength, crop=augment.crop, flip=augment.flip,
+                                     color_jitter=augment.color_jitter, blur=augment.blur)
+    seconds: dict[str, float] = {}
+    stage_budget = ledger.stages[stage]
+    fine_tune = stage_budget > 0 and config.epochs > 0 and len(private_images) > 0
+    if fine_tune and (public_images is None or len(public_images) == 0):
+        raise ValueError("DP fine-tuning needs a public pool for its negatives (SPEC R3.5); "
+                         "give one, or set the representation budget to 0 to keep the pretrained encoder")
+
+    projector = Projector(encoder.top, encoder.head)
+    key_encoder = MomentumCopy(projector, momentum=config.momentum)
+    queue = NegativeQueue(config.queue_size, config.feature_dim)
+    public_bank = None
+    public_steps = 0
+    if public_images is not None and len(public_images) > 0:
+        started = time.perf_counter()
+        pool = public_images[np.sort(rng.choice(len(public_images), min(config.public_pool, len(public_images)),
+                                                replace=False))]
+        public_bank = build_view_bank(encoder, pool, views=2, augmentation=augmentation, generator=generator,
+                                      progress=progress, desc="caching public views")
+        seconds["cache_public"] = time.perf_counter() - started
+        started = time.perf_counter()
+        _fill_queue(queue, key_encoder, public_bank)
+        public_steps = _pretrain_public(projector, key_encoder, queue, public_bank, config=config, generator=generator,
+                                        progress=progress, record=record)
+        seconds["public_pretraining"] = time.perf_counter() - started
+        if len(public_bank) < 4096:
+            logger.warning("only %d public images for negatives; SPEC R3.3 asks for a queue of at least 4096",
+                           len(public_bank))
+
+    mode: Mode = "frozen"
+    sigma = q = None
+    steps_done = 0
+    history: list[dict[str, Any]] = []
+    if fine_tune:
+        assert public_bank is not None
+        started = time.perf_counter()
+        private_bank = build_view_bank(encoder, private_images, views=config.views_per_sample,
+                                       augmentation=augmentation, generator=generator, progress=progress,
+                                       desc="caching private views")
+        seconds["cache_private"] = time.perf_counter() - started
+        started = time.perf_counter()
+        mode, sigma, q, steps_done, history = _dp_fine_tune(
+            projector, key_encoder, queue, private_bank, public_bank, config=config, ledger=ledger, stage=stage,
+            noise=noise, generator=generator, progress=progress, record=record)
+        seconds["dp_training"] = time.perf_counter() - started
+
+    encoder.eval()
+    collapse = None
+    if public_bank is not None:  # diagnose on public embeddings only, so the diagnostics cost no budget
+        with torch.no_grad():
+            embeddings = torch.cat([projector(chunk) for chunk in public_bank[:, 0].split(512)]).numpy()
+        collapse = diagnose_collapse(embeddings)
+        (logger.warning if collapse.collapsed else logger.info)("representation: %s", collapse.message())
+    return RepresentationResult(mode, sigma, q, steps_done, ledger.spent(stage), public_steps, seconds, collapse,
+                                history)
+
+
+def _fill_queue(queue: NegativeQueue, key_encoder: MomentumCopy, public_bank: torch.Tensor) -> None:
+    rows = torch.arange(len(public_bank))[-queue.size:]
+    for chunk in rows.split(1024):
+        queue.enqueue_public(_public_keys(key_encoder, public_bank, chunk))
+
+
+def _pretrain_public(projector: Projector, key_encoder: MomentumCopy, queue: NegativeQueue, bank: torch.Tensor, *,
+                     config: RepresentationConfig, generator: torch.Generator, progress: bool,
+                     record: Callable[[dict[str, Any]], None]) -> int:
+    """Ordinary (non-DP) MoCo on public views; returns the number of steps."""
+    if config.public_epochs == 0:
+        return 0
+    params = [p for p in projector.parameters() if p.requires_grad]
+    optimizer = _optimizer(params, config.optimizer, config.public_lr, config.weight_decay)
+    steps = 0
+    batch = min(config.public_batch_size, len(bank))
+    total = config.public_epochs * math.ceil(len(bank) / batch)
+    bar = tqdm(total=total, desc="public pre-training", unit="step", disable=not progress, leave=False)
+    for epoch in range(config.public_epochs):
+        order = torch.randperm(len(bank), generator=generator)
+        losses = []
+        for rows in order.split(batch):
+            loss = contrastive_loss_rows(projector, key_encoder, bank[rows, 0], bank[rows, 1], queue.negatives(),
+                                         temperature=config.temperature).mean()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            key_encoder.update(projector)
+            queue.enqueue_public(key_encoder(bank[rows, 1]))
+            losses.append(float(loss.detach()))
+            steps += 1
+            bar.update(1)
+        record({"kind": "representation_public_epoch", "epoch": epoch, "loss": float(np.mean(losses))})
+    bar.close()
+    return steps
+
+
+def _calibrate_sigma(ledger: BudgetLedger, stage: str, q: float, steps: int) -> float:
+    """Smallest σ whose steps, composed with what the stage already spent, fit the stage cap (accountant's ε)."""
+    earlier = ledger.events(stage)
+
+    def epsilon_of(sigma: float) -> float:
+        return account((*earlier, SubsampledGaussianSteps(q, sigma, steps)), delta=ledger.delta,
+                       neighbouring=ledger.neighbouring, pld_discretization=ledger.pld_discretization).epsilon
+
+    return calibrate_noise_multiplier(epsilon_of, ledger.stages[stage], lower=0.05)
+
+
+def _dp_fine_tune(projector: Projector, key_encoder: MomentumCopy, queue: NegativeQueue, private_bank: torch.Tensor,
+                  public_bank: torch.Tensor, *, config: RepresentationConfig, ledger: BudgetLedger, stage: str,
+                  noise: NoiseSource, generator: torch.Generator, progress: bool,
+                  record: Callable[[dict[str, Any]], None]) -> tuple[Mode, float, float, int, list[dict[str, Any]]]:
+    n, views = private_bank.shape[:2]
+    batch = min(config.batch_size, n)
+    q = batch / n
+    planned = math.ceil(config.epochs * n / batch)
+    per_epoch = math.ceil(n / batch)
+    if config.noise_multiplier is None:
+        mode: Mode = "derived"
+        sigma = _calibrate_sigma(ledger, stage, q, planned)
+    else:
+        mode, sigma = "given", float(config.noise_multiplier)
+    mechanism = DPSGDMechanism(q, sigma, config.clip_norm, n)
+    logger.info("representation: DP-SGD σ = %.4g (%s), q = %.4g, up to %d steps", sigma, mode, q, planned)
+
+    ghost = GhostNorms(projector)
+    params = [p for p in projector.parameters() if p.requires_grad]
+    optimizer = _optimizer(params, config.optimizer, config.base_lr, config.weight_decay)
+    history: list[dict[str, Any]] = []
+    bar = tqdm(total=planned, desc="DP fine-tuning", unit="step", disable=not progress, leave=False)
+    try:
+        epoch = 0
+        while mechanism.steps_taken < planned:
+            want = min(per_epoch, planned - mechanism.steps_taken)
+            grant = want
+            if mode == "given":
+                grant = _affordable(ledger, stage, mechanism, want)
+                if grant == 0:
+                    logger.info("representation: stage budget spent after %d steps; stopping", mechanism.steps_taken)
+                    break
+            mechanism.charge(ledger, stage, grant, description=f"representation DP-SGD epoch {epoch}")
+            losses, clipped = [], []
+            for _ in range(grant):
+                rows = torch.from_numpy(mechanism.sample_batch(noise))
+                first = torch.randint(0, views, (len(rows),), generator=generator)
+                second = (first + torch.randint(1, views, (len(rows),), generator=generator)) % views
+                noisy, stats = private_step(projector, ghost, key_encoder, private_bank[rows, first],
+                                            private_bank[rows, second], queue.negatives(),
+                                            temperature=config.temperature, mechanism=mechanism, noise=noise)
+                for p, g in zip(params, noisy):
+                    p.grad = g
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+                key_encoder.update(projector)
+                public_rows = torch.randint(0, len(public_bank), (batch,), generator=generator)
+                queue.enqueue_public(_public_keys(key_encoder, public_bank, public_rows))
+                losses.append(stats["loss"])
+                clipped.append(stats["clipped_fraction"])
+                bar.update(1)
+            entry = {"kind": "representation_dp_epoch", "epoch": epoch, "steps": mechanism.steps_taken,
+                     "noise_multiplier": sigma, "stage_epsilon": ledger.spent(stage)}
+            # Loss and clipping rate come from private data and are not DP: they stay in the run folder.
+            entry.update({"private_loss": float(np.mean(losses)), "clipped_fraction": float(np.mean(clipped))})
+            history.append(entry)
+            record(entry)
+            epoch += 1
+    finally:
+        bar.close()
+    return mode, sigma, q, mechanism.steps_taken, history
+
+
+def _affordable(ledger: BudgetLedger, stage: str, mechanism: DPSGDMechanism, want: int) -> int:
+    from pcevolve.privacy import affordable_steps
+
+    return affordable_steps(ledger, stage, sampling_probability=mechanism.sampling_probability,
+                            noise_multiplier=mechanism.noise_multiplier, max_steps=want)
