@@ -13,7 +13,7 @@ filters = list(warnings.filters)
 handlers = list(logging.getLogger().handlers)
 py_state = random.getstate()
 np_state = np.random.get_state()[1].copy()
-import pcevolve, pcevolve.io, pcevolve.config, pcevolve.run_folder, pcevolve.data, pcevolve.privacy, pcevolve.cli.main
+import pcevolve, pcevolve.io, pcevolve.config, pcevolve.run_folder, pcevolve.data, pcevolve.privacy, pcevolve.augment, pcevolve.encoders, pcevolve.cli.main
 assert list(warnings.filters) == filters, "warning filters changed"
 assert list(logging.getLogger().handlers) == handlers, "log handlers added"
 assert random.getstate() == py_state, "python RNG touched"

@@ -16,7 +16,8 @@ def to_float_images(samples: np.ndarray) -> torch.Tensor:
         array = array[:, :, :, None]
     if array.ndim != 4:
         raise ValueError(f"expected (N, H, W) or (N, H, W, C) images, got shape {array.shape}")
-    return torch.from_numpy(np.ascontiguousarray(array)).permute(0, 3, 1, 2).float().div_(255.0)
+    # Copy: dataset arrays are read-only, and torch must not alias memory it may write to.
+    return torch.from_numpy(np.array(array, copy=True)).permute(0, 3, 1, 2).float().div_(255.0)
 
 
 def backbone_input(images: torch.Tensor, *, size: int) -> torch.Tensor:
