@@ -26,6 +26,8 @@ app = typer.Typer(help="Plan the privacy budget.", no_args_is_help=True, add_com
 
 # What the fitness stage releases once (SPEC R5.6): every per-class statistic, one Gaussian event.
 _FITNESS_COMPONENTS = COMPONENTS
+# The seed's DP-SGD schedule (SPEC R3.7), shown beside the configured one.
+_SEED_BATCH, _SEED_EPOCHS = 64, 80
 
 
 @app.callback()
@@ -137,6 +139,16 @@ def _representation(console: Console, privacy: PrivacyConfig, run: RunConfig, n:
         table.add_row(label, f"{sigma:.3f}", f"ε: PLD {check.pld_bound:.3f}, RDP {_fmt(check.rdp_epsilon)}")
     table.add_row("σ the ledger will accept", f"{sigma_reported:.3f}",
                   "smallest σ whose reported ε (min of PLD, RDP) ≤ cap")
+    if (rep.batch_size, rep.epochs) != (_SEED_BATCH, _SEED_EPOCHS) and n >= _SEED_BATCH:
+        # SPEC R3.4a's reference point, so the seed's own σ can be compared whatever the config says.
+        seed_q, seed_steps = dpsgd_schedule(n, _SEED_BATCH, _SEED_EPOCHS)
+        seed_kwargs = {"sampling_probability": seed_q, "steps": seed_steps, "neighbouring": privacy.neighbouring}
+        seed_pld = dpsgd_noise_multiplier(cap, privacy.delta, accountant="pld", **seed_kwargs)
+        seed_rdp = (dpsgd_noise_multiplier(cap, privacy.delta, accountant="rdp", **seed_kwargs)
+                    if privacy.neighbouring == "add_remove" else None)
+        table.add_row("seed's setting, σ on RDP", _fmt(seed_rdp),
+                      f"SPEC R3.4a: batch {_SEED_BATCH}, {_SEED_EPOCHS} epochs, {seed_steps} steps; "
+                      f"PLD σ {seed_pld:.3f}")
     sigma_used = sigma_reported
     if rep.noise_multiplier is not None:
         ledger = BudgetLedger(privacy.epsilon, privacy.delta, dict(privacy.stages), neighbouring=privacy.neighbouring)
