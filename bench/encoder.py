@@ -110,6 +110,8 @@ def main() -> None:
         if key in results:
             print(f"{key:32s} {results[key]:.4g}")
     print(f"σ = {result.noise_multiplier}, steps = {result.steps}, mode = {result.mode}, seconds = {result.seconds}")
+    if result.collapse is not None:
+        print(f"collapse diagnostics (public embeddings): {result.collapse.message()}")
     print(f"wrote {out}")
 
 
