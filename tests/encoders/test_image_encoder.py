@@ -85,3 +85,10 @@ def test_freeze_fraction_and_bad_names():
         load_split_backbone("resnet50", trainable_blocks=1)
     with pytest.raises(ValueError):
         load_split_backbone("efficientnet-lite0", trainable_blocks=17)
+
+
+@pytest.mark.parametrize("name", ["efficientnet-lite1", "efficientnet-lite2"])
+def test_larger_siblings_load_from_their_packages(name):
+    encoder = ImageEncoder.pretrained(name, trainable_blocks=0, input_size=32, proj_hidden_dim=16, feature_dim=64)
+    pooled, projected = encoder.encode_both(_images(2))
+    assert pooled.shape == (2, 1280) and projected.shape == (2, 64) and np.isfinite(pooled).all()
