@@ -110,6 +110,17 @@ class DecoderConfig(_Frozen):
 
     name: str = "conv"
     training: Literal["public", "public-then-dp", "dp"] = "public"
+    # Public training (free). CPU defaults from bench/decoder.py: the pool is encoded once and cached, and the
+    # feature-consistency term (a pass back through the frozen encoder, the expensive part) runs on a sub-batch.
+    public_images: int = Field(5000, ge=1, description="Public images the decoder trains on (a seeded subset).")
+    epochs: int = Field(5, ge=1)
+    batch_size: int = Field(64, ge=1)
+    learning_rate: float = Field(2e-3, gt=0.0)
+    width: int = Field(32, ge=8, description="Channels of the generator's last hidden layer (x2 before it).")
+    feature_noise: float = Field(0.1, ge=0.0, description="Relative norm of noise added to input features.")
+    consistency_weight: float = Field(1.0, ge=0.0)
+    consistency_every: int = Field(2, ge=1, description="Apply feature consistency every k-th step.")
+    consistency_batch: int = Field(16, ge=1, description="Samples per consistency pass through the encoder.")
 
 
 StageName = Literal["representation", "fitness", "decoder", "delivery"]

@@ -1,0 +1,46 @@
+"""Stage 4 decoders: feature vectors back to samples (SPEC R6)."""
+
+import os
+from pathlib import Path
+
+from pcevolve.config import DecoderConfig
+from pcevolve.decoders.base import Decoder, DecoderTrainingResult
+from pcevolve.decoders.check import ReencodeCheck, reencode_check
+from pcevolve.decoders.conv import ConvImageDecoder
+from pcevolve.io import read_json
+
+DECODERS: dict[str, type] = {ConvImageDecoder.name: ConvImageDecoder}
+
+
+def build_decoder(config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> Decoder:
+    """A fresh, untrained decoder of the kind ``config.name`` names.
+
+    Raises:
+        KeyError: Unknown decoder name.
+        NotImplementedError: ``config.training`` asks for DP training, which is not implemented yet.
+    """
+    if config.name not in DECODERS:
+        raise KeyError(f"unknown decoder {config.name!r}; known: {', '.join(sorted(DECODERS))}")
+    if config.training != "public":
+        raise NotImplementedError(f"decoder training {config.training!r} is not implemented; use 'public'")
+    return DECODERS[config.name](config, feature_dim=feature_dim, sample_shape=sample_shape, seed=seed)
+
+
+def load_decoder(folder: str | os.PathLike[str]) -> Decoder:
+    """Load a decoder saved by ``save``, dispatching on the name in its ``decoder.json``."""
+    name = read_json(Path(folder) / "decoder.json").get("name")
+    if name not in DECODERS:
+        raise KeyError(f"{folder}/decoder.json names unknown decoder {name!r}")
+    return DECODERS[name].load(folder)
+
+
+__all__ = [
+    "DECODERS",
+    "ConvImageDecoder",
+    "Decoder",
+    "DecoderTrainingResult",
+    "ReencodeCheck",
+    "build_decoder",
+    "load_decoder",
+    "reencode_check",
+]

@@ -1,0 +1,69 @@
+"""The decoder interface every stage-4 implementation meets (SPEC R6).
+
+A decoder maps feature vectors from the encoder's projected space (the space the search
+moves in) back to samples in the dataset's own format. Contract:
+
+* ``decode(features, labels=None)`` is deterministic for fixed weights and returns samples
+  shaped and typed like the dataset (images: uint8, (N, H, W) grey or (N, H, W, C) colour);
+* ``save(folder)`` writes safetensors + JSON only (no pickle), atomically; ``load(folder)``
+  rebuilds a decoder whose ``decode`` gives identical output;
+* training on public data costs no privacy budget; any decoder that reads private data must
+  do so through a mechanism charged to the ledger's ``decoder`` stage.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DecoderTrainingResult:
+    """What one call of :meth:`Decoder.fit` did.
+
+    Attributes:
+        steps: Optimiser steps taken.
+        images: Public images trained on.
+        seconds: Wall-clock time, split into ``features`` (encoding the pool once) and ``training``.
+        final_consistency: Mean cosine(requested, re-encoded) over the last consistency checks of training.
+        final_reconstruction: Mean reconstruction loss over the last steps.
+    """
+
+    steps: int
+    images: int
+    seconds: dict[str, float]
+    final_consistency: float
+    final_reconstruction: float
+
+    @property
+    def total_seconds(self) -> float:
+        return float(sum(self.seconds.values()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"steps": self.steps, "images": self.images, "seconds": self.seconds,
+                "total_seconds": self.total_seconds, "final_consistency": self.final_consistency,
+                "final_reconstruction": self.final_reconstruction}
+
+
+@runtime_checkable
+class Decoder(Protocol):
+    """Feature vectors → samples. Implementations register under ``DecoderConfig.name``."""
+
+    name: ClassVar[str]
+
+    def fit(self, public_samples: np.ndarray, *, encoder: Any, seed: int,
+            progress: bool = False) -> DecoderTrainingResult:
+        """Train on public samples only (free); ``encoder`` supplies the features to invert."""
+        ...
+
+    def decode(self, features: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
+        """Feature vectors (N, feature_dim) → samples in the dataset's format."""
+        ...
+
+    def save(self, folder: str | os.PathLike[str]) -> Path:
+        """Write weights (safetensors) and metadata (JSON) into ``folder`` atomically."""
+        ...
