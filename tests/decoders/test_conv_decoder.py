@@ -59,7 +59,7 @@ def test_registry_and_protocol():
     with pytest.raises(KeyError, match="unknown decoder"):
         build_decoder(DecoderConfig(name="nope"), feature_dim=64, sample_shape=(28, 28), seed=0)
     with pytest.raises(NotImplementedError):
-        build_decoder(DecoderConfig(training="public-then-dp"), feature_dim=64, sample_shape=(28, 28), seed=0)
+        build_decoder(DecoderConfig(training="dp"), feature_dim=64, sample_shape=(28, 28), seed=0)
 
 
 @pytest.mark.parametrize("shape", [(28, 28), (16, 16, 3), (30, 26)])

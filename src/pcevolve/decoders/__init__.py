@@ -7,6 +7,7 @@ from pcevolve.config import DecoderConfig
 from pcevolve.decoders.base import Decoder, DecoderTrainingResult
 from pcevolve.decoders.check import ReencodeCheck, reencode_check
 from pcevolve.decoders.conv import ConvImageDecoder
+from pcevolve.decoders.dp import DPDecoderResult, fine_tune_dp, per_sample_gradients
 from pcevolve.io import read_json
 
 DECODERS: dict[str, type] = {ConvImageDecoder.name: ConvImageDecoder}
@@ -17,11 +18,12 @@ def build_decoder(config: DecoderConfig, *, feature_dim: int, sample_shape: tupl
 
     Raises:
         KeyError: Unknown decoder name.
-        NotImplementedError: ``config.training`` asks for DP training, which is not implemented yet.
+        NotImplementedError: ``config.training`` is ``"dp"`` (DP training from scratch is not implemented;
+            ``"public-then-dp"`` builds the same decoder, to be trained with ``fit`` then :func:`fine_tune_dp`).
     """
     if config.name not in DECODERS:
         raise KeyError(f"unknown decoder {config.name!r}; known: {', '.join(sorted(DECODERS))}")
-    if config.training != "public":
+    if config.training == "dp":
         raise NotImplementedError(f"decoder training {config.training!r} is not implemented; use 'public'")
     return DECODERS[config.name](config, feature_dim=feature_dim, sample_shape=sample_shape, seed=seed)
 
@@ -37,10 +39,13 @@ def load_decoder(folder: str | os.PathLike[str]) -> Decoder:
 __all__ = [
     "DECODERS",
     "ConvImageDecoder",
+    "DPDecoderResult",
     "Decoder",
     "DecoderTrainingResult",
     "ReencodeCheck",
     "build_decoder",
+    "fine_tune_dp",
     "load_decoder",
+    "per_sample_gradients",
     "reencode_check",
 ]
