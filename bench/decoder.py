@@ -4,6 +4,7 @@ Run on the demo data (``make demo`` first):
 
     python bench/decoder.py                        # default DecoderConfig, default (pretrained) encoder
     python bench/decoder.py --set width=48 --set epochs=8 --tag w48
+    python bench/decoder.py --dp-epsilon 1 --tag dp1   # then DP-SGD fine-tuning on private/ (ε_decoder = 1)
 
 Writes ``bench/results/decoder[-TAG].json`` and ``bench/results/decoder[-TAG]_grid.png`` (for each
 class, 8 test images, each original next to decode(encode(image))).
@@ -36,9 +37,10 @@ from torch import nn
 
 from pcevolve.config import DecoderConfig, RunConfig
 from pcevolve.data import read_image_folder, read_unlabeled_images
-from pcevolve.decoders import build_decoder, reencode_check
+from pcevolve.decoders import build_decoder, fine_tune_dp, reencode_check
 from pcevolve.encoders import build_encoder
 from pcevolve.encoders.preprocess import to_float_images
+from pcevolve.privacy import BudgetLedger, make_noise_source
 
 
 def small_cnn(classes: int, channels: int, size: tuple[int, int], generator: torch.Generator) -> nn.Module:
@@ -117,12 +119,17 @@ def main() -> None:
     parser.add_argument("--data", default="data/demo")
     parser.add_argument("--set", action="append", default=[], help="decoder config override KEY=VALUE")
     parser.add_argument("--heldout", type=int, default=500, help="public images held out of training")
+    parser.add_argument("--dp-epsilon", type=float, default=0.0,
+                        help="> 0: then DP-fine-tune on private/ with this decoder-stage ε (taken from fitness)")
     parser.add_argument("--tag", default="")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
     overrides = {k: yaml.safe_load(v) for k, v in (item.split("=", 1) for item in args.set)}
-    config = RunConfig.model_validate({"decoder": overrides, "seed": args.seed})
+    if args.dp_epsilon > 0:
+        overrides.setdefault("training", "public-then-dp")
+    stages = {"representation": 3.0, "fitness": 5.0 - args.dp_epsilon, "decoder": args.dp_epsilon, "delivery": 0.0}
+    config = RunConfig.model_validate({"decoder": overrides, "seed": args.seed, "privacy": {"stages": stages}})
     root = Path(args.data)
     public = read_unlabeled_images(root / "public").samples
     private = read_image_folder(root / "private")
@@ -143,6 +150,13 @@ def main() -> None:
     fit = decoder.fit(pool, encoder=encoder, seed=args.seed, progress=sys.stderr.isatty())
     results["training_seconds"] = time.perf_counter() - started
     results["fit"] = fit.to_json()
+    if args.dp_epsilon > 0:
+        ledger = BudgetLedger.from_config(config.privacy)
+        dp = fine_tune_dp(decoder, private.samples, encoder=encoder, ledger=ledger,
+                          noise=make_noise_source(secure=False, seed=args.seed + 1), seed=args.seed,
+                          progress=sys.stderr.isatty())
+        results["dp_fine_tuning"] = {"noise_multiplier": dp.noise_multiplier, "steps": dp.steps,
+                                     "stage_epsilon": dp.stage_epsilon, "seconds": dp.seconds}
     results["heldout_public"] = consistency(encoder, decoder, heldout)
     results["test"] = consistency(encoder, decoder, test.samples)
 

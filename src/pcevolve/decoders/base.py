@@ -67,3 +67,8 @@ class Decoder(Protocol):
     def save(self, folder: str | os.PathLike[str]) -> Path:
         """Write weights (safetensors) and metadata (JSON) into ``folder`` atomically."""
         ...
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike[str]) -> "Decoder":
+        """Rebuild a decoder written by :meth:`save`; its ``decode`` gives identical output."""
+        ...
