@@ -109,7 +109,8 @@ class DecoderConfig(_Frozen):
     """Stage 4: features back to samples (SPEC R6). Default: trained on public data only (free)."""
 
     name: str = "conv"
-    training: Literal["public", "public-then-dp", "dp"] = "public"
+    # DP training from scratch (no public pool) is not offered until it exists: the config refuses it.
+    training: Literal["public", "public-then-dp"] = "public"
     # Public training (free). CPU defaults from bench/decoder.py: the pool is encoded once and cached, and the
     # feature-consistency term (a pass back through the frozen encoder, the expensive part) runs on a sub-batch.
     public_images: int = Field(5000, ge=1, description="Public images the decoder trains on (a seeded subset).")

@@ -16,15 +16,13 @@ DECODERS: dict[str, type] = {ConvImageDecoder.name: ConvImageDecoder}
 def build_decoder(config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> Decoder:
     """A fresh, untrained decoder of the kind ``config.name`` names.
 
+    ``"public-then-dp"`` builds the same decoder, to be trained with ``fit`` then :func:`fine_tune_dp`.
+
     Raises:
         KeyError: Unknown decoder name.
-        NotImplementedError: ``config.training`` is ``"dp"`` (DP training from scratch is not implemented;
-            ``"public-then-dp"`` builds the same decoder, to be trained with ``fit`` then :func:`fine_tune_dp`).
     """
     if config.name not in DECODERS:
         raise KeyError(f"unknown decoder {config.name!r}; known: {', '.join(sorted(DECODERS))}")
-    if config.training == "dp":
-        raise NotImplementedError(f"decoder training {config.training!r} is not implemented; use 'public'")
     return DECODERS[config.name](config, feature_dim=feature_dim, sample_shape=sample_shape, seed=seed)
 
 
