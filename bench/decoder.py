@@ -38,7 +38,7 @@ from torch import nn
 from pcevolve.config import DecoderConfig, RunConfig
 from pcevolve.data import read_image_folder, read_unlabeled_images
 from pcevolve.decoders import build_decoder, fine_tune_dp, reencode_check
-from pcevolve.encoders import build_encoder
+from pcevolve.encoders import ImageEncoder, build_encoder
 from pcevolve.encoders.preprocess import to_float_images
 from pcevolve.privacy import BudgetLedger, make_noise_source
 
@@ -121,6 +121,8 @@ def main() -> None:
     parser.add_argument("--heldout", type=int, default=500, help="public images held out of training")
     parser.add_argument("--dp-epsilon", type=float, default=0.0,
                         help="> 0: then DP-fine-tune on private/ with this decoder-stage ε (taken from fitness)")
+    parser.add_argument("--encoder", default=None, help="folder of a saved encoder (bench/encoder.py --save); "
+                        "default: the pretrained backbone with an untrained projection head")
     parser.add_argument("--tag", default="")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -137,7 +139,8 @@ def main() -> None:
     order = np.random.default_rng(args.seed).permutation(len(public))
     heldout, pool = public[order[: args.heldout]], public[order[args.heldout :]]
 
-    encoder = build_encoder(config.representation, seed=args.seed).eval()
+    encoder = (ImageEncoder.load(args.encoder) if args.encoder
+               else build_encoder(config.representation, seed=args.seed)).eval()
     results: dict = {"config": config.decoder.model_dump(), "threads": torch.get_num_threads(),
                      "public_pool": int(len(pool)), "heldout_public": int(len(heldout))}
     untrained = build_decoder(config.decoder, feature_dim=encoder.feature_dim, sample_shape=public.shape[1:],

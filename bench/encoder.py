@@ -51,6 +51,7 @@ def main() -> None:
     parser.add_argument("--data", default="data/demo")
     parser.add_argument("--epsilon", type=float, default=3.0, help="representation-stage budget")
     parser.add_argument("--set", action="append", default=[], help="representation config override KEY=VALUE")
+    parser.add_argument("--save", default=None, help="save the trained encoder to this folder")
     parser.add_argument("--tag", default="")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -97,6 +98,8 @@ def main() -> None:
     results["probe_trained_pooled"] = probe(pooled_train, private.labels, pooled_test, test.labels)
     results["probe_trained_projected"] = probe(projected_train, private.labels, projected_test, test.labels)
     results["ledger_representation_epsilon"] = ledger.spent("representation")
+    if args.save:
+        encoder.save(args.save)
     results["records"] = records
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
