@@ -59,7 +59,47 @@ def _shaped(array: np.ndarray) -> np.ndarray | float:
 
 
 @dataclass(frozen=True)
-class GaussianMechanism:
+class _AdditiveNoiseMechanism:
+    """Shared body of the additive-noise mechanisms: validate, charge the ledger, then add noise.
+
+    Subclasses state the neighbouring relation, the sensitivity norm and the event; the
+    order here (validate → charge → draw) is what makes a refused release draw nothing.
+    """
+
+    sensitivity: float
+    noise_multiplier: float
+    neighbouring: Neighbouring = field(default="add_remove", kw_only=True)
+
+    def __post_init__(self) -> None:
+        _positive("sensitivity", self.sensitivity)
+        _positive("noise_multiplier", self.noise_multiplier)
+        check_neighbouring(self.neighbouring)
+
+    @property
+    def event(self) -> GaussianRelease | LaplaceRelease:
+        raise NotImplementedError
+
+    def _draw(self, source: NoiseSource, shape: tuple[int, ...]) -> np.ndarray:
+        raise NotImplementedError
+
+    def release(
+        self, value: np.ndarray | float, *, ledger: "BudgetLedger", stage: str,
+        noise: NoiseSource | np.random.Generator, description: str = "",
+    ) -> np.ndarray | float:
+        """Charge the ledger, then return ``value`` plus noise (same shape; float for scalars).
+
+        Raises:
+            BudgetExceeded: the ledger refused; no noise was drawn.
+        """
+        exact = _exact_value(value)
+        source = as_noise_source(noise)
+        _check_relation(self.neighbouring, ledger)
+        ledger.charge(stage, self.event, description=description or self.event.kind.replace("_", " "))
+        return _shaped(exact + self._draw(source, exact.shape))
+
+
+@dataclass(frozen=True)
+class GaussianMechanism(_AdditiveNoiseMechanism):
     """Adds N(0, (noise_multiplier · sensitivity)²) independently to every coordinate of a query.
 
     Neighbouring relation: ``neighbouring`` (default add/remove-one; replace-one
@@ -76,15 +116,6 @@ class GaussianMechanism:
         neighbouring: The relation Δ₂ refers to.
     """
 
-    sensitivity: float
-    noise_multiplier: float
-    neighbouring: Neighbouring = field(default="add_remove", kw_only=True)
-
-    def __post_init__(self) -> None:
-        _positive("sensitivity", self.sensitivity)
-        _positive("noise_multiplier", self.noise_multiplier)
-        check_neighbouring(self.neighbouring)
-
     @property
     def noise_std(self) -> float:
         """Standard deviation of the noise on each coordinate."""
@@ -94,24 +125,12 @@ class GaussianMechanism:
     def event(self) -> GaussianRelease:
         return GaussianRelease(self.noise_multiplier)
 
-    def release(
-        self, value: np.ndarray | float, *, ledger: "BudgetLedger", stage: str,
-        noise: NoiseSource | np.random.Generator, description: str = "",
-    ) -> np.ndarray | float:
-        """Charge the ledger, then return ``value`` plus Gaussian noise (same shape; float for scalars).
-
-        Raises:
-            BudgetExceeded: the ledger refused; no noise was drawn.
-        """
-        exact = _exact_value(value)
-        source = as_noise_source(noise)
-        _check_relation(self.neighbouring, ledger)
-        ledger.charge(stage, self.event, description=description or "gaussian release")
-        return _shaped(exact + source.normal(self.noise_std, exact.shape))
+    def _draw(self, source: NoiseSource, shape: tuple[int, ...]) -> np.ndarray:
+        return source.normal(self.noise_std, shape)
 
 
 @dataclass(frozen=True)
-class LaplaceMechanism:
+class LaplaceMechanism(_AdditiveNoiseMechanism):
     """Adds Laplace(0, noise_multiplier · sensitivity) independently to every coordinate of a query.
 
     Neighbouring relation: ``neighbouring`` (default add/remove-one; replace-one
@@ -127,15 +146,6 @@ class LaplaceMechanism:
         neighbouring: The relation Δ₁ refers to.
     """
 
-    sensitivity: float
-    noise_multiplier: float
-    neighbouring: Neighbouring = field(default="add_remove", kw_only=True)
-
-    def __post_init__(self) -> None:
-        _positive("sensitivity", self.sensitivity)
-        _positive("noise_multiplier", self.noise_multiplier)
-        check_neighbouring(self.neighbouring)
-
     @property
     def noise_scale(self) -> float:
         """Laplace scale b on each coordinate (std is b·√2)."""
@@ -145,20 +155,8 @@ class LaplaceMechanism:
     def event(self) -> LaplaceRelease:
         return LaplaceRelease(self.noise_multiplier)
 
-    def release(
-        self, value: np.ndarray | float, *, ledger: "BudgetLedger", stage: str,
-        noise: NoiseSource | np.random.Generator, description: str = "",
-    ) -> np.ndarray | float:
-        """Charge the ledger, then return ``value`` plus Laplace noise.
-
-        Raises:
-            BudgetExceeded: the ledger refused; no noise was drawn.
-        """
-        exact = _exact_value(value)
-        source = as_noise_source(noise)
-        _check_relation(self.neighbouring, ledger)
-        ledger.charge(stage, self.event, description=description or "laplace release")
-        return _shaped(exact + source.laplace(self.noise_scale, exact.shape))
+    def _draw(self, source: NoiseSource, shape: tuple[int, ...]) -> np.ndarray:
+        return source.laplace(self.noise_scale, shape)
 
 
 @dataclass(frozen=True)
