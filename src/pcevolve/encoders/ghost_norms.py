@@ -43,14 +43,19 @@ def _by_sample(x: torch.Tensor, views: int) -> torch.Tensor:
     return x.reshape(views, -1, *x.shape[1:]).transpose(0, 1)
 
 
+def _rows_of_each_sample(x: torch.Tensor, views: int) -> torch.Tensor:
+    """(V·B, ..., width) → (B, T, width): every row vector that belongs to one sample, T = V × positions."""
+    return _by_sample(x, views).reshape(x.shape[0] // views, -1, x.shape[-1])
+
+
 def _gram_norms(a: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
     """Σ_{t,t'} (a_t·a_t')(g_t·g_t') per sample for a (B, T, in), g (B, T, out)."""
     return ((a @ a.transpose(1, 2)) * (g @ g.transpose(1, 2))).sum(dim=(1, 2))
 
 
 def _linear_sq_norms(layer: nn.Linear, a: torch.Tensor, g: torch.Tensor, views: int) -> torch.Tensor:
-    a_s = _by_sample(a, views).reshape(-1, views * int(a[0].numel() // a.shape[-1]), a.shape[-1])
-    g_s = _by_sample(g, views).reshape(a_s.shape[0], -1, g.shape[-1])
+    a_s = _rows_of_each_sample(a, views)
+    g_s = _rows_of_each_sample(g, views)
     norms = _gram_norms(a_s, g_s) if layer.weight.requires_grad else torch.zeros(len(a_s))
     if layer.bias is not None and layer.bias.requires_grad:
         norms = norms + g_s.sum(dim=1).pow(2).sum(dim=1)
@@ -71,11 +76,9 @@ def _conv_sq_norms(layer: nn.Conv2d, a: torch.Tensor, g: torch.Tensor, views: in
     stride = tuple(layer.stride)
     if kernel == (1, 1) and stride == (1, 1) and layer.groups == 1 and tuple(layer.padding) == (0, 0):
         # Pointwise: a linear map applied at every position; positions join the views as rows.
-        a_rows = a.permute(0, 2, 3, 1).reshape(a.shape[0], -1, a.shape[1])  # (V·B, HW, Cin)
-        g_rows = g.permute(0, 2, 3, 1).reshape(g.shape[0], -1, g.shape[1])
-        a_s = _by_sample(a_rows, views).reshape(-1, views * a_rows.shape[1], a.shape[1])
-        g_s = _by_sample(g_rows, views).reshape(-1, views * g_rows.shape[1], g.shape[1])
-        return _gram_norms(a_s, g_s)
+        # Channels last: (V·B, H, W, C) → rows of each sample.
+        return _gram_norms(_rows_of_each_sample(a.permute(0, 2, 3, 1), views),
+                           _rows_of_each_sample(g.permute(0, 2, 3, 1), views))
     if layer.groups == layer.in_channels == layer.out_channels:
         # Depthwise: per-sample gradient has C·k² entries; materialise it from unfolded patches.
         x = _conv_input(layer, a)

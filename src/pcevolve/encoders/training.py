@@ -35,7 +35,14 @@ from pcevolve.encoders.encoder import ImageEncoder
 from pcevolve.encoders.ghost_norms import GhostNorms
 from pcevolve.encoders.per_sample import Projector, contrastive_loss_rows, private_step
 from pcevolve.encoders.view_bank import build_view_bank
-from pcevolve.privacy import BudgetLedger, DPSGDMechanism, NoiseSource, SubsampledGaussianSteps, account
+from pcevolve.privacy import (
+    BudgetLedger,
+    DPSGDMechanism,
+    NoiseSource,
+    SubsampledGaussianSteps,
+    account,
+    affordable_steps,
+)
 from pcevolve.privacy.calibration import calibrate_noise_multiplier
 
 logger = logging.getLogger(__name__)
@@ -68,9 +75,9 @@ class RepresentationResult:
 
 def build_encoder(config: RepresentationConfig, *, seed: int) -> ImageEncoder:
     """The pretrained encoder a config asks for, with its trainable depth resolved."""
-    spec = BACKBONES[config.backbone] if config.backbone in BACKBONES else None
-    if spec is None:
+    if config.backbone not in BACKBONES:
         raise KeyError(f"unknown backbone {config.backbone!r}; known: {', '.join(sorted(BACKBONES))}")
+    spec = BACKBONES[config.backbone]
     blocks = config.trainable_blocks
     if blocks is None:
         blocks = trainable_blocks_for(spec, freeze_fraction=config.freeze_fraction)
@@ -84,10 +91,6 @@ def _optimizer(params: list[torch.nn.Parameter], kind: str, lr: float, weight_de
     if kind == "adam":
         return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
     return torch.optim.SGD(params, lr=lr, momentum=0.9, weight_decay=weight_decay)
-
-
-def _public_keys(key_encoder: MomentumCopy, bank: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    return key_encoder(bank[rows, 0])
 
 
 def train_representation(
@@ -186,7 +189,7 @@ def train_representation(
 def _fill_queue(queue: NegativeQueue, key_encoder: MomentumCopy, public_bank: torch.Tensor) -> None:
     rows = torch.arange(len(public_bank))[-queue.size:]
     for chunk in rows.split(1024):
-        queue.enqueue_public(_public_keys(key_encoder, public_bank, chunk))
+        queue.enqueue_public(key_encoder(public_bank[chunk, 0]))
 
 
 def _pretrain_public(projector: Projector, key_encoder: MomentumCopy, queue: NegativeQueue, bank: torch.Tensor, *,
@@ -259,7 +262,7 @@ def _dp_fine_tune(projector: Projector, key_encoder: MomentumCopy, queue: Negati
             want = min(per_epoch, planned - mechanism.steps_taken)
             grant = want
             if mode == "given":
-                grant = _affordable(ledger, stage, mechanism, want)
+                grant = affordable_steps(ledger, stage, sampling_probability=q, noise_multiplier=sigma, max_steps=want)
                 if grant == 0:
                     logger.info("representation: stage budget spent after %d steps; stopping", mechanism.steps_taken)
                     break
@@ -278,7 +281,7 @@ def _dp_fine_tune(projector: Projector, key_encoder: MomentumCopy, queue: Negati
                 optimizer.zero_grad(set_to_none=True)
                 key_encoder.update(projector)
                 public_rows = torch.randint(0, len(public_bank), (batch,), generator=generator)
-                queue.enqueue_public(_public_keys(key_encoder, public_bank, public_rows))
+                queue.enqueue_public(key_encoder(public_bank[public_rows, 0]))
                 losses.append(stats["loss"])
                 clipped.append(stats["clipped_fraction"])
                 bar.update(1)
@@ -292,10 +295,3 @@ def _dp_fine_tune(projector: Projector, key_encoder: MomentumCopy, queue: Negati
     finally:
         bar.close()
     return mode, sigma, q, mechanism.steps_taken, history
-
-
-def _affordable(ledger: BudgetLedger, stage: str, mechanism: DPSGDMechanism, want: int) -> int:
-    from pcevolve.privacy import affordable_steps
-
-    return affordable_steps(ledger, stage, sampling_probability=mechanism.sampling_probability,
-                            noise_multiplier=mechanism.noise_multiplier, max_steps=want)

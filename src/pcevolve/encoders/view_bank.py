@@ -8,6 +8,8 @@ inside the DP-SGD mechanism's per-sample gradients.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 from tqdm.auto import tqdm
@@ -15,10 +17,13 @@ from tqdm.auto import tqdm
 from pcevolve.augment import ImageAugmentation
 from pcevolve.encoders.preprocess import to_float_images
 
+if TYPE_CHECKING:  # the encoder module imports this one's callers; annotate without a cycle
+    from pcevolve.encoders.encoder import ImageEncoder
+
 
 @torch.no_grad()
 def build_view_bank(
-    encoder: "ImageEncoder",  # noqa: F821 - avoid an import cycle; any object with trunk_activations
+    encoder: "ImageEncoder",
     images: np.ndarray,
     *,
     views: int,
