@@ -5,6 +5,7 @@ Run on the demo data (``make demo`` first):
     python bench/decoder.py                        # default DecoderConfig, default (pretrained) encoder
     python bench/decoder.py --set width=48 --set epochs=8 --tag w48
     python bench/decoder.py --dp-epsilon 1 --tag dp1   # then DP-SGD fine-tuning on private/ (ε_decoder = 1)
+    python bench/decoder.py --training dp --dp-epsilon 2 --set dp_epochs=30 --set dp_learning_rate=2e-3 --tag scratch
 
 Writes ``bench/results/decoder[-TAG].json`` and ``bench/results/decoder[-TAG]_grid.png`` (for each
 class, 8 test images, each original next to decode(encode(image))).
@@ -37,7 +38,7 @@ from torch import nn
 
 from pcevolve.config import DecoderConfig, RunConfig
 from pcevolve.data import read_image_folder, read_unlabeled_images
-from pcevolve.decoders import build_decoder, fine_tune_dp, reencode_check
+from pcevolve.decoders import build_decoder, reencode_check, train_decoder
 from pcevolve.encoders import ImageEncoder, build_encoder
 from pcevolve.encoders.preprocess import to_float_images
 from pcevolve.privacy import BudgetLedger, make_noise_source
@@ -120,7 +121,9 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], help="decoder config override KEY=VALUE")
     parser.add_argument("--heldout", type=int, default=500, help="public images held out of training")
     parser.add_argument("--dp-epsilon", type=float, default=0.0,
-                        help="> 0: then DP-fine-tune on private/ with this decoder-stage ε (taken from fitness)")
+                        help="> 0: decoder-stage ε (taken from fitness) for DP training on private/")
+    parser.add_argument("--training", choices=["public", "public-then-dp", "dp"], default=None,
+                        help="default: public, or public-then-dp when --dp-epsilon > 0")
     parser.add_argument("--encoder", default=None, help="folder of a saved encoder (bench/encoder.py --save); "
                         "default: the pretrained backbone with an untrained projection head")
     parser.add_argument("--tag", default="")
@@ -128,7 +131,9 @@ def main() -> None:
     args = parser.parse_args()
 
     overrides = {k: yaml.safe_load(v) for k, v in (item.split("=", 1) for item in args.set)}
-    if args.dp_epsilon > 0:
+    if args.training:
+        overrides["training"] = args.training
+    elif args.dp_epsilon > 0:
         overrides.setdefault("training", "public-then-dp")
     stages = {"representation": 3.0, "fitness": 5.0 - args.dp_epsilon, "decoder": args.dp_epsilon, "delivery": 0.0}
     config = RunConfig.model_validate({"decoder": overrides, "seed": args.seed, "privacy": {"stages": stages}})
@@ -147,19 +152,14 @@ def main() -> None:
                               seed=args.seed)
     results["untrained_heldout_public"] = consistency(encoder, untrained, heldout)
 
-    decoder = build_decoder(config.decoder, feature_dim=encoder.feature_dim, sample_shape=public.shape[1:],
-                            seed=args.seed)
     started = time.perf_counter()
-    fit = decoder.fit(pool, encoder=encoder, seed=args.seed, progress=sys.stderr.isatty())
+    trained = train_decoder(config.decoder, encoder=encoder, sample_shape=public.shape[1:], public_samples=pool,
+                            private_samples=private.samples, ledger=BudgetLedger.from_config(config.privacy),
+                            noise=make_noise_source(secure=False, seed=args.seed + 1), seed=args.seed,
+                            progress=sys.stderr.isatty())
+    decoder = trained.decoder
     results["training_seconds"] = time.perf_counter() - started
-    results["fit"] = fit.to_json()
-    if args.dp_epsilon > 0:
-        ledger = BudgetLedger.from_config(config.privacy)
-        dp = fine_tune_dp(decoder, private.samples, encoder=encoder, ledger=ledger,
-                          noise=make_noise_source(secure=False, seed=args.seed + 1), seed=args.seed,
-                          progress=sys.stderr.isatty())
-        results["dp_fine_tuning"] = {"noise_multiplier": dp.noise_multiplier, "steps": dp.steps,
-                                     "stage_epsilon": dp.stage_epsilon, "seconds": dp.seconds}
+    results["training"] = trained.to_json()
     results["heldout_public"] = consistency(encoder, decoder, heldout)
     results["test"] = consistency(encoder, decoder, test.samples)
 

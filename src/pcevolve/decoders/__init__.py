@@ -16,7 +16,7 @@ DECODERS: dict[str, type] = {ConvImageDecoder.name: ConvImageDecoder}
 def build_decoder(config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> Decoder:
     """A fresh, untrained decoder of the kind ``config.name`` names.
 
-    ``"public-then-dp"`` builds the same decoder, to be trained with ``fit`` then :func:`fine_tune_dp`.
+    Every ``training`` mode builds the same network; :func:`train_decoder` trains it as configured.
 
     Raises:
         KeyError: Unknown decoder name.
@@ -34,11 +34,14 @@ def load_decoder(folder: str | os.PathLike[str]) -> Decoder:
     return DECODERS[name].load(folder)
 
 
+from pcevolve.decoders.stage import DecoderStageResult, train_decoder  # noqa: E402  (uses build_decoder)
+
 __all__ = [
     "DECODERS",
     "ConvImageDecoder",
     "DPDecoderResult",
     "Decoder",
+    "DecoderStageResult",
     "DecoderTrainingResult",
     "ReencodeCheck",
     "build_decoder",
@@ -46,4 +49,5 @@ __all__ = [
     "load_decoder",
     "per_sample_gradients",
     "reencode_check",
+    "train_decoder",
 ]
