@@ -80,6 +80,8 @@ class FitnessWeights(_Frozen):
     # The seed gives no weight for the privacy-violation term; we match the attack weight.
     privacy: float = Field(0.4, ge=0.0)
     diversity: float = Field(0.3, ge=0.0)
+    # R5.5 label consistency (decoded, re-encoded samples keep their class); the seed names the term, not a weight.
+    consistency: float = Field(0.5, ge=0.0)
 
 
 class SearchConfig(_Frozen):
@@ -97,11 +99,50 @@ class SearchConfig(_Frozen):
     converging_rate: float = Field(0.4, ge=0.0, le=1.0)
     eval_seeds: int = Field(3, ge=1)
     weights: FitnessWeights = FitnessWeights()
+    # Operators by registry name (pcevolve.evolution): the main mutation, the crossover, and the round run every
+    # ``polynomial_every`` generations.
+    mutation: str = "gaussian"
+    crossover: str = "interpolation"
+    periodic_mutation: str = "polynomial"
+    # Coarse phase: bounds widened by this factor around the fine bounds (R4.4 "wide bounds").
+    coarse_bound_scale: float = Field(2.0, ge=1.0)
+    # Adaptive mutation (R4.4): when the population's mean per-parameter std, as a fraction of the range, drops
+    # below this, the mutation rate goes to ``converging_rate``.
+    diversity_threshold: float = Field(0.02, gt=0.0, lt=1.0)
+    # Convergence: stop after ``patience`` generations whose best fitness improved by less than ``tolerance``.
+    patience: int = Field(30, ge=1)
+    tolerance: float = Field(1e-4, ge=0.0)
+    # Search space (R4.1): per class a mean and per-direction scales in a ``basis_dim``-d principal basis of the
+    # public pool's features (free); "dp-pca" is not offered yet.
+    basis: Literal["public"] = "public"
+    basis_dim: int = Field(32, ge=1)
+    # CPU scale-down: candidates are evaluated on this many sampled features per class during the search; the
+    # delivered set is decoded at full size (synthetic_multiplier × private size).
+    candidate_per_class: int = Field(100, ge=2)
+    # Decoder in the loop (R6.1): a linear surrogate of decode→re-encode, fitted on public features (free), is
+    # checked against real round trips of the best individual every ``roundtrip_every`` generations.
+    roundtrip_every: int = Field(10, ge=1)
+    roundtrip_per_class: int = Field(16, ge=1)
+    roundtrip_public: int = Field(1500, ge=2, description="Public features the round-trip surrogate is fitted on.")
+    # The DP release (R5.6), charged once to the fitness stage: per class count, clipped sum, full second moment
+    # (in the basis) and a random-Fourier-feature sum. The clip norm is this quantile of the public ‖z‖ (free).
+    clip_quantile: float = Field(0.95, gt=0.0, le=1.0)
+    rff_features: int = Field(256, ge=1, description="m: the mean embedding has 2m random Fourier features.")
+    # Privacy shares of the released components (count, sum, second_moment, rff); they must sum to 1.
+    release_shares: tuple[float, float, float, float] = (0.05, 0.3, 0.4, 0.25)
+    validation_per_class: int = Field(200, ge=2, description="Samples per class drawn from the DP Gaussians.")
+    # Delivery: how many candidate sets of the final population are ranked on DP fitness (R7.5).
+    top_candidates: int = Field(3, ge=1)
 
     @model_validator(mode="after")
     def _elite_fits(self) -> "SearchConfig":
         if self.elite > self.population:
             raise ValueError(f"elite ({self.elite}) must not exceed population ({self.population})")
+        if self.top_candidates > self.population:
+            raise ValueError(f"top_candidates ({self.top_candidates}) must not exceed population ({self.population})")
+        shares = self.release_shares
+        if any(w <= 0 for w in shares) or abs(sum(shares) - 1.0) > 1e-9:
+            raise ValueError(f"release_shares must be positive and sum to 1, got {list(shares)}")
         return self
 
 
@@ -109,8 +150,10 @@ class DecoderConfig(_Frozen):
     """Stage 4: features back to samples (SPEC R6). Default: trained on public data only (free)."""
 
     name: str = "conv"
-    # DP training from scratch (no public pool) is not offered until it exists: the config refuses it.
-    training: Literal["public", "public-then-dp"] = "public"
+    # "public": public pool only (free). "public-then-dp": then DP-SGD fine-tuning on the private set.
+    # "dp": DP-SGD from scratch on the private set, for users with no public pool (raise dp_epochs and
+    # dp_learning_rate: the fine-tuning defaults below start from a trained network).
+    training: Literal["public", "public-then-dp", "dp"] = "public"
     # Public training (free). CPU defaults from bench/decoder.py: the pool is encoded once and cached, and the
     # feature-consistency term (a pass back through the frozen encoder, the expensive part) runs on a sub-batch.
     public_images: int = Field(5000, ge=1, description="Public images the decoder trains on (a seeded subset).")
