@@ -1,0 +1,91 @@
+"""The search space: public basis, per-class frames from released Gaussians, sampling, surrogate."""
+
+import numpy as np
+import pytest
+
+from pcevolve.search.basis import PublicBasis, unit_rows
+from pcevolve.search.roundtrip import RoundTripSurrogate
+from pcevolve.search.space import ClassFrames, SearchSpace
+
+
+def _features(n=400, d=16, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, d)) * np.linspace(3, 0.1, d) + 5.0
+
+
+def test_basis_is_orthonormal_and_reduce_expand_round_trip_within_the_span():
+    features = _features()
+    basis = PublicBasis.fit(features, 16)
+    np.testing.assert_allclose(basis.directions.T @ basis.directions, np.eye(16), atol=1e-10)
+    assert np.all(np.diff(basis.variances) <= 1e-12)  # largest first
+    # With the full basis, expand(reduce(φ)) recovers the unit direction of φ.
+    np.testing.assert_allclose(basis.expand(basis.reduce(features)), unit_rows(features), atol=1e-10)
+    restored = PublicBasis.from_arrays(basis.to_arrays())
+    np.testing.assert_array_equal(restored.reduce(features), basis.reduce(features))
+
+
+def test_basis_refuses_bad_sizes():
+    with pytest.raises(ValueError, match="basis_dim"):
+        PublicBasis.fit(_features(d=4), 5)
+    with pytest.raises(ValueError, match="two public features"):
+        PublicBasis.fit(_features(n=1), 2)
+
+
+def _frames(k=3, p=4, seed=0):
+    rng = np.random.default_rng(seed)
+    means = rng.normal(size=(k, p))
+    factors = rng.normal(size=(k, p, p))
+    covariances = factors @ np.transpose(factors, (0, 2, 1)) + 0.1 * np.eye(p)
+    return ClassFrames.from_gaussians(means, covariances), means, covariances
+
+
+def test_baseline_individual_samples_the_released_gaussians():
+    frames, means, covariances = _frames()
+    space = SearchSpace(frames)
+    z, labels = space.sample(space.baseline(), space.noise(20000, np.random.default_rng(1)))
+    for k in range(3):
+        rows = z[labels == k]
+        np.testing.assert_allclose(rows.mean(axis=0), means[k], atol=0.1)
+        np.testing.assert_allclose(np.cov(rows.T), covariances[k], atol=0.15 * np.abs(covariances[k]).max())
+
+
+def test_offsets_move_the_mean_and_coefficients_scale_the_spread():
+    frames, means, _ = _frames()
+    space = SearchSpace(frames)
+    draws = space.noise(4000, np.random.default_rng(2))
+    vector = space.baseline().reshape(3, 2, 4)
+    vector[0, 0, 0] = 1.0          # class 0: one spread along its first direction
+    vector[1, 1, :] = 0.0          # class 1: collapsed onto its mean
+    z, labels = space.sample(vector.ravel(), draws)
+    shift = z[labels == 0].mean(axis=0) - means[0]
+    np.testing.assert_allclose(shift, frames.scales[0, 0] * frames.directions[0][:, 0], atol=0.15)
+    np.testing.assert_allclose(z[labels == 1], np.broadcast_to(means[1], (4000, 4)), atol=1e-12)
+    bounds = space.bounds()
+    assert bounds.lower.shape == (space.size,) and np.all(bounds.lower < space.baseline())
+    assert np.all(space.baseline() < bounds.upper)
+
+
+def test_sampling_is_deterministic_and_sample_counts_gives_the_sizes():
+    frames, _, _ = _frames()
+    space = SearchSpace(frames)
+    draws = space.noise(5, np.random.default_rng(3))
+    a = space.sample(space.baseline(), draws)[0]
+    b = space.sample(space.baseline(), draws)[0]
+    np.testing.assert_array_equal(a, b)
+    z, labels = space.sample_counts(space.baseline(), np.array([2, 0, 7]), np.random.default_rng(4))
+    assert z.shape == (9, 4) and labels.tolist() == [0, 0] + [2] * 7
+    with pytest.raises(ValueError, match="entries"):
+        space.split(np.zeros(3))
+
+
+def test_surrogate_recovers_an_affine_map_and_reports_agreement():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(500, 6))
+    a, b = rng.normal(size=(6, 6)), rng.normal(size=6)
+    surrogate = RoundTripSurrogate.fit(x, x @ a + b, ridge=1e-9)
+    assert surrogate.r2 > 0.999
+    fresh = rng.normal(size=(100, 6))
+    assert surrogate.agreement(fresh, fresh @ a + b) > 0.999
+    assert surrogate.agreement(fresh, rng.normal(size=(100, 6))) < 0.1
+    restored = RoundTripSurrogate.from_arrays(surrogate.to_arrays())
+    np.testing.assert_array_equal(restored.predict(fresh), surrogate.predict(fresh))
