@@ -1,0 +1,164 @@
+"""Search benchmark: does the evolution earn its keep, what does it cost, does coarse-to-fine help (SPEC R4, R5).
+
+Run after a finished run (``make demo`` or ``pcevolve run configs/demo.yaml``):
+
+    python bench/search.py --run runs/demo                  # evolved vs one-shot baseline, cost, scaling
+    python bench/search.py --run runs/demo --schedules 60   # + coarse-to-fine vs fixed rate, 60 generations each
+
+Writes ``bench/results/search[-TAG].json``.
+
+* Evolved vs baseline: the delivered synthetic set (the run's best individual) against the one-shot
+  baseline "sample the DP class Gaussians (released mean + covariance in the search basis) and
+  decode" — same release, encoder, decoder and number of samples per class, the same small CNN
+  (``pcevolve.evaluation.train_cnn``, fixed recipe) trained on each and tested on ``test/``;
+  per-class accuracies too. The CNN on the real private images is the (non-publishable) reference.
+* Cost: fitness evaluations per second, and time per generation against population size, candidate
+  size M per class and number of private samples. The fitness never reads private data, so its cost
+  does not depend on n; only the one-off release does (timed on subsets, on a throwaway ledger).
+* Schedules: the same problem searched with the coarse-to-fine schedule and with a fixed rate,
+  equal generations; final DP fitness and downstream accuracy of each best.
+
+Evaluation only: it reads the private and test images (the secure zone); nothing here is a release.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from pcevolve.config import load_config
+from pcevolve.data import read_image_folder
+from pcevolve.decoders import load_decoder
+from pcevolve.encoders import ImageEncoder
+from pcevolve.evaluation import classification_metrics, predict, train_cnn
+from pcevolve.evolution import EvolutionSettings
+from pcevolve.pipeline import build_problem, load_public_side
+from pcevolve.privacy import BudgetLedger
+from pcevolve.privacy.noise import GeneratorNoise
+from pcevolve.run_folder import RunFolder
+from pcevolve.search.problem import SearchProblem
+from pcevolve.search.release import StatisticsRelease, release_statistics
+from pcevolve.search.runner import run_search
+
+
+def cnn_result(images, labels, test, *, classes, seed, flip):
+    model = train_cnn(images, labels, classes=classes, seed=seed, flip=flip)
+    metrics = classification_metrics(test.labels, predict(model, test.samples), classes)
+    return {"accuracy": metrics.accuracy, "macro_f1": metrics.macro_f1,
+            "per_class": [float(a) for a in metrics.per_class_accuracy]}
+
+
+def decode_set(problem, vector, counts, decoder, basis, seed):
+    z, labels = problem.space.sample_counts(vector, counts, np.random.default_rng(seed))
+    return decoder.decode(basis.expand(z).astype(np.float32)), labels
+
+
+def timed_generation(problem: SearchProblem, population: int, seed: int) -> float:
+    bounds = problem.space.bounds()
+    rng = np.random.default_rng(seed)
+    pop = rng.uniform(bounds.lower, bounds.upper, size=(population, bounds.dim))
+    started = time.perf_counter()
+    problem.evaluate_population(pop)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", default="runs/demo")
+    parser.add_argument("--schedules", type=int, default=0, help="generations for the schedule comparison (0: skip)")
+    parser.add_argument("--tag", default="")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    folder = RunFolder.open(args.run)
+    config = load_config(folder.config_path)
+    encoder = ImageEncoder.load(folder.path / "encoder").eval()
+    decoder = load_decoder(folder.path / "decoder")
+    basis, surrogate, clip_norm, _ = load_public_side(folder)
+    release = StatisticsRelease.load(folder.path / "release.npz")
+    problem = build_problem(config, release, surrogate)
+    private = read_image_folder(config.data.private, size=config.data.image_size, mode=config.data.image_mode)
+    test = read_image_folder(config.data.test, size=config.data.image_size, mode=config.data.image_mode)
+    classes = len(private.class_names)
+    flip = True
+    results: dict = {"run": str(folder.path), "config": config.search.model_dump(mode="json")}
+
+    # Evolved (delivered) vs one-shot baseline, same sizes.
+    with np.load(folder.path / "synthetic.npz", allow_pickle=False) as data:
+        evolved_features, evolved_labels = data["features"], data["labels"]
+    counts = np.bincount(evolved_labels, minlength=classes)
+    evolved_images = decoder.decode(evolved_features)
+    baseline_images, baseline_labels = decode_set(problem, problem.space.baseline(), counts, decoder, basis,
+                                                  args.seed + 11)
+    started = time.perf_counter()
+    results["downstream_cnn"] = {
+        "evolved": cnn_result(evolved_images, evolved_labels, test, classes=classes, seed=args.seed, flip=flip),
+        "baseline_dp_gaussians": cnn_result(baseline_images, baseline_labels, test, classes=classes,
+                                            seed=args.seed, flip=flip),
+        "real_private_reference": cnn_result(private.samples, private.labels, test, classes=classes,
+                                             seed=args.seed, flip=flip),
+    }
+    results["downstream_seconds"] = time.perf_counter() - started
+    results["samples_per_class"] = counts.tolist()
+    results["dp_fitness"] = {"baseline": problem.evaluate(problem.space.baseline()).to_json(),
+                             "evolved_best": None}
+    ranking = folder.records("ranking")
+    if ranking:
+        results["dp_fitness"]["evolved_best"] = ranking[-1]["candidates"][0]["fitness"]
+
+    # Cost and scaling.
+    base = timed_generation(problem, config.search.population, args.seed)
+    evaluations = config.search.population * config.search.eval_seeds
+    results["cost"] = {"seconds_per_generation": base, "fitness_evaluations_per_second": evaluations / base}
+    results["scaling_population"] = {p: timed_generation(problem, p, args.seed) for p in (16, 32, 64)}
+    results["scaling_candidate_per_class"] = {}
+    for m in (50, 100, 200):
+        scaled = config.model_copy(update={"search": config.search.model_copy(update={"candidate_per_class": m})})
+        results["scaling_candidate_per_class"][m] = timed_generation(build_problem(scaled, release, surrogate),
+                                                                     config.search.population, args.seed)
+    _, private_features = encoder.encode_both(private.samples, batch_size=256)
+    z_private = basis.reduce(private_features)
+    results["release_seconds_by_n"] = {}
+    for n in (100, 250, 500):
+        rows = np.random.default_rng(n).choice(len(z_private), min(n, len(z_private)), replace=False)
+        ledger = BudgetLedger(8.0, 1e-5, {"fitness": 5.0})  # throwaway: timing only, nothing delivered
+        started = time.perf_counter()
+        release_statistics(z_private[rows], private.labels[rows], num_classes=classes, clip_norm=clip_norm,
+                           rff=release.rff, shares=config.search.release_shares, ledger=ledger,
+                           noise=GeneratorNoise(np.random.default_rng(0)))
+        results["release_seconds_by_n"][n] = time.perf_counter() - started
+
+    # Coarse-to-fine vs fixed rate at equal generations.
+    if args.schedules:
+        results["schedules"] = {}
+        for name, update in (("coarse_to_fine", {}), ("fixed_rate", {"coarse_generations": 0})):
+            search = config.search.model_copy(update={"generations": args.schedules,
+                                                      "patience": args.schedules, **update})
+            history: list[dict] = []
+            with tempfile.TemporaryDirectory() as scratch:
+                engine = run_search(problem, EvolutionSettings.from_config(search), seed=config.seed,
+                                    folder=Path(scratch), record=history.append)
+            vector, fitness = engine.best
+            images, labels = decode_set(problem, vector, counts, decoder, basis, args.seed + 11)
+            results["schedules"][name] = {
+                "best_dp_fitness": fitness, "curve": [h["best"] for h in history],
+                "downstream_cnn": cnn_result(images, labels, test, classes=classes, seed=args.seed, flip=flip)}
+
+    results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out = Path("bench/results") / (f"search-{args.tag}.json" if args.tag else "search.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2, default=float) + "\n", encoding="utf-8")
+    print(json.dumps({k: v for k, v in results.items() if k != "config"}, indent=1, default=float))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()

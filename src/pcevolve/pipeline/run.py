@@ -1,0 +1,385 @@
+"""``pcevolve run``: data → encoder → decoder → DP release → search → delivery, resumable (SPEC R4.6, R7.6).
+
+Stages and what they may read:
+
+=================  ====================================  ==============================
+stage              reads                                 pays
+=================  ====================================  ==============================
+representation     private images (DP-SGD), public pool  ``representation``
+decoder            public pool; private only if DP mode  ``decoder`` (DP modes only)
+release            private features, once                ``fitness`` (one Gaussian event)
+search             the release, public features          nothing (post-processing)
+delivery           the release, encoder, decoder         nothing (post-processing)
+=================  ====================================  ==============================
+
+Resume: each stage writes its outputs and then a marker ``stages/<name>.json``; a resumed run
+loads finished stages instead of recomputing them, and the search continues from its last
+generation checkpoint, so the delivered set equals an uninterrupted run's. A DP stage
+interrupted *between* its first charge and its marker cannot be resumed: its budget is spent
+and re-running it would pay again, so the run stops with a message saying so (start a new run).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pcevolve.config import RunConfig, config_hash, load_config
+from pcevolve.data import LabeledDataset, read_image_folder, read_unlabeled_images
+from pcevolve.decoders import load_decoder, reencode_check, train_decoder
+from pcevolve.encoders import ImageEncoder, build_encoder, train_representation
+from pcevolve.evolution import EvolutionSettings
+from pcevolve.fitness import FitnessTargets, dp_gaussian_predict
+from pcevolve.io import append_jsonl, atomic_write_json, atomic_write_npz, read_json
+from pcevolve.pipeline.deliver import write_image_folder, write_synthetic_arrays
+from pcevolve.pipeline.plots import write_fitness_curve
+from pcevolve.privacy import BudgetLedger, make_noise_source
+from pcevolve.privacy.statistics import RandomFourierFeatures
+from pcevolve.run_folder import RunFolder
+from pcevolve.search.basis import PublicBasis
+from pcevolve.search.problem import SearchProblem
+from pcevolve.search.release import StatisticsRelease, public_bandwidth, release_statistics
+from pcevolve.search.roundtrip import RoundTripSurrogate, round_trip
+from pcevolve.search.runner import generation_records, rank_final, run_search
+from pcevolve.search.space import ClassFrames, SearchSpace
+
+logger = logging.getLogger(__name__)
+
+STAGE_SEEDS = {"representation": 1, "decoder": 2, "release": 3, "public": 4, "search": 5, "delivery": 6}
+
+
+class RunError(Exception):
+    """A run cannot start or continue; the message says why and what to do."""
+
+
+@dataclass
+class RunOutcome:
+    """What the summary screen shows."""
+
+    folder: Path
+    class_names: tuple[str, ...]
+    synthetic_counts: list[int]
+    seconds: dict[str, float] = field(default_factory=dict)
+    epsilon: dict[str, float] = field(default_factory=dict)
+    total_epsilon: float = 0.0
+    delta: float = 0.0
+    best_fitness: float = float("nan")
+    baseline_fitness: float = float("nan")
+    reencode_agreement: float = float("nan")
+    generations: int = 0
+
+
+def _stage_seed(seed: int, stage: str) -> int:
+    return int(np.random.SeedSequence([seed, STAGE_SEEDS[stage]]).generate_state(1)[0])
+
+
+def _noise(config: RunConfig, stage: str):
+    secure = config.privacy.secure_noise
+    return make_noise_source(secure=secure, seed=None if secure else _stage_seed(config.seed, stage))
+
+
+class _Stages:
+    """Markers of finished stages in ``folder/stages``."""
+
+    def __init__(self, folder: RunFolder) -> None:
+        self.root = folder.path / "stages"
+        self.root.mkdir(exist_ok=True)
+
+    def done(self, name: str) -> dict[str, Any] | None:
+        path = self.root / f"{name}.json"
+        return read_json(path) if path.exists() else None
+
+    def finish(self, name: str, result: dict[str, Any]) -> None:
+        atomic_write_json(self.root / f"{name}.json", result)
+
+
+def open_run(config: RunConfig | None, *, root: str | Path = "runs",
+             resume: str | Path | None = None) -> tuple[RunConfig, RunFolder, bool]:
+    """The run's config and folder: a new folder ``root/config.name``, or the one to resume.
+
+    Raises:
+        RunError: The folder exists without ``--resume``, or the config differs from the one
+            the folder was started with.
+    """
+    if resume is not None:
+        try:
+            folder = RunFolder.open(resume)
+        except FileNotFoundError as error:
+            raise RunError(str(error)) from error
+        saved = load_config(folder.config_path)
+        if config is not None and config_hash(config) != config_hash(saved):
+            raise RunError(f"{folder.path} was started with another configuration; resume it without a config "
+                           "or start a new run with another name")
+        return saved, folder, True
+    assert config is not None
+    target = Path(root) / config.name
+    if target.exists():
+        raise RunError(f"run folder {target} already exists: resume it with `pcevolve run --resume {target}` "
+                       "or choose another `name:` in the config")
+    return config, RunFolder.create(root, config), False
+
+
+def _load_data(config: RunConfig) -> tuple[LabeledDataset, np.ndarray | None]:
+    data = config.data
+    private = read_image_folder(data.private, size=data.image_size, mode=data.image_mode)
+    public = (read_unlabeled_images(data.public, size=data.image_size, mode=data.image_mode).samples
+              if data.public else None)
+    return private, public
+
+
+def _check_private_unchanged(folder: RunFolder, private: LabeledDataset) -> None:
+    """Stored in ``secure/`` (never delivered): exact counts and hashes of private data are not DP."""
+    path = folder.path / "secure" / "private_fingerprint.json"
+    fingerprint = private.fingerprint()
+    if path.exists():
+        if read_json(path) != fingerprint:
+            raise RunError(f"the private data at {private.sources[0].rsplit('/', 2)[0]} changed since this run "
+                           "started; a resumed run must read the same private data")
+    else:
+        path.parent.mkdir(exist_ok=True)
+        atomic_write_json(path, fingerprint)
+
+
+PRIVATE_DIAGNOSTICS = ("private_loss", "clipped_fraction")
+
+
+def _record_split(folder: RunFolder, entry: dict[str, Any]) -> None:
+    """Training records: DP-safe fields to records.jsonl, private diagnostics (not DP) to secure/diagnostics.jsonl."""
+    kind = entry.get("kind", "representation_epoch")
+    public = {k: v for k, v in entry.items() if k != "kind" and k not in PRIVATE_DIAGNOSTICS}
+    folder.record(kind, **public)
+    if any(k in entry for k in PRIVATE_DIAGNOSTICS):
+        (folder.path / "secure").mkdir(exist_ok=True)
+        append_jsonl(folder.path / "secure" / "diagnostics.jsonl", entry)
+
+
+def _refuse_interrupted(ledger: BudgetLedger, stages: _Stages, stage: str, ledger_stage: str) -> None:
+    if stages.done(stage) is None and ledger.spent(ledger_stage) > 0:
+        raise RunError(f"stage {stage!r} was interrupted after spending ε = {ledger.spent(ledger_stage):.4g} of "
+                       f"its budget; that budget is gone and re-running the stage would pay again. Start a new "
+                       "run (another `name:`) to continue")
+
+
+def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False,
+                 say: Callable[[str], None] = lambda _: None) -> RunOutcome:
+    """Run every stage that has no marker yet in ``folder`` and deliver the synthetic set."""
+    started_all = time.perf_counter()
+    seconds: dict[str, float] = {}
+    stages = _Stages(folder)
+    privacy = config.privacy
+    ledger = BudgetLedger.open(folder.ledger_path, privacy.epsilon, privacy.delta, dict(privacy.stages),
+                               neighbouring=privacy.neighbouring)
+
+    t = time.perf_counter()
+    say("reading data")
+    private, public = _load_data(config)
+    _check_private_unchanged(folder, private)
+    sample_shape = tuple(private.samples.shape[1:])
+    class_names = private.class_names
+    seconds["data"] = time.perf_counter() - t
+
+    # Stage 2 — representation.
+    t = time.perf_counter()
+    encoder_dir = folder.path / "encoder"
+    if stages.done("representation") is not None:
+        encoder = ImageEncoder.load(encoder_dir).eval()
+    else:
+        _refuse_interrupted(ledger, stages, "representation", "representation")
+        say("stage 2: contrastive representation (DP-SGD)")
+        encoder = build_encoder(config.representation, seed=config.seed)
+        result = train_representation(
+            encoder, private.samples, public, config=config.representation, augment=config.augment, ledger=ledger,
+            noise=_noise(config, "representation"), seed=config.seed, progress=progress,
+            on_record=lambda r: _record_split(folder, r))
+        encoder.eval().save(encoder_dir)
+        folder.record("representation", **result.to_json())
+        stages.finish("representation", result.to_json())
+    seconds["representation"] = time.perf_counter() - t
+
+    # Stage 4 — decoder (before the search: the search runs with it in the loop).
+    t = time.perf_counter()
+    decoder_dir = folder.path / "decoder"
+    if stages.done("decoder") is not None:
+        decoder = load_decoder(decoder_dir)
+    else:
+        _refuse_interrupted(ledger, stages, "decoder", "decoder")
+        say(f"stage 4: decoder ({config.decoder.training})")
+        uses_private = config.decoder.training != "public"
+        trained = train_decoder(config.decoder, encoder=encoder, sample_shape=sample_shape, public_samples=public,
+                                private_samples=private.samples if uses_private else None, ledger=ledger,
+                                noise=_noise(config, "decoder"), seed=config.seed, progress=progress)
+        decoder = trained.decoder
+        decoder.save(decoder_dir)
+        folder.record("decoder", **trained.to_json())
+        stages.finish("decoder", trained.to_json())
+    seconds["decoder"] = time.perf_counter() - t
+
+    # Public features (free): the basis, the RFF bandwidth and the round-trip surrogate.
+    t = time.perf_counter()
+    search = config.search
+    basis, surrogate, clip_norm, bandwidth = _public_side(config, folder, stages, encoder, decoder, public, say,
+                                                          progress)
+    seconds["public features"] = time.perf_counter() - t
+
+    # The DP release (fitness stage), once.
+    t = time.perf_counter()
+    release_path = folder.path / "release.npz"
+    if stages.done("release") is not None:
+        release = StatisticsRelease.load(release_path)
+    else:
+        _refuse_interrupted(ledger, stages, "release", "fitness")
+        say("stage 3a: DP release of class statistics")
+        _, private_features = encoder.encode_both(private.samples, batch_size=256, progress=progress)
+        rff = RandomFourierFeatures.draw(basis.dim, search.rff_features, bandwidth=bandwidth,
+                                         rng=np.random.default_rng(_stage_seed(config.seed, "release")))
+        release = release_statistics(basis.reduce(private_features), private.labels, num_classes=len(class_names),
+                                     clip_norm=clip_norm, rff=rff, shares=search.release_shares, ledger=ledger,
+                                     noise=_noise(config, "release"))
+        del private_features
+        release.save(release_path)
+        summary = {"noise_multiplier": release.noise_multiplier, "clip_norm": clip_norm,
+                   "noisy_counts": release.statistics.counts.tolist(), "basis_dim": basis.dim,
+                   "rff_bandwidth": bandwidth, "stage_epsilon": ledger.spent("fitness")}
+        folder.record("release", **summary)
+        stages.finish("release", summary)
+    # From here on the private data is not read again.
+    del private
+    seconds["release"] = time.perf_counter() - t
+
+    # Stage 3b — the search, on the release only.
+    t = time.perf_counter()
+    problem = build_problem(config, release, surrogate)
+    targets, space = problem.targets, problem.space
+    check_draws = space.noise(search.roundtrip_per_class, np.random.default_rng([config.seed, 77]))
+
+    def check(vector: np.ndarray) -> dict[str, Any]:
+        z, labels = space.sample(vector, check_draws)
+        _, actual = round_trip(z, basis=basis, decoder=decoder, encoder=encoder)
+        return {"surrogate_r2": surrogate.agreement(z, actual),
+                "consistency_real": _consistency(targets, actual, labels),
+                "consistency_surrogate": _consistency(targets, surrogate.predict(z), labels)}
+
+    say(f"stage 3b: evolutionary search ({search.population} × up to {search.generations} generations)")
+    engine = run_search(problem, EvolutionSettings.from_config(search), seed=config.seed,
+                        folder=folder.path / "search", record=lambda r: folder.record("generation", **r),
+                        check=check, check_every=search.roundtrip_every, progress=progress)
+    ranked = rank_final(problem, engine, search.top_candidates)
+    baseline_fitness = problem.evaluate(space.baseline()).total
+    folder.record("ranking", candidates=[{"fitness": f, "rank": i} for i, (_, f) in enumerate(ranked)],
+                  baseline_fitness=baseline_fitness)
+    seconds["search"] = time.perf_counter() - t
+
+    # Delivery: decode the best individual at full size (post-processing of the release).
+    t = time.perf_counter()
+    best_vector, best_fitness = ranked[0]
+    agreement, counts = _deliver(config, folder, stages, space, best_vector, targets, basis, encoder, decoder,
+                                 class_names, say, progress)
+    write_fitness_curve(folder.path / "fitness_curve.png", generation_records(folder.records("generation")))
+    seconds["delivery"] = time.perf_counter() - t
+    seconds["total"] = time.perf_counter() - started_all
+
+    account = {stage: ledger.spent(stage) for stage in ledger.stages}
+    outcome = RunOutcome(folder=folder.path, class_names=tuple(class_names), synthetic_counts=counts,
+                         seconds=seconds, epsilon=account, total_epsilon=ledger.spent(), delta=ledger.delta,
+                         best_fitness=best_fitness, baseline_fitness=baseline_fitness,
+                         reencode_agreement=agreement, generations=engine.generation)
+    folder.record("summary", seconds=seconds, epsilon=account, total_epsilon=outcome.total_epsilon,
+                  best_fitness=best_fitness, baseline_fitness=baseline_fitness, reencode_agreement=agreement,
+                  synthetic_counts=counts)
+    return outcome
+
+
+def build_problem(config: RunConfig, release: StatisticsRelease,
+                  surrogate: RoundTripSurrogate | None) -> SearchProblem:
+    """The search problem of a run: DP targets, the space around the released Gaussians, fixed draws.
+
+    A pure function of the config, the release and the public surrogate, so a resumed run (or a
+    benchmark reading a finished run folder) rebuilds exactly the same problem.
+    """
+    search = config.search
+    targets = FitnessTargets.from_release(release.statistics, release.rff,
+                                          validation_per_class=search.validation_per_class,
+                                          rng=np.random.default_rng(_stage_seed(config.seed, "search")))
+    space = SearchSpace(ClassFrames.from_gaussians(targets.means, targets.covariances))
+    return SearchProblem.build(space, targets, search.weights, surrogate, per_class=search.candidate_per_class,
+                               eval_seeds=search.eval_seeds, seed=config.seed)
+
+
+def load_public_side(folder: RunFolder) -> tuple[PublicBasis, RoundTripSurrogate, float, float]:
+    """Basis, surrogate, clip norm and RFF bandwidth saved by a run's public-features step."""
+    with np.load(folder.path / "public_side.npz", allow_pickle=False) as data:
+        arrays = dict(data)
+    basis = PublicBasis.from_arrays({k[len("basis_"):]: v for k, v in arrays.items() if k.startswith("basis_")})
+    surrogate = RoundTripSurrogate.from_arrays({k[len("surrogate_"):]: v for k, v in arrays.items()
+                                                if k.startswith("surrogate_")})
+    return basis, surrogate, float(arrays["clip_norm"]), float(arrays["bandwidth"])
+
+
+def _consistency(targets: FitnessTargets, coordinates: np.ndarray, labels: np.ndarray) -> float:
+    """Share of coordinates the DP class Gaussians assign to their intended class."""
+    return float(np.mean(dp_gaussian_predict(coordinates, targets) == labels))
+
+
+def _public_side(config, folder, stages, encoder, decoder, public, say, progress):
+    """Basis, surrogate, clip norm and RFF bandwidth from public features only (cached in the run folder)."""
+    search = config.search
+    path = folder.path / "public_side.npz"
+    if stages.done("public") is not None:
+        return load_public_side(folder)
+    if public is None or len(public) < 2:
+        raise RunError("the search needs a public pool (data.public) for its basis; none was given")
+    say("public features: basis and round-trip surrogate (free)")
+    rng = np.random.default_rng(_stage_seed(config.seed, "public"))
+    chosen = np.sort(rng.choice(len(public), min(len(public), max(search.roundtrip_public, 2 * search.basis_dim)),
+                                replace=False))
+    _, features = encoder.encode_both(public[chosen], batch_size=256, progress=progress)
+    basis = PublicBasis.fit(features, search.basis_dim)
+    z = basis.reduce(features)
+    clip_norm = basis.radius(features, search.clip_quantile)
+    bandwidth = public_bandwidth(z, rng=rng)
+    _, z_roundtrip = round_trip(z, basis=basis, decoder=decoder, encoder=encoder)
+    surrogate = RoundTripSurrogate.fit(z, z_roundtrip)
+    arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
+    arrays.update({f"surrogate_{k}": v for k, v in surrogate.to_arrays().items()})
+    atomic_write_npz(path, clip_norm=np.array(clip_norm), bandwidth=np.array(bandwidth), **arrays)
+    summary = {"public_features": int(len(chosen)), "basis_dim": basis.dim,
+               "basis_variance_share": float(basis.variances.sum() / max(np.var(basis.reduce(features), axis=0).sum()
+                                                                        + 1e-12, 1e-12)),
+               "clip_norm": clip_norm, "rff_bandwidth": bandwidth, "surrogate_r2": surrogate.r2}
+    folder.record("public_side", **summary)
+    stages.finish("public", summary)
+    return basis, surrogate, clip_norm, bandwidth
+
+
+def _deliver(config, folder, stages, space, best_vector, targets, basis, encoder, decoder, class_names, say,
+             progress):
+    done = stages.done("delivery")
+    if done is not None:
+        return done["reencode_agreement"], done["counts"]
+    say("delivery: decoding the best candidate at full size")
+    # Per-class size from the *noisy* counts (post-processing): exact private counts are not released.
+    noisy = np.maximum(np.round(targets.counts), 1).astype(np.int64)
+    counts = noisy * config.search.synthetic_multiplier
+    rng = np.random.default_rng(_stage_seed(config.seed, "delivery"))
+    z, labels = space.sample_counts(best_vector, counts, rng)
+    features = basis.expand(z).astype(np.float32)
+    samples = decoder.decode(features, labels)
+    check = reencode_check(encoder, samples, features)
+    reencoded_classes = dp_gaussian_predict(basis.reduce(check.reencoded), targets)
+    agreement = float(np.mean(reencoded_classes == labels))
+    write_image_folder(folder.path / "synthetic", samples, labels, class_names)
+    write_synthetic_arrays(folder.path / "synthetic.npz", features=features, coordinates=z, labels=labels,
+                           class_names=class_names, reencoded_classes=reencoded_classes)
+    result = {"counts": [int(c) for c in counts], "reencode_agreement": agreement,
+              "reencode_cosine_mean": float(np.mean(check.cosine)),
+              "reencode_agreement_per_class": [float(np.mean(reencoded_classes[labels == k] == k))
+                                               for k in range(len(class_names))]}
+    folder.record("delivery", **result)
+    stages.finish("delivery", result)
+    return agreement, result["counts"]

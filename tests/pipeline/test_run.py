@@ -1,0 +1,172 @@
+"""`pcevolve run` end to end on tiny data: outputs, ledger, determinism, crash and resume, no private reads after the release."""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from pcevolve.cli.main import app
+from pcevolve.config import dump_config
+from pcevolve.pipeline import RunError, open_run, run_pipeline
+from pcevolve.privacy import BudgetLedger
+from pcevolve.search import runner as search_runner
+
+
+
+def synthetic_arrays(folder):
+    with np.load(folder / "synthetic.npz", allow_pickle=False) as data:
+        return {k: data[k] for k in data.files}
+
+
+class Crash(BaseException):
+    """Stands in for kill -9: not an Exception, so nothing in the pipeline can catch it."""
+
+
+def _run(config, root):
+    config, folder, _ = open_run(config, root=root)
+    return run_pipeline(config, folder)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tiny_config, tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    outcome = _run(tiny_config(), root)
+    return outcome
+
+
+def test_run_writes_the_synthetic_set_ledger_and_records(uninterrupted):
+    folder = uninterrupted.folder
+    names = sorted(p.name for p in (folder / "synthetic").iterdir())
+    assert len(names) == 3
+    counts = [len(list((folder / "synthetic" / n).glob("*.png"))) for n in names]
+    assert counts == uninterrupted.synthetic_counts and all(c > 0 for c in counts)
+    arrays = synthetic_arrays(folder)
+    assert len(arrays["labels"]) == sum(counts) and arrays["features"].shape[1] == 64
+    for name in ("ledger.json", "records.jsonl", "manifest.json", "config.yaml", "fitness_curve.png"):
+        assert (folder / name).exists(), name
+    ledger = BudgetLedger.load(folder / "ledger.json")  # recomputes every ε from the events
+    assert {e.stage for e in ledger.history} == {"representation", "fitness"}
+    assert ledger.spent() <= 8.0 + 1e-9 and ledger.spent("fitness") <= 5.0 + 1e-9
+    records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+    generations = [r for r in records if r["kind"] == "generation"]
+    assert [r["generation"] for r in generations] == list(range(len(generations)))
+    assert {"accuracy", "mmd", "attack", "privacy", "diversity", "consistency"} <= set(generations[0]["terms"])
+    assert any("roundtrip" in r for r in generations)
+    # Exact private counts and hashes stay out of the delivered manifest.
+    assert "private" not in json.dumps(json.loads((folder / "manifest.json").read_text())["data"])
+
+
+def test_same_seed_same_synthetic_set(uninterrupted, tiny_config, tmp_path):
+    again = _run(tiny_config(), tmp_path)
+    a, b = synthetic_arrays(uninterrupted.folder), synthetic_arrays(again.folder)
+    for key in ("features", "coordinates", "labels"):
+        np.testing.assert_array_equal(a[key], b[key])
+
+
+@pytest.mark.parametrize("crash_at", ["search", "delivery"])
+def test_crash_then_resume_equals_the_uninterrupted_run(uninterrupted, tiny_config, tmp_path, monkeypatch, crash_at):
+    config = tiny_config()
+    _, folder, _ = open_run(config, root=tmp_path)
+    if crash_at == "search":
+        original = search_runner.Evolution.save
+        calls = []
+
+        def save_then_crash(self, target):
+            calls.append(self.generation)
+            if len(calls) == 3:
+                raise Crash  # after generation 2's record, before its checkpoint
+            return original(self, target)
+
+        monkeypatch.setattr(search_runner.Evolution, "save", save_then_crash)
+    else:
+        import pcevolve.pipeline.run as run_module
+
+        def crash(*args, **kwargs):
+            raise Crash
+
+        monkeypatch.setattr(run_module, "write_synthetic_arrays", crash)
+    with pytest.raises(Crash):
+        run_pipeline(config, folder)
+    monkeypatch.undo()
+    spent_before = BudgetLedger.load(folder.ledger_path).spent()
+    events_before = len(BudgetLedger.load(folder.ledger_path).history)
+
+    resumed_config, resumed_folder, resumed = open_run(None, resume=folder.path)
+    assert resumed and resumed_config == config
+    run_pipeline(resumed_config, resumed_folder)
+    ledger = BudgetLedger.load(folder.ledger_path)
+    assert len(ledger.history) == events_before and ledger.spent() == spent_before  # nothing paid twice
+    a, b = synthetic_arrays(uninterrupted.folder), synthetic_arrays(folder.path)
+    for key in ("features", "coordinates", "labels"):
+        np.testing.assert_array_equal(a[key], b[key])
+
+
+class Guarded(np.ndarray):
+    """Private samples that raise on any element access once ``armed``."""
+
+    armed = False
+
+    def __getitem__(self, item):
+        if Guarded.armed:
+            raise AssertionError("private samples read after the release")
+        return super().__getitem__(item)
+
+    def __array__(self, *args, **kwargs):
+        if Guarded.armed:
+            raise AssertionError("private samples read after the release")
+        return super().__array__(*args, **kwargs)
+
+
+def test_search_and_delivery_never_read_private_data(tiny_config, tmp_path, monkeypatch):
+    """Once the release is made, the private samples and the private folder become unreadable; the run finishes."""
+    import dataclasses
+
+    import pcevolve.pipeline.run as run_module
+
+    config = tiny_config()
+    _, folder, _ = open_run(config, root=tmp_path)
+    load, release = run_module._load_data, run_module.release_statistics
+
+    def guarded_load(cfg):
+        private, public = load(cfg)
+        return dataclasses.replace(private, samples=private.samples.view(Guarded)), public
+
+    def release_then_arm(coordinates, labels, **kwargs):
+        released = release(coordinates, labels, **kwargs)
+        Guarded.armed = True
+        monkeypatch.setattr(run_module, "read_image_folder", lambda *a, **k: pytest.fail("private folder re-read"))
+        return released
+
+    monkeypatch.setattr(run_module, "_load_data", guarded_load)
+    monkeypatch.setattr(run_module, "release_statistics", release_then_arm)
+    try:
+        outcome = run_pipeline(config, folder)
+    finally:
+        Guarded.armed = False
+    assert np.isfinite(outcome.best_fitness) and sum(outcome.synthetic_counts) > 0
+
+
+def test_existing_folder_needs_resume_and_resume_refuses_another_config(uninterrupted, tiny_config):
+    root = uninterrupted.folder.parent
+    with pytest.raises(RunError, match="--resume"):
+        open_run(tiny_config(), root=root)
+    with pytest.raises(RunError, match="another configuration"):
+        open_run(tiny_config(**{"search.generations": 7}), resume=uninterrupted.folder)
+
+
+def test_cli_run_prints_a_summary_and_bad_data_fails_cleanly(tiny_config, tmp_path):
+    config = tiny_config(name="cli")
+    path = tmp_path / "run.yaml"
+    dump_config(config, path)
+    result = CliRunner().invoke(app, ["run", str(path), "--runs-root", str(tmp_path / "runs"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "total" in result.output and "synthetic set" in result.output
+
+    broken = tmp_path / "broken"
+    (broken / "a").mkdir(parents=True)
+    (broken / "a" / "x.png").write_bytes(b"not a png")
+    bad = tiny_config(name="bad", **{"data.private": str(broken)})
+    dump_config(bad, path)
+    result = CliRunner().invoke(app, ["run", str(path), "--runs-root", str(tmp_path / "runs"), "--quiet"])
+    assert result.exit_code == 1 and "x.png" in result.output
