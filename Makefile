@@ -28,11 +28,15 @@ DEMO_DATA := data/demo/dataset.json
 $(DEMO_DATA): | $(STAMP) $(FMNIST)
 	$(CLI) data prepare fashion-mnist --out data/demo
 
+# The whole pipeline on the demo data. A run folder left by an interrupted `make demo` is resumed (a finished one
+# only reprints its summary); `make clean-demo` starts over.
 demo: $(STAMP) $(FMNIST) $(DEMO_DATA)
 	$(CLI) data check data/demo/private
+	if [ -f runs/demo/manifest.json ]; then $(CLI) run --resume runs/demo; else $(CLI) run configs/demo.yaml; fi
+	$(CLI) ledger show runs/demo
 
 test: $(STAMP) $(FMNIST)
 	$(PY) -m pytest -q
 
 clean-demo:
-	rm -rf data/demo
+	rm -rf data/demo runs/demo

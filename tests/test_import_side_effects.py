@@ -9,11 +9,16 @@ import sys
 _PROBE = r"""
 import logging, random, warnings, sys
 import numpy as np, scipy.special, scipy.stats, torch, rich.console, rich.table, typer, dp_accounting, PIL.Image, yaml, pydantic
+import sklearn.linear_model, sklearn.model_selection, threadpoolctl, matplotlib.figure, matplotlib.backends.backend_agg, tqdm.auto
+import matplotlib
+backend = matplotlib.get_backend()
 filters = list(warnings.filters)
 handlers = list(logging.getLogger().handlers)
 py_state = random.getstate()
 np_state = np.random.get_state()[1].copy()
 import pcevolve, pcevolve.io, pcevolve.config, pcevolve.run_folder, pcevolve.data, pcevolve.privacy, pcevolve.augment, pcevolve.encoders, pcevolve.cli.main
+import pcevolve.decoders, pcevolve.evolution, pcevolve.fitness, pcevolve.evaluation, pcevolve.search, pcevolve.pipeline
+assert matplotlib.get_backend() == backend, "matplotlib backend changed"
 assert list(warnings.filters) == filters, "warning filters changed"
 assert list(logging.getLogger().handlers) == handlers, "log handlers added"
 assert random.getstate() == py_state, "python RNG touched"
