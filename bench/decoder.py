@@ -36,7 +36,7 @@ import yaml
 from PIL import Image
 from torch import nn
 
-from pcevolve.config import DecoderConfig, RunConfig
+from pcevolve.config import RunConfig
 from pcevolve.data import read_image_folder, read_unlabeled_images
 from pcevolve.decoders import build_decoder, reencode_check, train_decoder
 from pcevolve.encoders import ImageEncoder, build_encoder

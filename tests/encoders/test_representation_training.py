@@ -8,7 +8,6 @@ from sklearn.datasets import load_digits
 from pcevolve.config import AugmentConfig, RepresentationConfig
 from pcevolve.encoders import build_encoder, diagnose_collapse, train_representation
 from pcevolve.privacy import (
-    BudgetExceeded,
     BudgetLedger,
     GaussianRelease,
     GeneratorNoise,

@@ -133,6 +133,9 @@ class SearchConfig(_Frozen):
     validation_per_class: int = Field(200, ge=2, description="Samples per class drawn from the DP Gaussians.")
     # Delivery: how many candidate sets of the final population are ranked on DP fitness (R7.5).
     top_candidates: int = Field(3, ge=1)
+    # R6.3 check before delivery: draw this many times the delivered size, decode and re-encode every sample, and
+    # deliver first those the DP class Gaussians put back in their own class (post-processing). 1: no selection.
+    delivery_oversample: float = Field(1.5, ge=1.0, le=10.0)
 
     @model_validator(mode="after")
     def _elite_fits(self) -> "SearchConfig":

@@ -4,12 +4,61 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image
 
+from pcevolve.decoders import reencode_check
+from pcevolve.fitness import FitnessTargets, dp_gaussian_predict
 from pcevolve.io import atomic_directory, atomic_write_npz
+from pcevolve.search.basis import PublicBasis
+from pcevolve.search.space import SearchSpace
+
+if TYPE_CHECKING:
+    from pcevolve.decoders import Decoder
+    from pcevolve.encoders import ImageEncoder
+
+
+@dataclass(frozen=True, eq=False)
+class DecodedSet:
+    """A decoded synthetic set: search coordinates, feature directions, samples, labels and the re-encode check."""
+
+    coordinates: np.ndarray
+    features: np.ndarray
+    samples: np.ndarray
+    labels: np.ndarray
+    reencoded_classes: np.ndarray
+    cosine: np.ndarray
+    drawn_agreement: float
+
+    @property
+    def agreement(self) -> float:
+        """Share of delivered samples re-encoded into their own class."""
+        return float(np.mean(self.reencoded_classes == self.labels)) if len(self.labels) else float("nan")
+
+
+def decode_candidate(space: SearchSpace, individual: np.ndarray, counts: np.ndarray, *, oversample: float,
+                     rng: np.random.Generator, basis: PublicBasis, encoder: "ImageEncoder", decoder: "Decoder",
+                     targets: FitnessTargets) -> DecodedSet:
+    """Sample ``oversample × counts`` per class, decode, re-encode every sample, keep ``counts`` (consistent first).
+
+    Post-processing of the release: reads the DP targets, the released encoder and decoder, and
+    synthetic samples only.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    drawn = np.ceil(counts * oversample).astype(np.int64)
+    z, labels = space.sample_counts(individual, drawn, rng)
+    features = basis.expand(z).astype(np.float32)
+    samples = decoder.decode(features, labels)
+    check = reencode_check(encoder, samples, features)
+    reencoded = dp_gaussian_predict(basis.reduce(check.reencoded), targets)
+    keep = select_consistent(labels, reencoded, counts)
+    return DecodedSet(coordinates=z[keep], features=features[keep], samples=samples[keep], labels=labels[keep],
+                      reencoded_classes=reencoded[keep], cosine=check.cosine[keep],
+                      drawn_agreement=float(np.mean(reencoded == labels)))
 
 
 def write_image_folder(path: str | os.PathLike[str], samples: np.ndarray, labels: np.ndarray,
@@ -40,3 +89,25 @@ def write_synthetic_arrays(path: str | os.PathLike[str], *, features: np.ndarray
                             coordinates=np.asarray(coordinates, np.float32), labels=np.asarray(labels, np.int64),
                             class_names=np.array(list(class_names)),
                             reencoded_classes=np.asarray(reencoded_classes, np.int64))
+
+
+def select_consistent(labels: np.ndarray, reencoded_classes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Indices of ``counts[k]`` samples per class k, those re-encoded into their own class first.
+
+    Within each class, samples keep their drawing order: first the consistent ones, then (only if
+    too few are consistent) the others, so every class gets exactly its count whenever it has
+    enough samples. Pure post-processing of synthetic data.
+
+    Raises:
+        ValueError: A class has fewer samples than its count.
+    """
+    labels = np.asarray(labels)
+    consistent = np.asarray(reencoded_classes) == labels
+    chosen = []
+    for k, count in enumerate(np.asarray(counts, dtype=np.int64)):
+        rows = np.flatnonzero(labels == k)
+        if len(rows) < count:
+            raise ValueError(f"class {k} has {len(rows)} samples, fewer than the {count} to deliver")
+        ordered = np.concatenate([rows[consistent[rows]], rows[~consistent[rows]]])
+        chosen.append(np.sort(ordered[:count]))
+    return np.concatenate(chosen) if chosen else np.zeros(0, dtype=np.int64)

@@ -32,12 +32,12 @@ import numpy as np
 
 from pcevolve.config import RunConfig, config_hash, load_config
 from pcevolve.data import LabeledDataset, read_image_folder, read_unlabeled_images
-from pcevolve.decoders import load_decoder, reencode_check, train_decoder
+from pcevolve.decoders import load_decoder, train_decoder
 from pcevolve.encoders import ImageEncoder, build_encoder, train_representation
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.fitness import FitnessTargets, dp_gaussian_predict
 from pcevolve.io import append_jsonl, atomic_write_json, atomic_write_npz, read_json
-from pcevolve.pipeline.deliver import write_image_folder, write_synthetic_arrays
+from pcevolve.pipeline.deliver import decode_candidate, write_image_folder, write_synthetic_arrays
 from pcevolve.pipeline.plots import write_fitness_curve
 from pcevolve.privacy import BudgetLedger, make_noise_source
 from pcevolve.privacy.statistics import RandomFourierFeatures
@@ -362,22 +362,21 @@ def _deliver(config, folder, stages, space, best_vector, targets, basis, encoder
     done = stages.done("delivery")
     if done is not None:
         return done["reencode_agreement"], done["counts"]
-    say("delivery: decoding the best candidate at full size")
+    say("delivery: decoding the best candidate at full size, re-encoding every sample (R6.3)")
     # Per-class size from the *noisy* counts (post-processing): exact private counts are not released.
     noisy = np.maximum(np.round(targets.counts), 1).astype(np.int64)
     counts = noisy * config.search.synthetic_multiplier
     rng = np.random.default_rng(_stage_seed(config.seed, "delivery"))
-    z, labels = space.sample_counts(best_vector, counts, rng)
-    features = basis.expand(z).astype(np.float32)
-    samples = decoder.decode(features, labels)
-    check = reencode_check(encoder, samples, features)
-    reencoded_classes = dp_gaussian_predict(basis.reduce(check.reencoded), targets)
-    agreement = float(np.mean(reencoded_classes == labels))
-    write_image_folder(folder.path / "synthetic", samples, labels, class_names)
-    write_synthetic_arrays(folder.path / "synthetic.npz", features=features, coordinates=z, labels=labels,
-                           class_names=class_names, reencoded_classes=reencoded_classes)
-    result = {"counts": [int(c) for c in counts], "reencode_agreement": agreement,
-              "reencode_cosine_mean": float(np.mean(check.cosine)),
+    delivered = decode_candidate(space, best_vector, counts, oversample=config.search.delivery_oversample, rng=rng,
+                                 basis=basis, encoder=encoder, decoder=decoder, targets=targets)
+    labels, reencoded_classes, agreement = delivered.labels, delivered.reencoded_classes, delivered.agreement
+    write_image_folder(folder.path / "synthetic", delivered.samples, labels, class_names)
+    write_synthetic_arrays(folder.path / "synthetic.npz", features=delivered.features,
+                           coordinates=delivered.coordinates, labels=labels, class_names=class_names,
+                           reencoded_classes=reencoded_classes)
+    result = {"counts": [int(c) for c in counts], "oversample": config.search.delivery_oversample,
+              "reencode_agreement_drawn": delivered.drawn_agreement, "reencode_agreement": agreement,
+              "reencode_cosine_mean": float(np.mean(delivered.cosine)),
               "reencode_agreement_per_class": [float(np.mean(reencoded_classes[labels == k] == k))
                                                for k in range(len(class_names))]}
     folder.record("delivery", **result)
