@@ -46,6 +46,7 @@ from pcevolve.privacy.noise import GeneratorNoise
 from pcevolve.run_folder import RunFolder
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.release import StatisticsRelease, release_statistics
+from pcevolve.search.roundtrip import SurrogateData, round_trip
 from pcevolve.search.runner import run_search
 
 
@@ -83,7 +84,9 @@ def main() -> None:
     config = load_config(folder.config_path)
     encoder = ImageEncoder.load(folder.path / "encoder").eval()
     decoder = load_decoder(folder.path / "decoder")
-    basis, surrogate, clip_norm, _ = load_public_side(folder)
+    basis, public_pairs, clip_norm, _ = load_public_side(folder)
+    checked = folder.path / "search" / "roundtrips.npz"
+    surrogate = (SurrogateData.load(checked) if checked.exists() else public_pairs).fit()  # as the run ended
     release = StatisticsRelease.load(folder.path / "release.npz")
     problem = build_problem(config, release, surrogate)
     private = read_image_folder(config.data.private, size=config.data.image_size, mode=config.data.image_mode)
@@ -144,7 +147,10 @@ def main() -> None:
                            noise=GeneratorNoise(np.random.default_rng(0)))
         results["release_seconds_by_n"][n] = time.perf_counter() - started
 
-    # Coarse-to-fine vs fixed rate at equal generations.
+    def real_round_trip(z: np.ndarray) -> np.ndarray:
+        return round_trip(z, basis=basis, decoder=decoder, encoder=encoder)[1]
+
+    # Coarse-to-fine vs fixed rate at equal generations (each from the public-only surrogate, as a run starts).
     if args.schedules:
         results["schedules"] = {}
         for name, update in (("coarse_to_fine", {}), ("fixed_rate", {"coarse_generations": 0})):
@@ -152,9 +158,11 @@ def main() -> None:
                                                       "patience": args.schedules, **update})
             history: list[dict] = []
             with tempfile.TemporaryDirectory() as scratch:
-                engine = run_search(problem, EvolutionSettings.from_config(search), seed=config.seed,
-                                    folder=Path(scratch), record=history.append)
-            vector, fitness = engine.best
+                outcome = run_search(build_problem(config, release, public_pairs.fit()),
+                                     EvolutionSettings.from_config(search), seed=config.seed, folder=Path(scratch),
+                                     record=history.append, round_trip=real_round_trip, surrogate_data=public_pairs,
+                                     check_every=search.roundtrip_every, check_per_class=search.roundtrip_per_class)
+            vector, fitness = outcome.engine.best
             decoded = decode_set(problem, vector, counts, oversample=oversample, **decode)
             results["schedules"][name] = {
                 "best_dp_fitness": fitness, "curve": [h["best"] for h in history],

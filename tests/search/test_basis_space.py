@@ -89,3 +89,20 @@ def test_surrogate_recovers_an_affine_map_and_reports_agreement():
     assert surrogate.agreement(fresh, rng.normal(size=(100, 6))) < 0.1
     restored = RoundTripSurrogate.from_arrays(surrogate.to_arrays())
     np.testing.assert_array_equal(restored.predict(fresh), surrogate.predict(fresh))
+
+
+def test_surrogate_data_refits_on_checks_and_forgets_later_generations_on_resume(tmp_path):
+    from pcevolve.search.roundtrip import SurrogateData
+
+    rng = np.random.default_rng(6)
+    public = rng.normal(size=(200, 3))
+    data = SurrogateData(public, public * 0.5, {})
+    # The search's region behaves differently from the public pool: the refit must follow it.
+    local = rng.normal(size=(400, 3)) + 4.0
+    checked = data.with_check(0, local, -local).with_check(5, local + 1, -(local + 1))
+    assert checked.fit().agreement(local, -local) > data.fit().agreement(local, -local) + 0.5
+    assert sorted(checked.before(5).checked) == [0] and data.checked == {}  # immutable
+    path = checked.save(tmp_path / "roundtrips.npz")
+    loaded = SurrogateData.load(path)
+    np.testing.assert_array_equal(loaded.fit().weights, checked.fit().weights)
+    np.testing.assert_array_equal(loaded.before(5).fit().weights, checked.before(5).fit().weights)

@@ -35,17 +35,17 @@ from pcevolve.data import LabeledDataset, read_image_folder, read_unlabeled_imag
 from pcevolve.decoders import load_decoder, train_decoder
 from pcevolve.encoders import ImageEncoder, build_encoder, train_representation
 from pcevolve.evolution import EvolutionSettings
-from pcevolve.fitness import FitnessTargets, dp_gaussian_predict
+from pcevolve.fitness import FitnessTargets
 from pcevolve.io import append_jsonl, atomic_write_json, atomic_write_npz, read_json
 from pcevolve.pipeline.deliver import decode_candidate, write_image_folder, write_synthetic_arrays
 from pcevolve.pipeline.plots import write_fitness_curve
 from pcevolve.privacy import BudgetLedger, make_noise_source
 from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.run_folder import RunFolder
-from pcevolve.search.basis import PublicBasis
+from pcevolve.search.basis import PublicBasis, unit_rows
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.release import StatisticsRelease, public_bandwidth, release_statistics
-from pcevolve.search.roundtrip import RoundTripSurrogate, round_trip
+from pcevolve.search.roundtrip import RoundTripSurrogate, SurrogateData, round_trip
 from pcevolve.search.runner import generation_records, rank_final, run_search
 from pcevolve.search.space import ClassFrames, SearchSpace
 
@@ -223,8 +223,8 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     # Public features (free): the basis, the RFF bandwidth and the round-trip surrogate.
     t = time.perf_counter()
     search = config.search
-    basis, surrogate, clip_norm, bandwidth = _public_side(config, folder, stages, encoder, decoder, public, say,
-                                                          progress)
+    basis, surrogate_data, clip_norm, bandwidth = _public_side(config, folder, stages, encoder, decoder, public,
+                                                               say, progress)
     seconds["public features"] = time.perf_counter() - t
 
     # The DP release (fitness stage), once.
@@ -254,21 +254,20 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
 
     # Stage 3b — the search, on the release only.
     t = time.perf_counter()
-    problem = build_problem(config, release, surrogate)
-    targets, space = problem.targets, problem.space
-    check_draws = space.noise(search.roundtrip_per_class, np.random.default_rng([config.seed, 77]))
+    problem = build_problem(config, release, surrogate_data.fit())
+    space = problem.space
 
-    def check(vector: np.ndarray) -> dict[str, Any]:
-        z, labels = space.sample(vector, check_draws)
-        _, actual = round_trip(z, basis=basis, decoder=decoder, encoder=encoder)
-        return {"surrogate_r2": surrogate.agreement(z, actual),
-                "consistency_real": _consistency(targets, actual, labels),
-                "consistency_surrogate": _consistency(targets, surrogate.predict(z), labels)}
+    def real_round_trip(z: np.ndarray) -> np.ndarray:
+        return round_trip(z, basis=basis, decoder=decoder, encoder=encoder)[1]
 
     say(f"stage 3b: evolutionary search ({search.population} × up to {search.generations} generations)")
-    engine = run_search(problem, EvolutionSettings.from_config(search), seed=config.seed,
-                        folder=folder.path / "search", record=lambda r: folder.record("generation", **r),
-                        check=check, check_every=search.roundtrip_every, progress=progress)
+    outcome = run_search(problem, EvolutionSettings.from_config(search), seed=config.seed,
+                         folder=folder.path / "search", record=lambda r: folder.record("generation", **r),
+                         round_trip=real_round_trip, surrogate_data=surrogate_data,
+                         check_every=search.roundtrip_every, check_per_class=search.roundtrip_per_class,
+                         progress=progress)
+    engine, problem = outcome.engine, outcome.problem
+    targets = problem.targets
     ranked = rank_final(problem, engine, search.top_candidates)
     baseline_fitness = problem.evaluate(space.baseline()).total
     folder.record("ranking", candidates=[{"fitness": f, "rank": i} for i, (_, f) in enumerate(ranked)],
@@ -311,19 +310,13 @@ def build_problem(config: RunConfig, release: StatisticsRelease,
                                eval_seeds=search.eval_seeds, seed=config.seed)
 
 
-def load_public_side(folder: RunFolder) -> tuple[PublicBasis, RoundTripSurrogate, float, float]:
-    """Basis, surrogate, clip norm and RFF bandwidth saved by a run's public-features step."""
+def load_public_side(folder: RunFolder) -> tuple[PublicBasis, SurrogateData, float, float]:
+    """Basis, the surrogate's public training pairs, clip norm and RFF bandwidth saved by a run's public step."""
     with np.load(folder.path / "public_side.npz", allow_pickle=False) as data:
         arrays = dict(data)
     basis = PublicBasis.from_arrays({k[len("basis_"):]: v for k, v in arrays.items() if k.startswith("basis_")})
-    surrogate = RoundTripSurrogate.from_arrays({k[len("surrogate_"):]: v for k, v in arrays.items()
-                                                if k.startswith("surrogate_")})
-    return basis, surrogate, float(arrays["clip_norm"]), float(arrays["bandwidth"])
-
-
-def _consistency(targets: FitnessTargets, coordinates: np.ndarray, labels: np.ndarray) -> float:
-    """Share of coordinates the DP class Gaussians assign to their intended class."""
-    return float(np.mean(dp_gaussian_predict(coordinates, targets) == labels))
+    pairs = SurrogateData(arrays["pairs_inputs"], arrays["pairs_outputs"], {})
+    return basis, pairs, float(arrays["clip_norm"]), float(arrays["bandwidth"])
 
 
 def _public_side(config, folder, stages, encoder, decoder, public, say, progress):
@@ -344,17 +337,18 @@ def _public_side(config, folder, stages, encoder, decoder, public, say, progress
     clip_norm = basis.radius(features, search.clip_quantile)
     bandwidth = public_bandwidth(z, rng=rng)
     _, z_roundtrip = round_trip(z, basis=basis, decoder=decoder, encoder=encoder)
-    surrogate = RoundTripSurrogate.fit(z, z_roundtrip)
+    pairs = SurrogateData(z, z_roundtrip, {})
+    surrogate = pairs.fit()
     arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
-    arrays.update({f"surrogate_{k}": v for k, v in surrogate.to_arrays().items()})
-    atomic_write_npz(path, clip_norm=np.array(clip_norm), bandwidth=np.array(bandwidth), **arrays)
+    atomic_write_npz(path, clip_norm=np.array(clip_norm), bandwidth=np.array(bandwidth), pairs_inputs=z,
+                     pairs_outputs=z_roundtrip, **arrays)
     summary = {"public_features": int(len(chosen)), "basis_dim": basis.dim,
-               "basis_variance_share": float(basis.variances.sum() / max(np.var(basis.reduce(features), axis=0).sum()
-                                                                        + 1e-12, 1e-12)),
+               "basis_variance_share": float(basis.variances.sum()
+                                             / max(np.var(unit_rows(features), axis=0, ddof=1).sum(), 1e-12)),
                "clip_norm": clip_norm, "rff_bandwidth": bandwidth, "surrogate_r2": surrogate.r2}
     folder.record("public_side", **summary)
     stages.finish("public", summary)
-    return basis, surrogate, clip_norm, bandwidth
+    return basis, pairs, clip_norm, bandwidth
 
 
 def _deliver(config, folder, stages, space, best_vector, targets, basis, encoder, decoder, class_names, say,

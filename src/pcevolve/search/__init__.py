@@ -15,17 +15,19 @@ See ``docs/search.md`` for what the search evaluates and ``docs/privacy.md`` §3
 from pcevolve.search.basis import PublicBasis
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.release import StatisticsRelease, release_statistics
-from pcevolve.search.roundtrip import RoundTripSurrogate, round_trip
-from pcevolve.search.runner import generation_records, rank_final, run_search
+from pcevolve.search.roundtrip import RoundTripSurrogate, SurrogateData, round_trip
+from pcevolve.search.runner import SearchOutcome, generation_records, rank_final, run_search
 from pcevolve.search.space import ClassFrames, SearchSpace
 
 __all__ = [
     "ClassFrames",
     "PublicBasis",
     "RoundTripSurrogate",
+    "SearchOutcome",
     "SearchProblem",
     "SearchSpace",
     "StatisticsRelease",
+    "SurrogateData",
     "generation_records",
     "rank_final",
     "release_statistics",

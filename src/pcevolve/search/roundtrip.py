@@ -2,19 +2,28 @@
 
 A real round trip runs the decoder and the encoder (≈ 130 images/s at 64 px on a 2-core CPU), far
 too slow for every candidate of every generation. The surrogate is a ridge-regression map
-z ↦ A z + b in the reduced space, fitted on *public* features only (free): their coordinates
+z ↦ A z + b in the reduced space, first fitted on *public* features (free): their coordinates
 against the coordinates of decode → re-encode of the same features. The search evaluates label
-consistency on the surrogate's prediction for every candidate, and checks the surrogate against
-real round trips of the best individual every few generations (their agreement is logged).
+consistency on the surrogate's prediction for every candidate.
+
+Public features are not where the search goes, and a map fitted only on them is optimistic there
+(measured on the demo: R² 0.75 on public pairs, 0.3 on the search's samples; predicted consistency
+0.93 against 0.54 for real round trips). So every few generations the best individual's samples
+are round-tripped for real, the pairs are added to the surrogate's data, and the surrogate is
+refitted (:class:`SurrogateData`): it learns the region the search explores. All pairs are
+synthetic or public, so this is free; they are kept per generation so that a resumed run refits
+exactly the surrogate an uninterrupted run had.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pcevolve.io import atomic_write_npz
 from pcevolve.search.basis import PublicBasis
 
 if TYPE_CHECKING:
@@ -73,3 +82,41 @@ class RoundTripSurrogate:
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "RoundTripSurrogate":
         return cls(weights=np.asarray(arrays["weights"]), bias=np.asarray(arrays["bias"]), r2=float(arrays["r2"]))
+
+
+@dataclass(frozen=True, eq=False)
+class SurrogateData:
+    """The surrogate's training pairs: public ones, plus real round trips of the search's samples by generation."""
+
+    public_inputs: np.ndarray
+    public_outputs: np.ndarray
+    checked: dict[int, tuple[np.ndarray, np.ndarray]]
+
+    def with_check(self, generation: int, inputs: np.ndarray, outputs: np.ndarray) -> "SurrogateData":
+        checked = dict(self.checked)
+        checked[int(generation)] = (np.asarray(inputs, np.float64), np.asarray(outputs, np.float64))
+        return SurrogateData(self.public_inputs, self.public_outputs, checked)
+
+    def before(self, generation: int) -> "SurrogateData":
+        """Only the checks of generations before ``generation`` (what a run resumed there has seen)."""
+        return SurrogateData(self.public_inputs, self.public_outputs,
+                             {g: pair for g, pair in self.checked.items() if g < generation})
+
+    def fit(self) -> RoundTripSurrogate:
+        generations = sorted(self.checked)
+        inputs = np.concatenate([self.public_inputs, *(self.checked[g][0] for g in generations)])
+        outputs = np.concatenate([self.public_outputs, *(self.checked[g][1] for g in generations)])
+        return RoundTripSurrogate.fit(inputs, outputs)
+
+    def save(self, path: Path) -> Path:
+        arrays = {"public_inputs": self.public_inputs, "public_outputs": self.public_outputs,
+                  "generations": np.array(sorted(self.checked), dtype=np.int64)}
+        for g in sorted(self.checked):
+            arrays[f"inputs_{g}"], arrays[f"outputs_{g}"] = self.checked[g]
+        return atomic_write_npz(path, **arrays)
+
+    @classmethod
+    def load(cls, path: Path) -> "SurrogateData":
+        with np.load(path, allow_pickle=False) as data:
+            checked = {int(g): (data[f"inputs_{g}"], data[f"outputs_{g}"]) for g in data["generations"]}
+            return cls(data["public_inputs"], data["public_outputs"], checked)

@@ -5,7 +5,9 @@ Per generation: ask the engine for the population, score every individual
 record, then save the engine's checkpoint (npz + JSON, atomic). The record is written *before*
 the checkpoint, so a run killed between the two recomputes that generation on resume and
 writes the same record again (the computation is deterministic); readers keep the last record
-of each generation (:func:`generation_records`).
+of each generation (:func:`generation_records`). Every few generations the best individual is
+round-tripped for real and the surrogate refitted (:mod:`pcevolve.search.roundtrip`); the pairs
+are saved per generation before the checkpoint, so a resume refits the same surrogate.
 
 Generation 0 is seeded with the baseline individual (the released Gaussians), so the search can
 only keep or improve on it as judged by the DP fitness.
@@ -14,6 +16,7 @@ only keep or improve on it as judged by the DP fitness.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +24,13 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from pcevolve.evolution import Evolution, EvolutionSettings
+from pcevolve.fitness import dp_gaussian_predict
 from pcevolve.search.problem import SearchProblem
+from pcevolve.search.roundtrip import SurrogateData
 
 CHECKPOINT = "checkpoint"
+SURROGATE_DATA = "roundtrips.npz"
+CHECK_STREAM = 0xC4EC  # seeds the check draws apart from every other stream of the run
 
 
 def _mean_terms(breakdowns: list) -> dict[str, float]:
@@ -31,26 +38,44 @@ def _mean_terms(breakdowns: list) -> dict[str, float]:
     return {name: float(np.mean([b.terms[name] for b in breakdowns])) for name in names}
 
 
+@dataclass(frozen=True)
+class SearchOutcome:
+    """The finished engine and the problem as it stood at the end (its surrogate refitted on the checks)."""
+
+    engine: Evolution
+    problem: SearchProblem
+
+
 def run_search(problem: SearchProblem, settings: EvolutionSettings, *, seed: int, folder: Path,
                record: Callable[[dict[str, Any]], None],
-               check: Callable[[np.ndarray], dict[str, Any]] | None = None, check_every: int = 10,
-               progress: bool = False) -> Evolution:
-    """Run (or resume) the search whose checkpoint lives in ``folder``; returns the finished engine.
+               round_trip: Callable[[np.ndarray], np.ndarray] | None = None,
+               surrogate_data: SurrogateData | None = None, check_every: int = 10, check_per_class: int = 16,
+               progress: bool = False) -> SearchOutcome:
+    """Run (or resume) the search whose checkpoint lives in ``folder``.
 
     Args:
-        problem: The fitness.
+        problem: The fitness (its surrogate is replaced as checks come in).
         settings: Engine settings.
-        seed: The engine's seed.
+        seed: The engine's seed (also seeds the check draws).
         folder: Checkpoint folder; an existing checkpoint is resumed.
         record: Receives one dict per generation (best/mean fitness, the best's terms, the
             population's mean terms, the engine's summary, and ``roundtrip`` when checked).
-        check: Called with the generation's best vector every ``check_every`` generations and on
-            the last one (the real decode → re-encode check); its dict is added to the record.
+        round_trip: Real decode → re-encode of coordinates. With it, every ``check_every``
+            generations and on the last one, ``check_per_class`` fresh samples per class of the
+            generation's best are round-tripped for real; the record gets the surrogate's R² on them
+            and the real vs predicted consistency, and the pairs refit the surrogate.
+        surrogate_data: The surrogate's training pairs (required with ``round_trip``).
         progress: Show a progress bar over generations.
     """
+    if round_trip is not None and surrogate_data is None:
+        raise ValueError("real round-trip checks need the surrogate's training data")
     bounds = problem.space.bounds()
+    data_path = folder / SURROGATE_DATA
     if (folder / CHECKPOINT).exists():
         search = Evolution.load(folder / CHECKPOINT, settings, bounds)
+        if surrogate_data is not None and data_path.exists():
+            surrogate_data = SurrogateData.load(data_path).before(search.generation)
+            problem = replace(problem, surrogate=surrogate_data.fit())
     else:
         search = Evolution(settings, bounds, seed=seed, initial=problem.space.baseline()[None, :])
     bar = tqdm(total=settings.generations, initial=search.generation, desc="search", unit="gen",
@@ -65,8 +90,16 @@ def run_search(problem: SearchProblem, settings: EvolutionSettings, *, seed: int
             entry: dict[str, Any] = {"generation": summary.generation, "best": float(totals[best_index]),
                                      "mean": float(np.nanmean(totals)), "terms": dict(breakdowns[best_index].terms),
                                      "mean_terms": _mean_terms(breakdowns), "engine": summary.to_json()}
-            if check is not None and (summary.generation % check_every == 0 or search.done):
-                entry["roundtrip"] = check(population[best_index])
+            if round_trip is not None and (summary.generation % check_every == 0 or search.done):
+                assert surrogate_data is not None
+                draws = problem.space.noise(check_per_class,
+                                            np.random.default_rng([seed, CHECK_STREAM, summary.generation]))
+                z, labels = problem.space.sample(population[best_index], draws)
+                actual = round_trip(z)
+                entry["roundtrip"] = _check_record(problem, z, labels, actual)
+                surrogate_data = surrogate_data.with_check(summary.generation, z, actual)
+                surrogate_data.save(data_path)  # before the checkpoint: a resume refits from generations < its own
+                problem = replace(problem, surrogate=surrogate_data.fit())
             record(entry)
             search.save(folder / CHECKPOINT)
             bar.update(1)
@@ -74,7 +107,18 @@ def run_search(problem: SearchProblem, settings: EvolutionSettings, *, seed: int
                 bar.set_postfix(best=f"{summary.best_so_far:.4f}")
     finally:
         bar.close()
-    return search
+    return SearchOutcome(engine=search, problem=problem)
+
+
+def _check_record(problem: SearchProblem, z: np.ndarray, labels: np.ndarray, actual: np.ndarray) -> dict[str, Any]:
+    """How the surrogate did on fresh real round trips (before it is refitted on them)."""
+    out: dict[str, Any] = {"samples": int(len(z)),
+                           "consistency_real": float(np.mean(dp_gaussian_predict(actual, problem.targets) == labels))}
+    if problem.surrogate is not None:
+        predicted = problem.surrogate.predict(z)
+        out["surrogate_r2"] = problem.surrogate.agreement(z, actual)
+        out["consistency_surrogate"] = float(np.mean(dp_gaussian_predict(predicted, problem.targets) == labels))
+    return out
 
 
 def generation_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
