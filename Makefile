@@ -28,12 +28,13 @@ DEMO_DATA := data/demo/dataset.json
 $(DEMO_DATA): | $(STAMP) $(FMNIST)
 	$(CLI) data prepare fashion-mnist --out data/demo
 
-# The whole pipeline on the demo data. A run folder left by an interrupted `make demo` is resumed (a finished one
-# only reprints its summary); `make clean-demo` starts over.
+# The whole pipeline on the demo data, then its evaluation report (runs/demo/report/report.html). A run folder left
+# by an interrupted `make demo` is resumed (a finished one only reprints its summary); `make clean-demo` starts over.
 demo: $(STAMP) $(FMNIST) $(DEMO_DATA)
 	$(CLI) data check data/demo/private
 	if [ -f runs/demo/manifest.json ]; then $(CLI) run --resume runs/demo; else $(CLI) run configs/demo.yaml; fi
 	$(CLI) ledger show runs/demo
+	$(CLI) evaluate runs/demo --test data/demo/test --full data/demo/full
 
 test: $(STAMP) $(FMNIST)
 	$(PY) -m pytest -q

@@ -6,7 +6,12 @@ Pure functions of arrays and explicit generators; the report assembles them. Mod
 * ``classifiers`` — the downstream CNN and linear probe, and classification metrics (utility);
 * ``distribution`` — MMD², sliced Wasserstein and Fréchet distances, overall and per class;
 * ``attacks`` — membership inference (DCR and DOMIAS) with bootstrap intervals and the DP bound;
-* ``copies`` — nearest private sample of each synthetic one, and the near-copy predicate.
+* ``copies`` — nearest private sample of each synthetic one, and the near-copy predicate;
+* ``features`` — the two feature spaces: the search's own encoder and an independent one (R7.2);
+* ``inputs`` — reading a finished run folder and the real data it is judged against;
+* ``utility`` — the reference lines (ours, few-shot real, augmentation, full real) with both models;
+* ``hints`` — SPEC R8.7's troubleshooting rules applied to the numbers;
+* ``evaluate`` — :func:`evaluate_run`, the orchestration of all of the above over a run folder.
 """
 
 from pcevolve.evaluation.attacks import (
@@ -32,7 +37,14 @@ from pcevolve.evaluation.classifiers import (
     small_cnn,
     train_cnn,
 )
-from pcevolve.evaluation.copies import CopyCheck, copy_check, find_near_copies, nearest_neighbours
+from pcevolve.evaluation.copies import (
+    NEAR_COPY_RMS,
+    CopyCheck,
+    copy_check,
+    find_near_copies,
+    near_copy_threshold,
+    nearest_neighbours,
+)
 from pcevolve.evaluation.distribution import (
     PerClassValue,
     distribution_metrics,
@@ -42,15 +54,24 @@ from pcevolve.evaluation.distribution import (
     per_class,
     sliced_wasserstein,
 )
+from pcevolve.evaluation.evaluate import EvaluationSettings, RunEvaluation, evaluate_run, membership_split
+from pcevolve.evaluation.hints import Hint, troubleshooting_hints
+from pcevolve.evaluation.inputs import EvaluationError, RunInputs, load_run_inputs
 
 __all__ = [
     "FPR_LEVELS",
+    "NEAR_COPY_RMS",
     "AttackResult",
     "ClassificationMetrics",
     "CopyCheck",
     "Estimate",
+    "EvaluationError",
+    "EvaluationSettings",
+    "Hint",
     "MembershipAttack",
     "PerClassValue",
+    "RunEvaluation",
+    "RunInputs",
     "classic_augmentation",
     "classification_metrics",
     "cnn_features",
@@ -60,12 +81,16 @@ __all__ = [
     "domias_scores",
     "dp_tpr_bound",
     "evaluate_attack",
+    "evaluate_run",
     "find_near_copies",
     "frechet_distance",
     "linear_probe",
+    "load_run_inputs",
     "median_bandwidth",
     "membership_attacks",
+    "membership_split",
     "mmd_rbf",
+    "near_copy_threshold",
     "nearest_neighbours",
     "per_class",
     "predict",
@@ -74,4 +99,5 @@ __all__ = [
     "sliced_wasserstein",
     "small_cnn",
     "train_cnn",
+    "troubleshooting_hints",
 ]

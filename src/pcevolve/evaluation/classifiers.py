@@ -194,11 +194,12 @@ def cnn_features(model: nn.Sequential, images: np.ndarray, *, batch_size: int = 
         model.train(was_training)
 
 
-def linear_probe(train_features: np.ndarray, train_labels: np.ndarray, test_features: np.ndarray) -> np.ndarray:
+def linear_probe(train_features: np.ndarray, train_labels: np.ndarray, test_features: np.ndarray, *,
+                 folds: int = PROBE_FOLDS) -> np.ndarray:
     """Multinomial logistic regression fitted on the training features; predicted labels of the test ones.
 
     Features are standardised with the training set's mean and scale. C is chosen from
-    :data:`PROBE_CS` by mean accuracy over ``min(PROBE_FOLDS, smallest class count)`` stratified
+    :data:`PROBE_CS` by mean accuracy over ``min(folds, smallest class count)`` stratified
     folds of the *training* set (ties → the stronger regularisation); with fewer than 2
     samples in some class there is nothing to cross-validate and C = 1. Deterministic: lbfgs
     and unshuffled folds.
@@ -207,6 +208,7 @@ def linear_probe(train_features: np.ndarray, train_labels: np.ndarray, test_feat
         train_features: (N, D) floats.
         train_labels: (N,) integer labels (any integers; at least two distinct values).
         test_features: (M, D) floats.
+        folds: Most cross-validation folds (at least 2). The cost is about ``folds × len(PROBE_CS)`` fits.
 
     Returns:
         (M,) predicted labels, same dtype as ``train_labels``.
@@ -221,7 +223,9 @@ def linear_probe(train_features: np.ndarray, train_labels: np.ndarray, test_feat
         raise ValueError("need at least two classes in the training labels")
     scaler = StandardScaler().fit(x_train)
     x_train, x_test = scaler.transform(x_train), scaler.transform(x_test)
-    folds = min(PROBE_FOLDS, int(counts.min()))
+    if folds < 2:
+        raise ValueError(f"folds must be at least 2, got {folds}")
+    folds = min(folds, int(counts.min()))
     best_c = 1.0
     if folds >= 2:
         scores = []

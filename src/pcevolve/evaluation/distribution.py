@@ -144,22 +144,37 @@ def frechet_distance(x: np.ndarray, y: np.ndarray) -> float:
     """Fréchet distance ``‖μx − μy‖² + Tr(Σx + Σy − 2(Σx Σy)^{1/2})`` between Gaussian fits.
 
     In squared units of the data. Covariances are unbiased (``ddof=1``). The trace of the
-    matrix square root is computed as ``Σ √λ`` over the eigenvalues λ of the symmetric PSD
-    matrix ``Σx^{1/2} Σy Σx^{1/2}``, which has the same spectrum as ``Σx Σy``; unlike a general
-    ``sqrtm`` it never returns complex values or needs an ε on the diagonal when the
-    covariances are singular (fewer samples than dimensions). Rounding there is
-    ~√(machine ε)·trace, so identical inputs give ~1e-8 relative, not 0; the result is
-    clipped at 0.
+    matrix square root is ``Σ √λ`` over the eigenvalues λ of ``Σx Σy``, found from a symmetric
+    PSD matrix with the same nonzero spectrum, so it never returns complex values or needs an ε
+    on the diagonal when the covariances are singular (fewer samples than dimensions):
+
+    * with at least as many samples on each side as dimensions, ``Σx^{1/2} Σy Σx^{1/2}`` (d × d);
+    * otherwise the smaller Gram matrix of ``G = Ax Ayᵀ``, where ``Σx = AxᵀAx`` and ``Σy = AyᵀAy``
+      (A = centred rows / √(n − 1)): ``Σx Σy = AxᵀG Ay`` has the nonzero eigenvalues of ``G Gᵀ``,
+      so the trace is G's nuclear norm. This costs O(n·m·d) instead of O(d³) — per-class
+      distances in a 1280-D space take milliseconds instead of seconds.
+
+    Rounding there is ~√(machine ε)·trace, so identical inputs give ~1e-8 relative, not 0; the
+    result is clipped at 0.
     """
     a, b = _paired(x, y, least=2)
     mean_term = float(((a.mean(0) - b.mean(0)) ** 2).sum())
-    cov_a = np.atleast_2d(np.cov(a, rowvar=False))
-    cov_b = np.atleast_2d(np.cov(b, rowvar=False))
-    root_a = _psd_sqrt(cov_a)
-    middle = root_a @ cov_b @ root_a
-    cross = np.sqrt(np.clip(np.linalg.eigvalsh((middle + middle.T) / 2), 0.0, None)).sum()
+    dims = a.shape[1]
+    if min(len(a), len(b)) < dims:
+        left = (a - a.mean(0)) / np.sqrt(len(a) - 1)
+        right = (b - b.mean(0)) / np.sqrt(len(b) - 1)
+        cross_gram = left @ right.T
+        small = cross_gram.T @ cross_gram if len(b) <= len(a) else cross_gram @ cross_gram.T
+        trace_a, trace_b = float((left * left).sum()), float((right * right).sum())
+    else:
+        cov_a = np.atleast_2d(np.cov(a, rowvar=False))
+        cov_b = np.atleast_2d(np.cov(b, rowvar=False))
+        root_a = _psd_sqrt(cov_a)
+        small = root_a @ cov_b @ root_a
+        trace_a, trace_b = float(np.trace(cov_a)), float(np.trace(cov_b))
+    cross = np.sqrt(np.clip(np.linalg.eigvalsh((small + small.T) / 2), 0.0, None)).sum()
     # A distance: rounding near zero eigenvalues (√ of ±1e-16) must not make it negative.
-    return max(0.0, mean_term + float(np.trace(cov_a) + np.trace(cov_b) - 2.0 * cross))
+    return max(0.0, mean_term + trace_a + trace_b - 2.0 * float(cross))
 
 
 @dataclass(frozen=True)
@@ -223,16 +238,17 @@ def per_class(metric: Callable[[np.ndarray, np.ndarray], float], x: np.ndarray, 
 
 def distribution_metrics(x: np.ndarray, x_labels: np.ndarray, y: np.ndarray, y_labels: np.ndarray, *,
                          classes: int, rng: np.random.Generator, projections: int = 128,
-                         metrics: Sequence[str] = ("mmd_rbf", "sliced_wasserstein", "frechet")
-                         ) -> dict[str, PerClassValue]:
+                         metrics: Sequence[str] = ("mmd_rbf", "sliced_wasserstein", "frechet"),
+                         bandwidth: float | None = None) -> dict[str, PerClassValue]:
     """MMD², sliced Wasserstein and Fréchet distance between ``x`` and ``y``, overall and per class.
 
-    MMD uses one bandwidth throughout — the median heuristic on all of ``x`` and ``y`` — so the
-    per-class values share a scale and the worst class can be named; the sliced Wasserstein
-    directions are drawn from ``rng`` overall first, then per class in order.
+    MMD uses one bandwidth throughout — ``bandwidth`` if given (to compare several sets on one
+    scale), else the median heuristic on all of ``x`` and ``y`` — so the per-class values share a
+    scale and the worst class can be named; the sliced Wasserstein directions are drawn from
+    ``rng`` overall first, then per class in order.
     """
     known: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
-        "mmd_rbf": partial(mmd_rbf, bandwidth=median_bandwidth(x, y)),
+        "mmd_rbf": partial(mmd_rbf, bandwidth=median_bandwidth(x, y) if bandwidth is None else bandwidth),
         "sliced_wasserstein": partial(sliced_wasserstein, projections=projections, rng=rng),
         "frechet": frechet_distance,
     }

@@ -1,0 +1,458 @@
+"""``evaluate_run``: judge a finished run on utility, distribution and privacy, class by class (SPEC R7).
+
+The steps, each timed and shown on one progress bar:
+
+1. Read the run and the real data (:mod:`~pcevolve.evaluation.inputs`).
+2. Features: the independent evaluator (EfficientNet-Lite2, pooled) of every set, and the
+   search's own encoder (``RUN/encoder``, projected) of a fixed subset of the synthetic set,
+   the private and the test images (:mod:`~pcevolve.evaluation.features`).
+3. Utility (:mod:`~pcevolve.evaluation.utility`): CNN and linear probe per line, tested on the
+   whole test folder.
+4. Distribution: MMD² (RBF, median bandwidth), sliced Wasserstein and Fréchet distance to the
+   test set in both spaces, overall and per class; the private images against the same test
+   set with the same bandwidth give the scale ("as close as real data is").
+5. Membership attacks: DCR and DOMIAS in pixel space and in the independent space. Members
+   are the private images; non-members as many test images of each class (seeded choice).
+   The non-members also stay in the utility test set: the attacks score them against the
+   synthetic set only and the utility models never train on them, so neither number leaks into
+   the other, and the utility test set stays the whole folder, comparable with the seed's.
+   DOMIAS's reference density comes from the public pool.
+6. Copy check: nearest private image of every synthetic one, in pixels.
+7. Per-class table and R8.7's troubleshooting hints (:mod:`~pcevolve.evaluation.hints`).
+
+The attack and copy statistics read private data directly: they are evaluation inside the
+secure zone, not DP releases, and the report says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
+
+from pcevolve.evaluation.attacks import MembershipAttack, membership_attacks
+from pcevolve.evaluation.copies import NEAR_COPY_RMS, CopyCheck, copy_check, near_copy_threshold
+from pcevolve.evaluation.distribution import PerClassValue, distribution_metrics, median_bandwidth
+from pcevolve.evaluation.features import (
+    INDEPENDENT_BACKBONE,
+    INDEPENDENT_INPUT_SIZE,
+    independent_encoder,
+    pooled_features,
+    projected_features,
+    search_encoder,
+)
+from pcevolve.evaluation.hints import Hint, troubleshooting_hints
+from pcevolve.evaluation.inputs import EvaluationError, RunInputs, load_run_inputs
+from pcevolve.evaluation.utility import (
+    LINE_LABELS,
+    PRIVATE_LINES,
+    TrainingSet,
+    UtilityResult,
+    comparisons,
+    evaluate_cnn,
+    evaluate_probe,
+)
+
+EVALUATION_FORMAT = "pcevolve.evaluation"
+EVALUATION_VERSION = 1
+
+#: The seed's reported figures (SPEC §10). It does not say whether its percentages are points or relative.
+SEED_FIGURES: dict[str, Any] = {
+    "delta_over_fewshot": {"value": 17.8, "unit": "%", "text": "+17.8%"},
+    "gap_to_full": {"value": 4.2, "unit": "points", "text": "4.2 points"},
+    "synthetic_aug_over_fewshot": {"value": 24.6, "unit": "%", "text": "+24.6%"},
+    "attack_success": {"value": 0.512, "unit": "fraction", "text": "51.2%"},
+}
+ATTACK_SPACES = ("pixel", "independent")
+FEATURE_SPACES = ("search", "independent")
+
+
+@dataclass(frozen=True)
+class EvaluationSettings:
+    """Sizes and fixed recipes of an evaluation; tests shrink them.
+
+    Attributes:
+        seed: Seeds every choice and model.
+        cnn_epochs: CNN epochs, the same for every line (the recipe's 15).
+        probe_folds: Cross-validation folds of the linear probe's C (the library's default is 5; 3 here costs
+            12 instead of 20 fits — about 40 s less on two 5,000-image lines — and on the demo features the four
+            C values are within 1.6 points of each other on the test set anyway).
+        full_max: Most full-set images used (seeded choice); the full line's CNN then costs no more than ours.
+        public_max: Most public-pool images read; DOMIAS's reference data in pixel space.
+        public_features: Of those, how many are encoded for DOMIAS in the independent space.
+        distribution_max: Synthetic images (seeded choice) compared to the test set in each feature space.
+        independent_input_size: Input size of the independent encoder.
+        resamples: Bootstrap resamples of every attack statistic.
+        domias_dims: DOMIAS's principal components.
+        projections: Sliced-Wasserstein directions.
+        batch_size: Encoder batch size.
+        threads: Torch and BLAS threads while the evaluation runs (restored afterwards); 0 leaves them alone.
+            Default 1: on this project's shared 2-core machine one thread encoded twice as fast and trained
+            the CNN 14 times as fast as two (0.03 vs 0.43 s per step), because two OpenMP threads wait for
+            each other whenever another process holds a core. On an idle many-core machine raise it.
+    """
+
+    seed: int = 0
+    cnn_epochs: int = 15
+    probe_folds: int = 3
+    full_max: int = 5000
+    public_max: int = 2000
+    public_features: int = 1000
+    distribution_max: int = 2000
+    independent_input_size: int = INDEPENDENT_INPUT_SIZE
+    resamples: int = 200
+    domias_dims: int = 5
+    projections: int = 128
+    batch_size: int = 256
+    threads: int = 1
+
+
+@contextlib.contextmanager
+def _thread_limit(threads: int) -> Iterator[None]:
+    # Global switches, so restore them: calling pcevolve must not leave state behind.
+    if threads < 1:
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with threadpool_limits(threads, user_api="blas"):
+            yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+@dataclass
+class RunEvaluation:
+    """Every result of :func:`evaluate_run`, with the arrays the report draws from.
+
+    Attributes:
+        inputs: What was read (the report's sample grids and its no-private-image check use it).
+        settings: The settings used.
+        utility: One result per (line, model).
+        distribution: ``space → set → metric → PerClassValue``; set ``"synthetic"`` (ours) or ``"fewshot"``.
+        attacks: ``space → attack → MembershipAttack``.
+        copies: Nearest private image of every synthetic one (pixels).
+        member_count: Members (= non-members) in the attacks.
+        hints: R8.7's rules.
+        seconds: Time of each step.
+    """
+
+    inputs: RunInputs
+    settings: EvaluationSettings
+    utility: list[UtilityResult]
+    distribution: dict[str, dict[str, dict[str, PerClassValue]]]
+    attacks: dict[str, dict[str, MembershipAttack]]
+    copies: CopyCheck
+    member_count: int
+    hints: list[Hint] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def epsilon(self) -> float:
+        return self.inputs.ledger.spent()
+
+    @property
+    def delta(self) -> float:
+        return self.inputs.ledger.delta
+
+    @property
+    def near_copy_threshold(self) -> float:
+        return near_copy_threshold(self.inputs.synthetic.samples.shape[1:])
+
+    @property
+    def pixel_scale(self) -> float:
+        """√(values per image): divides a Euclidean pixel distance into an RMS difference in grey levels."""
+        return math.sqrt(float(np.prod(self.inputs.synthetic.samples.shape[1:])))
+
+    def result(self, key: str, model: str) -> UtilityResult | None:
+        return next((r for r in self.utility if r.key == key and r.model == model), None)
+
+    def accuracies(self, model: str) -> dict[str, float]:
+        return {r.key: r.metrics.accuracy for r in self.utility if r.model == model}
+
+    def strongest_attack(self) -> tuple[str, str, MembershipAttack]:
+        """(space, attack, result) of the attack with the highest overall success."""
+        return max(((space, name, result) for space, by_name in self.attacks.items()
+                    for name, result in by_name.items()), key=lambda item: item[2].overall.success.value)
+
+    def exceeds_dp_bound(self) -> bool:
+        return any(bool(r.overall.exceeds_dp_bound) for by_name in self.attacks.values() for r in by_name.values())
+
+    def headline(self) -> dict[str, Any]:
+        """Ours vs the reference lines vs the seed's figures (CNN is the primary model)."""
+        lines = {}
+        for key in LINE_LABELS:
+            cnn, probe = self.result(key, "cnn"), self.result(key, "probe")
+            if cnn is None and probe is None:
+                continue
+            lines[key] = {"label": LINE_LABELS[key], "reference_only": key in PRIVATE_LINES,
+                          "cnn_accuracy": None if cnn is None else cnn.metrics.accuracy,
+                          "cnn_macro_f1": None if cnn is None else cnn.metrics.macro_f1,
+                          "probe_accuracy": None if probe is None else probe.metrics.accuracy,
+                          "probe_macro_f1": None if probe is None else probe.metrics.macro_f1}
+        space, attack, strongest = self.strongest_attack()
+        return {"primary_model": "cnn", "lines": lines,
+                "comparisons": {"cnn": comparisons(self.accuracies("cnn")),
+                                "probe": comparisons(self.accuracies("probe"))},
+                "attack_success": {"space": space, "attack": attack, **strongest.overall.success.to_json()},
+                "epsilon": self.epsilon, "delta": self.delta, "seed": SEED_FIGURES}
+
+    def per_class(self) -> list[dict[str, Any]]:
+        """One row per class, worst first (lowest CNN accuracy of ours); the first row has ``worst: True``."""
+        names = self.inputs.class_names
+        ours_cnn, fewshot_cnn = self.result("synthetic", "cnn"), self.result("fewshot", "cnn")
+        ours_probe = self.result("synthetic", "probe")
+        labels = self.inputs.synthetic.labels
+        rows = []
+        for k, name in enumerate(names):
+            attacks = [(f"{space}/{attack}", result.per_class[k]) for space, by_name in self.attacks.items()
+                       for attack, result in by_name.items() if result.per_class and result.per_class[k] is not None]
+            best = max(attacks, key=lambda item: item[1].success.value, default=None)
+            nearest = self.copies.nearest_distance[labels == k]
+            rows.append({
+                "class": name, "label": k, "synthetic": int((labels == k).sum()),
+                "cnn_accuracy": _value(ours_cnn.metrics.per_class_accuracy[k]) if ours_cnn else None,
+                "cnn_accuracy_fewshot": _value(fewshot_cnn.metrics.per_class_accuracy[k]) if fewshot_cnn else None,
+                "probe_accuracy": _value(ours_probe.metrics.per_class_accuracy[k]) if ours_probe else None,
+                **{f"mmd_{space}": _value(self.distribution[space]["synthetic"]["mmd_rbf"].per_class[k])
+                   for space in FEATURE_SPACES if space in self.distribution},
+                "attack_success": None if best is None else best[1].success.value,
+                "attack_auc": None if best is None else best[1].auc.value,
+                "attack": None if best is None else best[0],
+                "nearest_private_rms_median": (float(np.median(nearest)) / self.pixel_scale if nearest.size
+                                               else None),
+                "near_copies": int((nearest <= self.near_copy_threshold).sum()),
+            })
+        rows.sort(key=lambda row: (math.inf if row["cnn_accuracy"] is None else row["cnn_accuracy"], row["label"]))
+        for position, row in enumerate(rows):
+            row["worst"] = position == 0
+        return rows
+
+    def to_json(self) -> dict[str, Any]:
+        """Every number of the evaluation (``evaluation.json``)."""
+        ledger = self.inputs.ledger
+        copies = self.copies.to_json()
+        copies.update({"near_copy_threshold": self.near_copy_threshold, "near_copy_rms": NEAR_COPY_RMS,
+                       "near_copies": int(self.copies.near_copies(self.near_copy_threshold).size),
+                       "rms_scale": self.pixel_scale, "space": "pixels"})
+        return {
+            "format": EVALUATION_FORMAT, "version": EVALUATION_VERSION,
+            "run": {"folder": str(self.inputs.folder), "name": self.inputs.config.name, "seed": self.inputs.config.seed},
+            "settings": {**asdict(self.settings), "independent_backbone": INDEPENDENT_BACKBONE,
+                         "search_backbone": self.inputs.config.representation.backbone,
+                         "classic_augmentation_flip": self.inputs.config.augment.flip},
+            "data": {**self.inputs.describe(), "members": self.member_count, "non_members": self.member_count,
+                     "non_members_from": "test folder (also in the utility test set)"},
+            "headline": self.headline(),
+            "utility": [r.to_json() for r in self.utility],
+            "distribution": {space: {which: {metric: value.to_json() for metric, value in metrics.items()}
+                                     for which, metrics in sets.items()}
+                             for space, sets in self.distribution.items()},
+            "privacy": {
+                "caveat": "Attack and copy statistics are computed on the private data: evaluation inside the secure "
+                          "zone, not a DP release.",
+                "epsilon": self.epsilon, "delta": self.delta,
+                "attacks": {space: {name: result.to_json(curve=True) for name, result in by_name.items()}
+                            for space, by_name in self.attacks.items()},
+                "exceeds_dp_bound": self.exceeds_dp_bound(),
+                "copies": copies,
+            },
+            "per_class": self.per_class(),
+            "ledger": {"total_epsilon": ledger.spent(), "cap": ledger.total_epsilon, "delta": ledger.delta,
+                       "stages": {stage: {"cap": cap, "epsilon": ledger.spent(stage)}
+                                  for stage, cap in ledger.stages.items()},
+                       "events": [entry.to_json() for entry in ledger.history]},
+            "search": {"generations": len(self.inputs.generations),
+                       "best_fitness": (max(r["engine"]["best_so_far"] for r in self.inputs.generations)
+                                        if self.inputs.generations else None)},
+            "hints": [hint.to_json() for hint in self.hints],
+            "seconds": self.seconds,
+        }
+
+
+def _value(value: float) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def membership_split(private_labels: np.ndarray, test_labels: np.ndarray, *, classes: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Members (rows of the private set) and as many non-members (rows of the test set), class by class.
+
+    Per class k, n_k = min(private of k, test of k) of each, chosen by ``rng`` and kept in their order.
+    """
+    members, non_members = [], []
+    for k in range(classes):
+        private_rows, test_rows = np.flatnonzero(private_labels == k), np.flatnonzero(test_labels == k)
+        n = min(len(private_rows), len(test_rows))
+        members.append(np.sort(rng.permutation(private_rows)[:n]))
+        non_members.append(np.sort(rng.permutation(test_rows)[:n]))
+    return np.concatenate(members).astype(np.int64), np.concatenate(non_members).astype(np.int64)
+
+
+class _Steps:
+    """One progress bar over the named steps, and the time of each."""
+
+    def __init__(self, total: int, progress: bool) -> None:
+        self.bar = tqdm(total=total, desc="evaluate", unit="step", disable=not progress, leave=False)
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        self.bar.set_postfix_str(name)
+        started = time.perf_counter()
+        yield
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def evaluate_run(run_dir: str | os.PathLike[str], test_dir: str | os.PathLike[str],
+                 full_dir: str | os.PathLike[str] | None = None, *,
+                 settings: EvaluationSettings = EvaluationSettings(), progress: bool = False) -> RunEvaluation:
+    """Judge a finished run on utility, distribution and privacy (see the module docstring).
+
+    Args:
+        run_dir: The run folder.
+        test_dir: Real held-out images, one folder per class (the judge).
+        full_dir: Optional full real training set for the upper reference line.
+        settings: Sizes and recipes.
+        progress: Show a progress bar over the steps (and the encoders' bars).
+
+    Raises:
+        EvaluationError: The run or a data folder is missing or unreadable (one line naming the path).
+    """
+    started = time.perf_counter()
+    s = settings
+    steps = _Steps(total=14 if full_dir is not None else 13, progress=progress)
+    with _thread_limit(s.threads):
+        try:
+            with steps.step("read data"):
+                inputs = load_run_inputs(run_dir, test_dir, full_dir, full_max=s.full_max,
+                                         public_max=s.public_max, seed=s.seed)
+                if inputs.public is None:
+                    raise EvaluationError(f"run {inputs.folder} has no public pool (data.public); the density "
+                                          "attack needs one as its reference")
+            evaluation = _evaluate(inputs, s, steps, progress)
+        finally:
+            steps.close()
+    evaluation.seconds = {**steps.seconds, "total": time.perf_counter() - started}
+    return evaluation
+
+
+def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress: bool) -> RunEvaluation:
+    classes, names = inputs.classes, inputs.class_names
+    synthetic, private, test, full = inputs.synthetic, inputs.private, inputs.test, inputs.full
+    assert inputs.public is not None
+    encode = {"batch_size": s.batch_size, "progress": progress}
+    rng = np.random.default_rng([s.seed, 11])
+    dist_rows = np.sort(rng.choice(len(synthetic.labels), min(s.distribution_max, len(synthetic.labels)),
+                                   replace=False))
+
+    with steps.step("independent features"):
+        independent = independent_encoder(input_size=s.independent_input_size)
+        ind = {"synthetic": pooled_features(independent, synthetic.samples, **encode),
+               "private": pooled_features(independent, private.samples, **encode),
+               "test": pooled_features(independent, test.samples, **encode),
+               "public": pooled_features(independent, inputs.public[_spread(len(inputs.public), s.public_features)],
+                                         **encode)}
+        if full is not None:
+            ind["full"] = pooled_features(independent, full.samples, **encode)
+        del independent
+    with steps.step("search-encoder features"):
+        searched = search_encoder(inputs.folder)
+        own = {"synthetic": projected_features(searched, synthetic.samples[dist_rows], **encode),
+               "private": projected_features(searched, private.samples, **encode),
+               "test": projected_features(searched, test.samples, **encode)}
+        del searched
+
+    flip = inputs.config.augment.flip
+    lines = [TrainingSet("synthetic", synthetic.samples, synthetic.labels, ind["synthetic"]),
+             TrainingSet("synthetic_aug", synthetic.samples, synthetic.labels, None, augment=True),
+             TrainingSet("fewshot", private.samples, private.labels, ind["private"]),
+             TrainingSet("fewshot_aug", private.samples, private.labels, None, augment=True)]
+    if full is not None:
+        lines.append(TrainingSet("full", full.samples, full.labels, ind["full"]))
+    utility: list[UtilityResult] = []
+    for line in lines:
+        with steps.step(f"CNN: {line.key}"):
+            utility.append(evaluate_cnn(line, test.samples, test.labels, class_names=names, epochs=s.cnn_epochs,
+                                        seed=s.seed, flip=flip))
+    with steps.step("linear probes"):
+        for line in lines:
+            if line.features is not None:
+                utility.append(evaluate_probe(line, ind["test"], test.labels, class_names=names,
+                                              folds=s.probe_folds))
+
+    with steps.step("distribution"):
+        distribution = {}
+        for space, features in (("search", own), ("independent", {**ind, "synthetic": ind["synthetic"][dist_rows]})):
+            distribution[space] = _distances(features, synthetic.labels[dist_rows], private.labels, test.labels,
+                                             classes=classes, seed=s.seed, projections=s.projections)
+
+    members, non_members = membership_split(private.labels, test.labels, classes=classes,
+                                            rng=np.random.default_rng([s.seed, 13]))
+    ledger = inputs.ledger
+    attack_rng = np.random.default_rng([s.seed, 17])
+    options = {"member_labels": private.labels[members], "non_member_labels": test.labels[non_members],
+               "classes": classes, "dims": s.domias_dims, "resamples": s.resamples, "epsilon": ledger.spent(),
+               "delta": ledger.delta, "rng": attack_rng}
+    with steps.step("attacks (pixels)"):
+        attacks = {"pixel": membership_attacks(private.samples[members], test.samples[non_members], synthetic.samples,
+                                               reference=inputs.public, **options)}
+    with steps.step("attacks (independent)"):
+        attacks["independent"] = membership_attacks(ind["private"][members], ind["test"][non_members],
+                                                    ind["synthetic"], reference=ind["public"], **options)
+    with steps.step("copy check"):
+        copies = copy_check(synthetic.samples, private.samples)
+
+    evaluation = RunEvaluation(inputs=inputs, settings=s, utility=utility, distribution=distribution,
+                               attacks=attacks, copies=copies, member_count=int(len(members)))
+    with steps.step("hints"):
+        evaluation.hints = _hints(evaluation)
+    return evaluation
+
+
+def _spread(count: int, most: int) -> np.ndarray:
+    """At most ``most`` evenly spaced row indices out of ``count`` (the rows are already a seeded random subset)."""
+    return np.unique(np.linspace(0, count - 1, min(count, most)).round().astype(np.int64))
+
+
+def _distances(features: dict[str, np.ndarray], synthetic_labels: np.ndarray, private_labels: np.ndarray,
+               test_labels: np.ndarray, *, classes: int, seed: int,
+               projections: int) -> dict[str, dict[str, PerClassValue]]:
+    """Ours and the few-shot real images against the test set, on one MMD bandwidth and one set of directions."""
+    bandwidth = median_bandwidth(features["synthetic"], features["test"])
+    out = {}
+    for which, labels in (("synthetic", synthetic_labels), ("fewshot", private_labels)):
+        source = features["synthetic" if which == "synthetic" else "private"]
+        out[which] = distribution_metrics(source, labels, features["test"], test_labels, classes=classes,
+                                          rng=np.random.default_rng([seed, 19]), projections=projections,
+                                          bandwidth=bandwidth)
+    return out
+
+
+def _hints(evaluation: RunEvaluation) -> list[Hint]:
+    _, _, strongest = evaluation.strongest_attack()
+    comparison = comparisons(evaluation.accuracies("cnn"))["delta_over_fewshot"]
+    mmd = evaluation.distribution.get("independent", {})
+    return troubleshooting_hints(
+        attack_success=strongest.overall.success.value, exceeds_dp_bound=evaluation.exceeds_dp_bound(),
+        near_copies=int(evaluation.copies.near_copies(evaluation.near_copy_threshold).size),
+        close_share=evaluation.copies.closer_than_private_fraction(),
+        delta_points=None if comparison is None else comparison["points"],
+        mmd_ours=mmd["synthetic"]["mmd_rbf"].overall if mmd else None,
+        mmd_fewshot=mmd["fewshot"]["mmd_rbf"].overall if mmd else None)

@@ -1,0 +1,87 @@
+"""SPEC R8.7's troubleshooting table, applied to an evaluation's numbers.
+
+Each rule has a documented trigger; the report lists every rule with its value and says which
+fired. Thresholds:
+
+=====================  ==========================================================================
+rule                   fires when
+=====================  ==========================================================================
+``attack``             some attack's best-threshold success > :data:`ATTACK_SUCCESS_LIMIT` (60%)
+``copies``             a synthetic image is a near copy of a private one (RMS difference ≤
+                       ``copies.NEAR_COPY_RMS``), or more than :data:`CLOSE_SHARE_LIMIT` (5%) of
+                       synthetic images sit closer to a private image than the 1st percentile of
+                       private-to-private distances (fresh real data: about 1%)
+``accuracy``           the CNN trained on the synthetic set is not better than the few-shot real
+                       reference (Δ ≤ 0 points)
+``distance_attack``    the synthetic set is at least as close to the real test set as the private
+                       images are (independent-space MMD², ours ≤ few-shot real) yet some attack's
+                       success exceeds :data:`ATTACK_SUCCESS_WATCH` (55%), or an attack's TPR
+                       beats the ε-DP bound
+=====================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+ATTACK_SUCCESS_LIMIT = 0.60
+ATTACK_SUCCESS_WATCH = 0.55
+CLOSE_SHARE_LIMIT = 0.05
+
+ADVICE = {
+    "attack": "Attack success above 60%: lower ε, run fewer generations, or drop the individuals that expose "
+              "private samples.",
+    "copies": "Synthetic images look identical to real ones (near copies): use a stronger principal-component "
+              "truncation or add noise to the decoder's input.",
+    "accuracy": "Accuracy stalls (no gain over the few-shot real reference): rebalance the stage budgets.",
+    "distance_attack": "Small distance yet high attack: use milder augmentation and recheck the ledger.",
+}
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One rule of R8.7 with the numbers it looked at."""
+
+    rule: str
+    fired: bool
+    observed: str
+    threshold: str
+    advice: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "fired": self.fired, "observed": self.observed, "threshold": self.threshold,
+                "advice": self.advice}
+
+
+def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near_copies: int,
+                          close_share: float, delta_points: float | None, mmd_ours: float | None,
+                          mmd_fewshot: float | None) -> list[Hint]:
+    """Evaluate the four rules of R8.7.
+
+    Args:
+        attack_success: The highest best-threshold success over all attacks.
+        exceeds_dp_bound: Some attack's TPR lower bound is above the ε-DP bound.
+        near_copies: Synthetic images within the near-copy threshold of a private image.
+        close_share: Share of synthetic images closer to the private set than its own 1st-percentile NN distance.
+        delta_points: CNN accuracy on synthetic minus on few-shot real, in points (None: unknown).
+        mmd_ours, mmd_fewshot: Independent-space MMD² to the test set of the synthetic and the private images.
+    """
+    hints = [
+        Hint("attack", attack_success > ATTACK_SUCCESS_LIMIT, f"best attack success {attack_success:.1%}",
+             f"> {ATTACK_SUCCESS_LIMIT:.0%}", ADVICE["attack"]),
+        Hint("copies", near_copies > 0 or close_share > CLOSE_SHARE_LIMIT,
+             f"{near_copies} near copies; {close_share:.1%} closer than private-to-private p1",
+             f"any near copy, or > {CLOSE_SHARE_LIMIT:.0%} close", ADVICE["copies"]),
+        Hint("accuracy", delta_points is not None and delta_points <= 0.0,
+             "unknown" if delta_points is None else f"Δ over few-shot real {delta_points:+.1f} points",
+             "Δ ≤ 0 points", ADVICE["accuracy"]),
+    ]
+    small = mmd_ours is not None and mmd_fewshot is not None and mmd_ours <= mmd_fewshot
+    observed = ("unknown" if mmd_ours is None or mmd_fewshot is None else
+                f"MMD² ours {mmd_ours:.4g} vs few-shot real {mmd_fewshot:.4g}; best attack {attack_success:.1%}"
+                + ("; an attack beats the ε-DP bound" if exceeds_dp_bound else ""))
+    hints.append(Hint("distance_attack", (small and attack_success > ATTACK_SUCCESS_WATCH) or exceeds_dp_bound,
+                      observed, f"MMD² ours ≤ few-shot and success > {ATTACK_SUCCESS_WATCH:.0%}, or TPR > DP bound",
+                      ADVICE["distance_attack"]))
+    return hints

@@ -1,0 +1,202 @@
+"""What an evaluation reads: a finished run folder and the real data it is judged against (SPEC R7).
+
+Everything is read here, at the edge, and every problem becomes one :class:`EvaluationError`
+whose message is one line naming the path. Reading rules:
+
+* ``RUN/config.yaml`` says where the private and public data are (``data.private``,
+  ``data.public``; relative paths are relative to the working directory, as for ``pcevolve run``)
+  and how images are normalised (``data.image_size``, ``data.image_mode``). Every image set is
+  read with those settings, so pixels are comparable across sets.
+* Class names and order come from the private folder; the synthetic folder
+  (``RUN/synthetic/<class>/*.png``), the test folder and the full folder must have exactly
+  those classes.
+* Large sets are thinned to fixed sizes by a seeded choice (sorted, so class order is kept):
+  the full real set to ``full_max`` images, the public pool to ``public_max``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pcevolve.config import ConfigError, RunConfig, load_config
+from pcevolve.data import DataError, LabeledDataset, read_image_folder
+from pcevolve.data.image_files import list_folder, load_images
+from pcevolve.privacy import BudgetLedger
+from pcevolve.privacy.ledger import LedgerError
+from pcevolve.run_folder import RunFolder
+from pcevolve.search.runner import generation_records
+
+
+class EvaluationError(Exception):
+    """The run or a data folder cannot be evaluated; the message is one line naming the path."""
+
+
+#: Files a finished run folder must hold for an evaluation.
+REQUIRED_RUN_FILES = ("config.yaml", "ledger.json", "synthetic", "encoder/encoder.json")
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """A finished run and the real data it is judged against.
+
+    Attributes:
+        folder: The run folder.
+        config: The run's resolved configuration.
+        class_names: Class folder names, in label order (from the private folder).
+        synthetic: The delivered synthetic set.
+        private: The private samples (members, for the attacks and the copy check; the few-shot reference).
+        test: The real held-out test set.
+        full: The full real reference set, thinned to at most ``full_max`` (None without ``--full``).
+        full_available: Images in the full folder before thinning (0 without it).
+        public: Public-pool images, thinned to at most ``public_max`` (None if the run has no public pool).
+        public_available: Images in the public folder before thinning.
+        ledger: The run's privacy ledger (every ε recomputed on loading).
+        generations: The search's generation records, last record per generation.
+    """
+
+    folder: Path
+    config: RunConfig
+    class_names: tuple[str, ...]
+    synthetic: LabeledDataset
+    private: LabeledDataset
+    test: LabeledDataset
+    full: LabeledDataset | None
+    full_available: int
+    public: np.ndarray | None
+    public_available: int
+    ledger: BudgetLedger
+    generations: list[dict[str, Any]]
+
+    @property
+    def classes(self) -> int:
+        return len(self.class_names)
+
+    def describe(self) -> dict[str, Any]:
+        """Sizes and sources of every set (JSON-ready; counts only, no content)."""
+        def counts(dataset: LabeledDataset | None) -> list[int] | None:
+            return None if dataset is None else np.bincount(dataset.labels, minlength=self.classes).tolist()
+
+        data = self.config.data
+        return {"class_names": list(self.class_names), "image_size": data.image_size, "image_mode": data.image_mode,
+                "synthetic": {"path": str(self.folder / "synthetic"), "per_class": counts(self.synthetic)},
+                "private": {"path": data.private, "per_class": counts(self.private)},
+                "test": {"path": _source_root(self.test), "per_class": counts(self.test)},
+                "full": None if self.full is None else {"path": _source_root(self.full), "per_class": counts(self.full),
+                                                        "available": self.full_available},
+                "public": None if self.public is None else {"path": data.public, "used": int(len(self.public)),
+                                                            "available": self.public_available}}
+
+
+def _source_root(dataset: LabeledDataset) -> str:
+    # sources are root/<class>/<file>; the root is two levels up.
+    return str(Path(dataset.sources[0]).parent.parent) if dataset.sources else ""
+
+
+def _one_line(error: Exception) -> str:
+    if isinstance(error, DataError):
+        first = error.problems[0]
+        more = len(error.problems) - 1
+        return str(first) + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
+    lines = str(error).strip().splitlines()
+    return lines[0] + (f" (and {len(lines) - 1} more lines)" if len(lines) > 1 else "")
+
+
+def _folder(path: str | os.PathLike[str], what: str) -> Path:
+    folder = Path(path)
+    if not folder.is_dir():
+        raise EvaluationError(f"{what} {folder} does not exist or is not a folder")
+    return folder
+
+
+def _read_labeled(path: str | os.PathLike[str], what: str, config: RunConfig,
+                  class_names: tuple[str, ...] | None, *, min_per_class: int = 2) -> LabeledDataset:
+    folder = _folder(path, what)
+    try:
+        return read_image_folder(folder, size=config.data.image_size, mode=config.data.image_mode,
+                                 class_names=class_names, min_per_class=min_per_class)
+    except (DataError, ValueError, OSError) as error:
+        raise EvaluationError(f"{what} {folder}: {_one_line(error)}") from None
+
+
+def thin(dataset: LabeledDataset, most: int, rng: np.random.Generator) -> LabeledDataset:
+    """At most ``most`` samples chosen without replacement by ``rng``, in their original order."""
+    if len(dataset.labels) <= most:
+        return dataset
+    return dataset.subset(np.sort(rng.choice(len(dataset.labels), most, replace=False)))
+
+
+def open_run_folder(run_dir: str | os.PathLike[str]) -> tuple[Path, RunConfig]:
+    """Check that ``run_dir`` is a finished run folder and read its config."""
+    folder = _folder(run_dir, "run folder")
+    missing = [name for name in REQUIRED_RUN_FILES if not (folder / name).exists()]
+    if missing:
+        raise EvaluationError(f"run folder {folder} is not a finished pcevolve run (missing {', '.join(missing)})")
+    try:
+        config = load_config(folder / "config.yaml")
+    except ConfigError as error:
+        raise EvaluationError(_one_line(error)) from None
+    return folder, config
+
+
+def load_run_inputs(run_dir: str | os.PathLike[str], test_dir: str | os.PathLike[str],
+                    full_dir: str | os.PathLike[str] | None = None, *, full_max: int = 5000,
+                    public_max: int = 2000, seed: int = 0) -> RunInputs:
+    """Read a finished run and the data it is judged against.
+
+    Args:
+        run_dir: The run folder (``pcevolve run`` output).
+        test_dir: Real held-out test images, one folder per class.
+        full_dir: Optional full real training set, one folder per class (the upper reference line).
+        full_max: Most full-set images kept (seeded choice).
+        public_max: Most public-pool images kept (seeded choice); they are the attacks' reference data.
+        seed: Seeds the thinning.
+
+    Raises:
+        EvaluationError: Anything missing or unreadable; one line naming the path.
+    """
+    folder, config = open_run_folder(run_dir)
+    _folder(test_dir, "test folder")  # checked before the slow reads
+    if full_dir is not None:
+        _folder(full_dir, "full folder")
+    where = f"(data.private in {folder / 'config.yaml'})"
+    if not Path(config.data.private).is_dir():
+        raise EvaluationError(f"private folder {config.data.private} {where} does not exist; run the evaluation "
+                              "from the folder the run was started in")
+    private = _read_labeled(config.data.private, "private folder", config, None)
+    names = private.class_names
+    synthetic = _read_labeled(folder / "synthetic", "synthetic folder", config, names, min_per_class=1)
+    test = _read_labeled(test_dir, "test folder", config, names)
+    rng = np.random.default_rng([seed, 7])
+    full, full_available = None, 0
+    if full_dir is not None:
+        whole = _read_labeled(full_dir, "full folder", config, names)
+        full_available = len(whole.labels)
+        full = thin(whole, full_max, rng)
+    public, public_available = _read_public(config, rng, public_max)
+    try:
+        ledger = BudgetLedger.load(folder / "ledger.json")
+    except (LedgerError, ValueError, OSError) as error:
+        raise EvaluationError(f"ledger {folder / 'ledger.json'}: {_one_line(error)}") from None
+    generations = generation_records(RunFolder(folder).records("generation"))
+    return RunInputs(folder=folder, config=config, class_names=names, synthetic=synthetic, private=private,
+                     test=test, full=full, full_available=full_available, public=public,
+                     public_available=public_available, ledger=ledger, generations=generations)
+
+
+def _read_public(config: RunConfig, rng: np.random.Generator, most: int) -> tuple[np.ndarray | None, int]:
+    if config.data.public is None:
+        return None, 0
+    folder = _folder(config.data.public, "public folder")
+    images, _, _ = list_folder(folder)
+    if not images:
+        raise EvaluationError(f"public folder {folder} holds no images")
+    chosen = [images[i] for i in np.sort(rng.choice(len(images), min(most, len(images)), replace=False))]
+    samples, problems = load_images(chosen, size=config.data.image_size, mode=config.data.image_mode)
+    if problems:
+        raise EvaluationError(f"public folder {folder}: {_one_line(DataError(problems))}")
+    return samples, len(images)

@@ -1,0 +1,95 @@
+"""The report as data: sections of paragraphs, tables, plots and sample grids, rendered twice (HTML, Markdown).
+
+Two kinds of image may enter a report, and they are kept apart on purpose:
+
+* :class:`Plot` — a chart drawn from numbers (curves, bars, histograms). It holds PNG bytes.
+* :class:`SampleGrid` — data samples shown as pictures. It holds the raw uint8 samples, not
+  a PNG, so that :func:`pcevolve.report.safety.check_no_private_samples` can compare every one
+  of them with the private images before anything is written; it is drawn only after that.
+
+A plot must never be made from samples; a sample enters a report only through a grid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """Plain text. ``tone`` ``"note"`` is a caveat, ``"warning"`` something the user must act on."""
+
+    text: str
+    tone: Literal["text", "note", "warning"] = "text"
+
+
+@dataclass(frozen=True)
+class Table:
+    """Cells as text. ``highlight``: row indices to mark (the worst class, a fired hint)."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    highlight: tuple[int, ...] = ()
+    caption: str = ""
+
+    def __post_init__(self) -> None:
+        for row in self.rows:
+            if len(row) != len(self.columns):
+                raise ValueError(f"a row has {len(row)} cells for {len(self.columns)} columns: {row}")
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A chart drawn from numbers only, as PNG bytes; ``name`` is its file stem."""
+
+    name: str
+    png: bytes = field(repr=False)
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class SampleGrid:
+    """Samples shown as pictures: ``images[i]`` (uint8) in the row of ``row_names[rows[i]]``; ``name`` is the file stem.
+
+    ``sources[i]`` says where image i came from (a file path), for error messages.
+    """
+
+    name: str
+    images: np.ndarray = field(repr=False)
+    rows: np.ndarray = field(repr=False)
+    row_names: tuple[str, ...]
+    sources: tuple[str, ...] = ()
+    caption: str = ""
+
+    def __post_init__(self) -> None:
+        if np.asarray(self.images).dtype != np.uint8 or len(self.images) != len(self.rows):
+            raise ValueError("a sample grid holds uint8 images, one row index per image")
+
+
+Block = Paragraph | Table | Plot | SampleGrid
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    blocks: tuple[Block, ...]
+    anchor: str = ""
+
+
+@dataclass(frozen=True)
+class Document:
+    title: str
+    sections: tuple[Section, ...]
+    subtitle: str = ""
+
+    def blocks(self) -> list[Block]:
+        return [block for section in self.sections for block in section.blocks]
+
+    def grids(self) -> list[SampleGrid]:
+        return [block for block in self.blocks() if isinstance(block, SampleGrid)]
+
+    def plots(self) -> list[Plot]:
+        return [block for block in self.blocks() if isinstance(block, Plot)]

@@ -1,0 +1,144 @@
+"""The report's charts, drawn from numbers with matplotlib's object API (no pyplot, no global state).
+
+Every function returns PNG bytes for a :class:`~pcevolve.report.document.Plot`, except
+:func:`sample_grid_png`, which draws a :class:`~pcevolve.report.document.SampleGrid` and is
+called by the writer only after the grid passed the no-private-sample check.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from pcevolve.evaluation.attacks import FPR_LEVELS, MembershipAttack
+from pcevolve.pipeline.plots import figure_png, new_figure
+from pcevolve.report.document import SampleGrid
+
+_WORST = "#d62728"
+_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
+
+
+def roc_curves(attacks: Mapping[str, Mapping[str, MembershipAttack]], *, epsilon: float, delta: float) -> bytes:
+    """ROC of every attack per space (linear axes on top, log FPR below) with the ε-DP bound and chance."""
+    spaces = list(attacks)
+    figure = new_figure(figsize=(5.2 * len(spaces), 8.4))
+    figure.set_layout_engine("constrained")
+    axes = figure.subplots(2, len(spaces), squeeze=False)
+    grid = np.logspace(-3.5, 0, 200)
+    bound = np.minimum(1.0, math.exp(epsilon) * grid + delta)
+    for column, space in enumerate(spaces):
+        for row, log in enumerate((False, True)):
+            ax = axes[row][column]
+            for colour, (name, result) in zip(_COLOURS, attacks[space].items()):
+                overall = result.overall
+                ax.step(np.maximum(overall.fpr, 1e-4) if log else overall.fpr, overall.tpr, where="post",
+                        color=colour, label=f"{name} (AUC {overall.auc.value:.3f})")
+            ax.plot(grid, grid, ":", color="grey", label="chance")
+            ax.plot(grid, bound, "--", color="black", lw=0.8, label=f"ε-DP bound (ε={epsilon:.2f})")
+            if log:
+                ax.set_xscale("log")
+                ax.set_xlim(1e-3, 1)
+                for level in FPR_LEVELS:
+                    ax.axvline(level, color="grey", lw=0.5, alpha=0.5)
+            else:
+                ax.set_xlim(0, 1)
+            ax.set_ylim(0, 1.01)
+            ax.set_xlabel("false positive rate" + (" (log)" if log else ""))
+            ax.set_ylabel("true positive rate")
+            ax.set_title(f"{space} space" + (" — low FPR" if log else ""), fontsize=10)
+            ax.grid(alpha=0.3)
+            ax.legend(loc="lower right", fontsize=7)
+    return figure_png(figure)
+
+
+def ledger_bars(stages: Mapping[str, Mapping[str, float]], events: Sequence[Mapping[str, Any]], *,
+                total_cap: float) -> bytes:
+    """ε spent vs cap per stage (left) and the accountant's running total over the events (right)."""
+    figure = new_figure(figsize=(10, 3.6))
+    left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
+    names = list(stages)
+    y = np.arange(len(names))
+    left.barh(y, [stages[n]["cap"] for n in names], color="#dddddd", label="cap")
+    left.barh(y, [stages[n]["epsilon"] for n in names], height=0.5, color=_COLOURS[0], label="spent")
+    for i, name in enumerate(names):
+        left.text(stages[name]["epsilon"], i, f" {stages[name]['epsilon']:.3g}", va="center", fontsize=8)
+    left.set_yticks(y, names)
+    left.invert_yaxis()
+    left.set_xlabel("ε")
+    left.set_title("ε per stage (accountant)", fontsize=10)
+    left.legend(fontsize=8, loc="lower right")
+    if events:
+        right.step(range(1, len(events) + 1), [e["total_epsilon"] for e in events], where="post", color=_COLOURS[0])
+        right.axhline(total_cap, color="black", ls="--", lw=0.8, label=f"total cap {total_cap:g}")
+        right.legend(fontsize=8)
+    right.set_xlabel("ledger event")
+    right.set_ylabel("total ε after the event")
+    right.set_title("running total (composed, not summed)", fontsize=10)
+    right.grid(alpha=0.3)
+    return figure_png(figure)
+
+
+def per_class_accuracy(class_names: Sequence[str], lines: Mapping[str, Sequence[float]], *, worst: int | None) -> bytes:
+    """Grouped bars: each line's per-class CNN accuracy; the worst class's label in red."""
+    figure = new_figure(figsize=(max(6.0, 1.3 * len(class_names) + 2), 3.6))
+    ax = figure.subplots()
+    x = np.arange(len(class_names))
+    width = 0.8 / max(len(lines), 1)
+    for i, (colour, (label, values)) in enumerate(zip(_COLOURS, lines.items())):
+        ax.bar(x + (i - (len(lines) - 1) / 2) * width, [v if v is not None else np.nan for v in values], width,
+               label=label, color=colour)
+    ax.set_xticks(x, class_names, rotation=20, ha="right", fontsize=8)
+    if worst is not None:
+        ax.get_xticklabels()[worst].set_color(_WORST)
+        ax.get_xticklabels()[worst].set_fontweight("bold")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("test accuracy (CNN)")
+    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    ax.grid(axis="y", alpha=0.3)
+    return figure_png(figure)
+
+
+def distance_histogram(synthetic_to_private: np.ndarray, private_to_private: np.ndarray, *, threshold: float) -> bytes:
+    """Nearest-private distance of every synthetic image vs the private images' own NN distances (RMS grey levels)."""
+    figure = new_figure(figsize=(7, 3.4))
+    ax = figure.subplots()
+    high = float(max(np.max(synthetic_to_private), np.max(private_to_private), threshold)) * 1.05
+    bins = np.linspace(0, high, 50)
+    ax.hist(synthetic_to_private, bins=bins, density=True, alpha=0.6, color=_COLOURS[0],
+            label="synthetic → nearest private")
+    ax.hist(private_to_private, bins=bins, density=True, alpha=0.6, color=_COLOURS[1],
+            label="private → nearest other private")
+    ax.axvline(threshold, color=_WORST, ls="--", label=f"near-copy threshold ({threshold:g})")
+    ax.set_xlabel("pixel distance (RMS difference, grey levels)")
+    ax.set_ylabel("density")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return figure_png(figure)
+
+
+def sample_grid_png(grid: SampleGrid) -> bytes:
+    """Draw a sample grid: one row per row name, its images left to right. Call only after the safety check."""
+    rows = np.asarray(grid.rows)
+    columns = max([int((rows == r).sum()) for r in range(len(grid.row_names))] + [1])
+    figure = new_figure(figsize=(1.0 * columns + 1.8, 1.0 * len(grid.row_names) + 0.2))
+    axes = figure.subplots(len(grid.row_names), columns, squeeze=False)
+    for r, name in enumerate(grid.row_names):
+        images = grid.images[rows == r]
+        for c in range(columns):
+            ax = axes[r][c]
+            ax.set_xticks([])
+            ax.set_yticks([])
+            for spine in ax.spines.values():
+                spine.set_visible(False)
+            if c < len(images):
+                image = images[c]
+                if image.ndim == 2:
+                    ax.imshow(image, cmap="gray", vmin=0, vmax=255, interpolation="nearest")
+                else:
+                    ax.imshow(image, interpolation="nearest")
+        axes[r][0].set_ylabel(name, rotation=0, ha="right", va="center", fontsize=9)
+    figure.subplots_adjust(wspace=0.05, hspace=0.05)
+    return figure_png(figure)

@@ -1,0 +1,62 @@
+"""Write ``RUN/report/``: report.html, report.md, the PNGs next to it, and evaluation.json (SPEC R7.6).
+
+Order matters: the document is built and every sample image in it checked against the private
+images *before* anything is written; the folder is then built under a temporary name and
+renamed into place (``pcevolve.io.atomic_directory``), so a refused or crashed report leaves
+the previous report, or nothing, never half a folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from pcevolve.evaluation.evaluate import RunEvaluation
+from pcevolve.io import atomic_directory, atomic_write_bytes, atomic_write_json, atomic_write_text
+from pcevolve.report import figures
+from pcevolve.report.build import GRID_PER_CLASS, build_document
+from pcevolve.report.document import Document, SampleGrid
+from pcevolve.report.render import render_html, render_markdown
+from pcevolve.report.safety import check_no_private_samples
+
+
+def write_document(folder: str | os.PathLike[str], document: Document, *, private: np.ndarray,
+                   evaluation_json: dict | None = None, threshold: float | None = None) -> Path:
+    """Check, render and write a document into ``folder`` (replaced as a whole).
+
+    Args:
+        folder: The report folder.
+        document: What to write.
+        private: The private images every sample grid is checked against.
+        evaluation_json: Written as ``evaluation.json`` when given.
+        threshold: Near-copy pixel distance (default: ``near_copy_threshold`` of the private images).
+
+    Raises:
+        PrivateSampleInReport: A grid holds a private image or a near copy; nothing was written.
+    """
+    check_no_private_samples(document, private, threshold=threshold)
+    images = {plot.name: plot.png for plot in document.plots()}
+    for grid in document.grids():
+        images[grid.name] = figures.sample_grid_png(grid)
+    names = [block.name for block in document.blocks() if isinstance(block, SampleGrid) or hasattr(block, "png")]
+    if len(set(names)) != len(names):
+        raise ValueError(f"figure names must be unique in a report, got {names}")
+    with atomic_directory(folder, overwrite=True) as staging:
+        for name, png in images.items():
+            atomic_write_bytes(staging / f"{name}.png", png)
+        atomic_write_text(staging / "report.md", render_markdown(document))
+        atomic_write_text(staging / "report.html", render_html(document, images))
+        if evaluation_json is not None:
+            atomic_write_json(staging / "evaluation.json", evaluation_json)
+    return Path(folder)
+
+
+def write_report(evaluation: RunEvaluation, *, folder: str | os.PathLike[str] | None = None,
+                 grid_per_class: int = GRID_PER_CLASS) -> Path:
+    """Build and write the report of an evaluation into ``folder`` (default ``RUN/report``)."""
+    target = Path(folder) if folder is not None else evaluation.inputs.folder / "report"
+    document = build_document(evaluation, grid_per_class=grid_per_class)
+    return write_document(target, document, private=evaluation.inputs.private.samples,
+                          evaluation_json=evaluation.to_json())

@@ -1,0 +1,74 @@
+"""The evaluation's orchestration parts: member/non-member split, comparisons with the seed, R8.7 rules, thinning."""
+
+import numpy as np
+import pytest
+
+from pcevolve.data import LabeledDataset
+from pcevolve.evaluation import membership_split, troubleshooting_hints
+from pcevolve.evaluation.inputs import thin
+from pcevolve.evaluation.utility import comparisons
+
+
+def test_membership_split_matches_counts_class_by_class():
+    private = np.array([0] * 5 + [1] * 3 + [2] * 4)
+    test = np.array([0] * 2 + [1] * 6 + [2] * 4 + [0] * 2)
+    members, non_members = membership_split(private, test, classes=3, rng=np.random.default_rng(0))
+    # Per class min(private, test): 4, 3, 4.
+    assert np.bincount(private[members], minlength=3).tolist() == [4, 3, 4]
+    assert np.bincount(test[non_members], minlength=3).tolist() == [4, 3, 4]
+    assert len(set(members.tolist())) == len(members) and len(set(non_members.tolist())) == len(non_members)
+    again = membership_split(private, test, classes=3, rng=np.random.default_rng(0))
+    assert all(np.array_equal(a, b) for a, b in zip((members, non_members), again))
+
+
+def test_comparisons_by_hand():
+    result = comparisons({"synthetic": 0.8, "fewshot": 0.6, "full": 0.9, "synthetic_aug": 0.75})
+    assert result["delta_over_fewshot"]["points"] == pytest.approx(20.0)
+    assert result["delta_over_fewshot"]["relative_percent"] == pytest.approx(100 * (0.8 / 0.6 - 1))
+    assert result["gap_to_full"]["points"] == pytest.approx(10.0)
+    assert result["gap_to_full"]["relative_percent"] == pytest.approx(12.5)
+    assert result["synthetic_aug_over_fewshot"]["points"] == pytest.approx(15.0)
+    assert comparisons({"synthetic": 0.8, "fewshot": 0.6})["gap_to_full"] is None
+
+
+def _hints(**overrides):
+    values = {"attack_success": 0.52, "exceeds_dp_bound": False, "near_copies": 0, "close_share": 0.01,
+              "delta_points": 5.0, "mmd_ours": 0.02, "mmd_fewshot": 0.01}
+    values.update(overrides)
+    return {h.rule: h.fired for h in troubleshooting_hints(**values)}
+
+
+def test_no_rule_fires_on_a_healthy_set():
+    assert _hints() == {"attack": False, "copies": False, "accuracy": False, "distance_attack": False}
+
+
+@pytest.mark.parametrize("overrides, rule", [
+    ({"attack_success": 0.61}, "attack"),
+    ({"near_copies": 1}, "copies"),
+    ({"close_share": 0.06}, "copies"),
+    ({"delta_points": 0.0}, "accuracy"),
+    ({"delta_points": -3.0}, "accuracy"),
+    ({"mmd_ours": 0.005, "attack_success": 0.56}, "distance_attack"),
+    ({"exceeds_dp_bound": True}, "distance_attack"),
+])
+def test_each_rule_fires_past_its_threshold(overrides, rule):
+    fired = _hints(**overrides)
+    assert fired[rule]
+    assert [name for name, on in fired.items() if on] == [rule]
+
+
+def test_thresholds_are_strict_where_documented():
+    assert not _hints(attack_success=0.60)["attack"]
+    assert not _hints(close_share=0.05)["copies"]
+    assert not _hints(mmd_ours=0.005, attack_success=0.55)["distance_attack"]
+    assert not _hints(delta_points=None)["accuracy"]
+
+
+def test_thin_keeps_order_and_is_seeded():
+    data = LabeledDataset(samples=np.arange(20, dtype=np.uint8).reshape(20, 1, 1).repeat(2, 1).repeat(2, 2),
+                          labels=np.arange(20) % 2, class_names=("a", "b"), modality="image",
+                          sources=tuple(f"f{i}" for i in range(20)))
+    a, b = thin(data, 7, np.random.default_rng(1)), thin(data, 7, np.random.default_rng(1))
+    assert len(a.labels) == 7 and list(a.sources) == list(b.sources)
+    assert list(a.sources) == sorted(a.sources, key=lambda s: int(s[1:]))
+    assert thin(data, 50, np.random.default_rng(1)) is data

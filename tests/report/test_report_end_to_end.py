@@ -1,0 +1,123 @@
+"""`evaluate_run` + `write_report` end to end on a tiny fake run folder, and the leaky set that must be flagged."""
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from pcevolve.evaluation import evaluate_run
+from pcevolve.report import PrivateSampleInReport, write_report
+
+SECTIONS = ("Headline", "Per class (worst first)", "Troubleshooting (SPEC R8.7)", "Utility details", "Distribution",
+            "Membership inference", "Copy check", "Privacy ledger", "Search: fitness curves", "Synthetic samples",
+            "Settings, data and timing")
+
+
+def _evaluate(run, settings):
+    data = run.parent / "data"
+    return evaluate_run(run, data / "test", data / "full", settings=settings)
+
+
+@pytest.fixture(scope="module")
+def clean(tiny_run, tiny_settings):
+    threads = torch.get_num_threads()
+    evaluation = _evaluate(tiny_run, tiny_settings)
+    assert torch.get_num_threads() == threads, "the evaluation must restore torch's thread count"
+    return evaluation, write_report(evaluation)
+
+
+@pytest.fixture(scope="module")
+def leaky(leaky_run, tiny_settings):
+    return _evaluate(leaky_run, tiny_settings)
+
+
+def test_report_folder_holds_every_file_and_section(clean):
+    _, folder = clean
+    html, markdown = (folder / "report.html").read_text(), (folder / "report.md").read_text()
+    for title in SECTIONS:
+        assert f"<h2>{title}</h2>" in html and f"## {title}" in markdown, title
+    for name in ("samples", "roc_curves", "ledger", "fitness_curve", "per_class_accuracy", "copy_distances"):
+        assert (folder / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert f"]({name}.png)" in markdown
+    # Self-contained: every image inline, nothing fetched from anywhere.
+    sources = re.findall(r'src="([^"]*)"', html)
+    assert len(sources) == 6 and all(s.startswith("data:image/png;base64,") for s in sources)
+    assert not re.search(r"https?://|<script|<link|@import", html)
+    assert "not a DP release" in html  # the caveat next to the attacks
+    assert not list(folder.parent.glob(".report.*"))  # no staging folder left behind
+
+
+def test_evaluation_json_holds_every_number(clean, tiny_settings):
+    evaluation, folder = clean
+    data = json.loads((folder / "evaluation.json").read_text())
+    assert set(data) == {"format", "version", "run", "settings", "data", "headline", "utility", "distribution",
+                         "privacy", "per_class", "ledger", "search", "hints", "seconds"}
+    assert data["format"] == "pcevolve.evaluation" and data["version"] == 1
+    lines = data["headline"]["lines"]
+    assert set(lines) == {"synthetic", "synthetic_aug", "fewshot", "fewshot_aug", "full"}
+    assert lines["fewshot"]["reference_only"] and not lines["synthetic"]["reference_only"]
+    assert lines["synthetic_aug"]["probe_accuracy"] is None  # augmentation lines are CNN-only
+    cnn = {u["line"]: u["accuracy"] for u in data["utility"] if u["model"] == "cnn"}
+    delta = data["headline"]["comparisons"]["cnn"]["delta_over_fewshot"]
+    assert delta["points"] == pytest.approx(100 * (cnn["synthetic"] - cnn["fewshot"]))
+    assert data["headline"]["comparisons"]["cnn"]["gap_to_full"]["points"] == pytest.approx(
+        100 * (cnn["full"] - cnn["synthetic"]))
+    assert all(u["epochs"] == tiny_settings.cnn_epochs for u in data["utility"] if u["model"] == "cnn")
+    # Worst class first, flagged; accuracies ascending.
+    rows = data["per_class"]
+    assert [r["worst"] for r in rows] == [True, False, False]
+    accuracies = [r["cnn_accuracy"] for r in rows]
+    assert accuracies == sorted(accuracies)
+    # Attacks: 10 private images per class → 30 members, 30 non-members; ε from the ledger.
+    assert data["data"]["members"] == data["data"]["non_members"] == 30
+    assert data["privacy"]["epsilon"] == pytest.approx(evaluation.inputs.ledger.spent())
+    for space in ("pixel", "independent"):
+        for attack in ("dcr", "domias"):
+            result = data["privacy"]["attacks"][space][attack]["overall"]
+            assert result["members"] == 30 and len(result["roc"]["fpr"]) == len(result["roc"]["tpr"])
+            assert set(result["dp_tpr_bound"]) == {"0.01", "0.001"}
+    assert set(data["distribution"]) == {"search", "independent"}
+    assert set(data["distribution"]["independent"]) == {"synthetic", "fewshot"}
+    assert len(data["ledger"]["events"]) == 2
+    assert data["search"]["generations"] == 4  # the repeated last generation counted once
+    assert [h["rule"] for h in data["hints"]] == ["attack", "copies", "accuracy", "distance_attack"]
+    assert data["privacy"]["copies"]["near_copies"] == 0 and data["privacy"]["copies"]["exact_copies"] == 0
+
+
+def test_no_membership_signal_gives_chance_level_attacks(clean, leaky):
+    evaluation, _ = clean
+    for space, by_name in evaluation.attacks.items():
+        for name, result in by_name.items():
+            # 30 vs 30: the null AUC has sd ≈ 0.075; 0.25 is over 3 sd.
+            assert abs(result.overall.auc.value - 0.5) < 0.25, (space, name)
+    assert evaluation.attacks["pixel"]["dcr"].overall.auc.value < leaky.attacks["pixel"]["dcr"].overall.auc.value
+
+
+def test_leaky_synthetic_set_is_flagged_and_its_report_refused(leaky, leaky_run):
+    # Every private image planted into the synthetic set: DCR finds them all, the copy check counts them.
+    assert leaky.attacks["pixel"]["dcr"].overall.auc.value > 0.95
+    assert leaky.attacks["independent"]["dcr"].overall.auc.value > 0.9
+    assert leaky.attacks["pixel"]["dcr"].overall.success.value > 0.9
+    copies = leaky.to_json()["privacy"]["copies"]
+    assert copies["exact_copies"] == 30 and copies["near_copies"] == 30
+    fired = {h.rule for h in leaky.hints if h.fired}
+    assert {"attack", "copies"} <= fired
+    assert all(math.isfinite(r["nearest_private_rms_median"]) for r in leaky.per_class())
+    with pytest.raises(PrivateSampleInReport, match="private samples or near copies"):
+        write_report(leaky)
+    assert not (leaky_run / "report").exists()
+    assert not list(leaky_run.glob(".report.*"))
+
+
+def test_sample_grid_shows_synthetic_images_of_every_class(clean):
+    evaluation, _ = clean
+    from pcevolve.report import build_document
+
+    grids = build_document(evaluation, grid_per_class=5).grids()
+    assert len(grids) == 1
+    rows = np.asarray(grids[0].rows)
+    assert np.bincount(rows, minlength=3).tolist() == [5, 5, 5]
+    assert all("/synthetic/" in source for source in grids[0].sources)
