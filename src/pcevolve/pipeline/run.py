@@ -133,13 +133,13 @@ def _load_data(config: RunConfig) -> tuple[LabeledDataset, np.ndarray | None]:
     return private, public
 
 
-def _check_private_unchanged(folder: RunFolder, private: LabeledDataset) -> None:
+def _check_private_unchanged(folder: RunFolder, private: LabeledDataset, source: str) -> None:
     """Stored in ``secure/`` (never delivered): exact counts and hashes of private data are not DP."""
     path = folder.path / "secure" / "private_fingerprint.json"
     fingerprint = private.fingerprint()
     if path.exists():
         if read_json(path) != fingerprint:
-            raise RunError(f"the private data at {private.sources[0].rsplit('/', 2)[0]} changed since this run "
+            raise RunError(f"the private data at {source} changed since this run "
                            "started; a resumed run must read the same private data")
     else:
         path.parent.mkdir(exist_ok=True)
@@ -179,7 +179,7 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     t = time.perf_counter()
     say("reading data")
     private, public = _load_data(config)
-    _check_private_unchanged(folder, private)
+    _check_private_unchanged(folder, private, config.data.private)
     sample_shape = tuple(private.samples.shape[1:])
     class_names = private.class_names
     seconds["data"] = time.perf_counter() - t

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pcevolve.decoders.check import reencode_check
 from pcevolve.io import atomic_write_npz
 from pcevolve.search.basis import PublicBasis
 
@@ -34,14 +35,10 @@ if TYPE_CHECKING:
 def round_trip(coordinates: np.ndarray, *, basis: PublicBasis, decoder: "Decoder", encoder: "ImageEncoder",
                batch_size: int = 256) -> tuple[np.ndarray, np.ndarray]:
     """Real round trip: coordinates → decoded samples → re-encoded coordinates. Returns (samples, coordinates)."""
-    samples = decoder.decode(basis.expand(coordinates).astype(np.float32))
-    was_training = encoder.training
-    encoder.eval()
-    try:
-        _, reencoded = encoder.encode_both(samples, batch_size=batch_size)
-    finally:
-        encoder.train(was_training)
-    return samples, basis.reduce(reencoded)
+    features = basis.expand(coordinates).astype(np.float32)
+    samples = decoder.decode(features)
+    check = reencode_check(encoder, samples, features, batch_size=batch_size)
+    return samples, basis.reduce(check.reencoded)
 
 
 @dataclass(frozen=True, eq=False)
