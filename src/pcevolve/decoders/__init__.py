@@ -4,13 +4,14 @@ import os
 from pathlib import Path
 
 from pcevolve.config import DecoderConfig
-from pcevolve.decoders.base import Decoder, DecoderTrainingResult
+from pcevolve.decoders.base import Decoder, DecoderTrainingResult, KnownEncodings
 from pcevolve.decoders.check import ReencodeCheck, reencode_check
 from pcevolve.decoders.conv import ConvImageDecoder
 from pcevolve.decoders.dp import DPDecoderResult, fine_tune_dp, per_sample_gradients
+from pcevolve.decoders.nearest import NearestPublicDecoder
 from pcevolve.io import read_json
 
-DECODERS: dict[str, type] = {ConvImageDecoder.name: ConvImageDecoder}
+DECODERS: dict[str, type] = {ConvImageDecoder.name: ConvImageDecoder, NearestPublicDecoder.name: NearestPublicDecoder}
 
 
 def build_decoder(config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> Decoder:
@@ -41,6 +42,8 @@ __all__ = [
     "ConvImageDecoder",
     "DPDecoderResult",
     "Decoder",
+    "KnownEncodings",
+    "NearestPublicDecoder",
     "DecoderStageResult",
     "DecoderTrainingResult",
     "ReencodeCheck",

@@ -72,3 +72,20 @@ class Decoder(Protocol):
     def load(cls, folder: str | os.PathLike[str]) -> "Decoder":
         """Rebuild a decoder written by :meth:`save`; its ``decode`` gives identical output."""
         ...
+
+
+@runtime_checkable
+class KnownEncodings(Protocol):
+    """A decoder that knows the encoding of every sample it returns (e.g. one that retrieves encoded samples).
+
+    Its decode → re-encode round trip is exact without an encoder pass, so the search judges
+    candidates through it directly and delivery skips re-encoding. ``encodings`` (n, feature_dim)
+    are the encodings of everything it can return.
+    """
+
+    encodings: np.ndarray
+
+    def decode_known(self, features: np.ndarray, labels: np.ndarray | None = None, *,
+                     distinct: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Samples for ``features`` and their (exact) encodings; ``distinct``: no sample twice while possible."""
+        ...

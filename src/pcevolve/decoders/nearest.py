@@ -1,0 +1,180 @@
+"""Retrieval decoder (registry key ``"nearest-public"``): a feature vector → the public sample nearest to it.
+
+The "decoder" is the public pool itself, indexed by the encoder: decoding returns the pool
+sample whose projected feature has the highest cosine with the requested one. It draws only
+what exists, so it never produces a blurry average, and it knows the encoding of everything it
+returns — the decode → re-encode round trip (R6.1, R6.3) is exact and costs a lookup, so the
+search can judge every candidate through it instead of through a learned surrogate.
+
+Use it when the public pool holds images of the private classes (an unlabelled in-domain pool,
+as in the demo); with a pool that lacks a class it can only return the nearest *other* thing,
+and the conv decoder fine-tuned under DP (``training: public-then-dp``) is the better choice.
+
+Privacy: it reads the public pool only (free). The class of a delivered sample is the class
+the search asked for, decided by the DP release; the pool's own labels, if any, are never read.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+from pcevolve.config import DecoderConfig
+from pcevolve.decoders.base import DecoderTrainingResult
+from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
+
+if TYPE_CHECKING:
+    from pcevolve.encoders import ImageEncoder
+
+_POOL, _META = "pool.npz", "decoder.json"
+_CHUNK = 2048  # query rows per similarity block: bounds memory at CHUNK × pool floats
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+
+class NearestPublicDecoder:
+    """Features → the most similar samples of an encoded public pool.
+
+    Args:
+        config: ``public_images`` caps the pool (a seeded subset of the public samples).
+        feature_dim: Size of the encoder's projected features.
+        sample_shape: One sample's shape: (H, W) grey or (H, W, C) colour.
+        seed: Chooses the pool subset when the public set is larger than ``public_images``.
+    """
+
+    name: ClassVar[str] = "nearest-public"
+
+    def __init__(self, config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> None:
+        if len(sample_shape) not in (2, 3):
+            raise ValueError(f"sample_shape must be (H, W) or (H, W, C), got {sample_shape}")
+        self.config = config
+        self.feature_dim = int(feature_dim)
+        self.sample_shape = tuple(int(s) for s in sample_shape)
+        self.seed = seed
+        self.samples = np.zeros((0, *self.sample_shape), dtype=np.uint8)
+        self.encodings = np.zeros((0, self.feature_dim), dtype=np.float32)
+
+    @property
+    def pool_size(self) -> int:
+        return int(len(self.samples))
+
+    def fit(self, public_samples: np.ndarray, *, encoder: "ImageEncoder", seed: int,
+            progress: bool = False) -> DecoderTrainingResult:
+        """Encode (a seeded subset of) the public pool once; nothing is trained and nothing is charged."""
+        samples = np.asarray(public_samples)
+        if samples.dtype != np.uint8 or samples.shape[1:] != self.sample_shape:
+            raise ValueError(f"expected uint8 samples of shape (N, {self.sample_shape}), "
+                             f"got {samples.dtype} {samples.shape}")
+        if len(samples) == 0:
+            raise ValueError("the retrieval decoder needs a non-empty public pool")
+        if encoder.feature_dim != self.feature_dim:
+            raise ValueError(f"encoder gives {encoder.feature_dim}-d features, decoder expects {self.feature_dim}")
+        started = time.perf_counter()
+        if len(samples) > self.config.public_images:
+            rows = np.random.default_rng(seed).choice(len(samples), self.config.public_images, replace=False)
+            samples = samples[np.sort(rows)]
+        was_training = encoder.training
+        encoder.eval()
+        try:
+            _, encodings = encoder.encode_both(samples, batch_size=256, progress=progress)
+        finally:
+            encoder.train(was_training)
+        self.samples = np.ascontiguousarray(samples)
+        self.encodings = np.asarray(encodings, dtype=np.float32)
+        # A sample's stored encoding *is* its re-encoding: consistency 1 by construction.
+        return DecoderTrainingResult(steps=0, images=self.pool_size,
+                                     seconds={"features": time.perf_counter() - started, "training": 0.0},
+                                     final_consistency=1.0, final_reconstruction=0.0)
+
+    def _check(self, features: np.ndarray, labels: np.ndarray | None) -> np.ndarray:
+        if self.pool_size == 0:
+            raise ValueError("the retrieval decoder has no pool yet: call fit() or load() first")
+        feats = np.asarray(features, dtype=np.float32)
+        if feats.ndim != 2 or feats.shape[1] != self.feature_dim:
+            raise ValueError(f"expected features (N, {self.feature_dim}), got {feats.shape}")
+        if labels is not None and len(labels) != len(feats):
+            raise ValueError(f"{len(labels)} labels for {len(feats)} features")
+        return _unit(feats)
+
+    def nearest(self, features: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
+        """Pool index of highest cosine for each row (ties: the lowest index)."""
+        queries = self._check(features, labels)
+        pool = _unit(self.encodings)
+        return np.concatenate([np.argmax(queries[i:i + _CHUNK] @ pool.T, axis=1)
+                               for i in range(0, len(queries), _CHUNK)] or [np.zeros(0, dtype=np.int64)])
+
+    def assign_distinct(self, features: np.ndarray, labels: np.ndarray | None = None, *,
+                        candidates: int = 64) -> np.ndarray:
+        """Pool indices with no sample used twice while the pool lasts.
+
+        Rows are served in order; each takes the most similar pool sample among its
+        ``candidates`` nearest that has been used fewest times so far, so a pool smaller than
+        the request is used round by round (every sample once, then twice, …) rather than
+        piling onto a few. Deterministic for fixed inputs.
+        """
+        queries = self._check(features, labels)
+        pool = _unit(self.encodings)
+        k = min(candidates, self.pool_size)
+        uses = np.zeros(self.pool_size, dtype=np.int64)
+        chosen = np.empty(len(queries), dtype=np.int64)
+        for start in range(0, len(queries), _CHUNK):
+            similarity = queries[start:start + _CHUNK] @ pool.T
+            top = np.argpartition(-similarity, k - 1, axis=1)[:, :k] if k < self.pool_size else \
+                np.tile(np.arange(self.pool_size), (len(similarity), 1))
+            order = np.argsort(-np.take_along_axis(similarity, top, axis=1), axis=1, kind="stable")
+            top = np.take_along_axis(top, order, axis=1)
+            for row, ranked in enumerate(top):
+                level = uses.min()
+                free = ranked[uses[ranked] == level]
+                # None of the k nearest is at the lowest use count: the best-matching one that is.
+                index = int(free[0]) if len(free) else int(np.flatnonzero(uses == level)[
+                    np.argmax(similarity[row, uses == level])])
+                uses[index] += 1
+                chosen[start + row] = index
+        return chosen
+
+    def decode(self, features: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
+        """Features (N, feature_dim) → the nearest pool samples (row by row); ``labels`` are not used."""
+        return self.samples[self.nearest(features, labels)]
+
+    def decode_known(self, features: np.ndarray, labels: np.ndarray | None = None, *,
+                     distinct: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Samples for ``features`` and their encodings (no encoder pass: they were stored at :meth:`fit`).
+
+        With ``distinct`` (delivery) no pool sample is returned twice while the pool lasts
+        (:meth:`assign_distinct`); otherwise each row gets its nearest (:meth:`decode`).
+        """
+        rows = self.assign_distinct(features, labels) if distinct else self.nearest(features, labels)
+        return self.samples[rows], self.encodings[rows]
+
+    def save(self, folder: str | os.PathLike[str]) -> Path:
+        """Write ``pool.npz`` (samples, encodings) and ``decoder.json`` into ``folder`` (atomically)."""
+        target = Path(folder)
+        target.mkdir(parents=True, exist_ok=True)
+        atomic_write_npz(target / _POOL, samples=self.samples, encodings=self.encodings)
+        atomic_write_json(target / _META, {"name": self.name, "feature_dim": self.feature_dim,
+                                           "sample_shape": list(self.sample_shape), "seed": self.seed,
+                                           "pool_size": self.pool_size, "config": self.config.model_dump()})
+        return target
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike[str]) -> "NearestPublicDecoder":
+        """Rebuild a decoder written by :meth:`save`."""
+        source = Path(folder)
+        meta = read_json(source / _META)
+        if meta.get("name") != cls.name:
+            raise ValueError(f"{source / _META} holds a {meta.get('name')!r} decoder, not {cls.name!r}")
+        decoder = cls(DecoderConfig.model_validate(meta["config"]), feature_dim=meta["feature_dim"],
+                      sample_shape=tuple(meta["sample_shape"]), seed=meta["seed"])
+        with np.load(source / _POOL, allow_pickle=False) as data:
+            decoder.samples, decoder.encodings = data["samples"], data["encodings"]
+        if decoder.samples.shape[1:] != decoder.sample_shape or len(decoder.encodings) != len(decoder.samples):
+            raise ValueError(f"{source / _POOL} does not match {source / _META}")
+        return decoder
