@@ -1,5 +1,14 @@
 """The whole run: stages in order, resumable, with the synthetic set delivered at the end (SPEC R4–R7)."""
 
-from pcevolve.pipeline.run import RunError, RunOutcome, build_problem, load_public_side, open_run, run_pipeline
+from pcevolve.pipeline.run import (
+    RunError,
+    RunOutcome,
+    build_problem,
+    load_public_side,
+    open_run,
+    round_trip_model,
+    run_pipeline,
+)
 
-__all__ = ["RunError", "RunOutcome", "build_problem", "load_public_side", "open_run", "run_pipeline"]
+__all__ = ["RunError", "RunOutcome", "build_problem", "load_public_side", "open_run", "round_trip_model",
+           "run_pipeline"]

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PIL import Image
 
-from pcevolve.decoders import reencode_check
+from pcevolve.decoders import KnownEncodings, reencode_check
 from pcevolve.fitness import FitnessTargets, dp_gaussian_predict
 from pcevolve.io import atomic_directory, atomic_write_npz
-from pcevolve.search.basis import PublicBasis
+from pcevolve.search.basis import PublicBasis, unit_rows
 from pcevolve.search.space import SearchSpace
 
 if TYPE_CHECKING:
@@ -45,6 +45,9 @@ def decode_candidate(space: SearchSpace, individual: np.ndarray, counts: np.ndar
                      targets: FitnessTargets) -> DecodedSet:
     """Sample ``oversample × counts`` per class, decode, re-encode every sample, keep ``counts`` (consistent first).
 
+    A decoder with :class:`~pcevolve.decoders.KnownEncodings` returns the encodings with the
+    samples (the encoder is not run again) and no sample twice while its pool lasts.
+
     Post-processing of the release: reads the DP targets, the released encoder and decoder, and
     synthetic samples only.
     """
@@ -52,12 +55,16 @@ def decode_candidate(space: SearchSpace, individual: np.ndarray, counts: np.ndar
     drawn = np.ceil(counts * oversample).astype(np.int64)
     z, labels = space.sample_counts(individual, drawn, rng)
     features = basis.expand(z).astype(np.float32)
-    samples = decoder.decode(features, labels)
-    check = reencode_check(encoder, samples, features)
-    reencoded = dp_gaussian_predict(basis.reduce(check.reencoded), targets)
+    if isinstance(decoder, KnownEncodings):  # retrieval: encodings are stored, no sample is returned twice
+        samples, encodings = decoder.decode_known(features, labels, distinct=True)
+    else:
+        samples = decoder.decode(features, labels)
+        encodings = reencode_check(encoder, samples, features).reencoded
+    cosine = np.sum(unit_rows(encodings) * unit_rows(features), axis=1)
+    reencoded = dp_gaussian_predict(basis.reduce(encodings), targets)
     keep = select_consistent(labels, reencoded, counts)
     return DecodedSet(coordinates=z[keep], features=features[keep], samples=samples[keep], labels=labels[keep],
-                      reencoded_classes=reencoded[keep], cosine=check.cosine[keep],
+                      reencoded_classes=reencoded[keep], cosine=cosine[keep],
                       drawn_agreement=float(np.mean(reencoded == labels)))
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from pcevolve.config import RunConfig, config_hash, load_config
 from pcevolve.data import LabeledDataset, read_image_folder, read_unlabeled_images
-from pcevolve.decoders import load_decoder, train_decoder
+from pcevolve.decoders import Decoder, KnownEncodings, load_decoder, train_decoder
 from pcevolve.encoders import ImageEncoder, build_encoder, train_representation
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.fitness import FitnessTargets
@@ -45,7 +45,7 @@ from pcevolve.run_folder import RunFolder
 from pcevolve.search.basis import PublicBasis, unit_rows
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.release import StatisticsRelease, public_bandwidth, release_statistics
-from pcevolve.search.roundtrip import RoundTripSurrogate, SurrogateData, round_trip
+from pcevolve.search.roundtrip import ExactRoundTrip, RoundTripSurrogate, SurrogateData, round_trip
 from pcevolve.search.runner import generation_records, rank_final, run_search
 from pcevolve.search.space import ClassFrames, SearchSpace
 
@@ -254,16 +254,19 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
 
     # Stage 3b — the search, on the release only.
     t = time.perf_counter()
-    problem = build_problem(config, release, surrogate_data.fit())
+    exact = isinstance(decoder, KnownEncodings)
+    problem = build_problem(config, release, round_trip_model(decoder, basis, surrogate_data))
     space = problem.space
 
     def real_round_trip(z: np.ndarray) -> np.ndarray:
         return round_trip(z, basis=basis, decoder=decoder, encoder=encoder)[1]
 
     say(f"stage 3b: evolutionary search ({search.population} × up to {search.generations} generations)")
+    # An exact round trip needs no checks; a learned surrogate is checked against real round trips and refitted.
     outcome = run_search(problem, EvolutionSettings.from_config(search), seed=config.seed,
                          folder=folder.path / "search", record=lambda r: folder.record("generation", **r),
-                         round_trip=real_round_trip, surrogate_data=surrogate_data,
+                         round_trip=None if exact else real_round_trip,
+                         surrogate_data=None if exact else surrogate_data,
                          check_every=search.roundtrip_every, check_per_class=search.roundtrip_per_class,
                          progress=progress)
     engine, problem = outcome.engine, outcome.problem
@@ -294,8 +297,16 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     return outcome
 
 
+def round_trip_model(decoder: Decoder, basis: PublicBasis,
+                     surrogate_data: SurrogateData) -> ExactRoundTrip | RoundTripSurrogate:
+    """How the search predicts decode → re-encode: exactly for a retrieval decoder, else the learned surrogate."""
+    if isinstance(decoder, KnownEncodings):
+        return ExactRoundTrip.build(decoder.encodings, basis)
+    return surrogate_data.fit()
+
+
 def build_problem(config: RunConfig, release: StatisticsRelease,
-                  surrogate: RoundTripSurrogate | None) -> SearchProblem:
+                  surrogate: RoundTripSurrogate | ExactRoundTrip | None) -> SearchProblem:
     """The search problem of a run: DP targets, the space around the released Gaussians, fixed draws.
 
     A pure function of the config, the release and the public surrogate, so a resumed run (or a
@@ -336,16 +347,21 @@ def _public_side(config, folder, stages, encoder, decoder, public, say, progress
     z = basis.reduce(features)
     clip_norm = basis.radius(features, search.clip_quantile)
     bandwidth = public_bandwidth(z, rng=rng)
-    _, z_roundtrip = round_trip(z, basis=basis, decoder=decoder, encoder=encoder)
-    pairs = SurrogateData(z, z_roundtrip, {})
-    surrogate = pairs.fit()
+    if isinstance(decoder, KnownEncodings):  # exact round trip: no surrogate to fit
+        z_roundtrip = np.zeros((0, basis.dim))
+        pairs = SurrogateData(z[:0], z_roundtrip, {})
+        surrogate_r2 = None
+    else:
+        _, z_roundtrip = round_trip(z, basis=basis, decoder=decoder, encoder=encoder)
+        pairs = SurrogateData(z, z_roundtrip, {})
+        surrogate_r2 = pairs.fit().r2
     arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
-    atomic_write_npz(path, clip_norm=np.array(clip_norm), bandwidth=np.array(bandwidth), pairs_inputs=z,
-                     pairs_outputs=z_roundtrip, **arrays)
+    atomic_write_npz(path, clip_norm=np.array(clip_norm), bandwidth=np.array(bandwidth), pairs_inputs=pairs.public_inputs,
+                     pairs_outputs=pairs.public_outputs, **arrays)
     summary = {"public_features": int(len(chosen)), "basis_dim": basis.dim,
                "basis_variance_share": float(basis.variances.sum()
                                              / max(np.var(unit_rows(features), axis=0, ddof=1).sum(), 1e-12)),
-               "clip_norm": clip_norm, "rff_bandwidth": bandwidth, "surrogate_r2": surrogate.r2}
+               "clip_norm": clip_norm, "rff_bandwidth": bandwidth, "surrogate_r2": surrogate_r2}
     folder.record("public_side", **summary)
     stages.finish("public", summary)
     return basis, pairs, clip_norm, bandwidth

@@ -17,7 +17,7 @@ from threadpoolctl import threadpool_limits
 
 from pcevolve.config import FitnessWeights
 from pcevolve.fitness import FitnessBreakdown, FitnessTargets, evaluate
-from pcevolve.search.roundtrip import RoundTripSurrogate
+from pcevolve.search.roundtrip import ExactRoundTrip, RoundTripSurrogate
 from pcevolve.search.space import SearchSpace
 
 
@@ -28,12 +28,13 @@ class SearchProblem:
     space: SearchSpace
     targets: FitnessTargets
     weights: FitnessWeights
-    surrogate: RoundTripSurrogate | None
+    surrogate: RoundTripSurrogate | ExactRoundTrip | None
     draws: tuple[np.ndarray, ...]
 
     @classmethod
     def build(cls, space: SearchSpace, targets: FitnessTargets, weights: FitnessWeights,
-              surrogate: RoundTripSurrogate | None, *, per_class: int, eval_seeds: int, seed: int) -> "SearchProblem":
+              surrogate: RoundTripSurrogate | ExactRoundTrip | None, *, per_class: int, eval_seeds: int,
+              seed: int) -> "SearchProblem":
         rng = np.random.default_rng([seed, 0x5EA4C4])
         draws = tuple(space.noise(per_class, rng) for _ in range(eval_seeds))
         return cls(space=space, targets=targets, weights=weights, surrogate=surrogate, draws=draws)

@@ -13,6 +13,10 @@ are round-tripped for real, the pairs are added to the surrogate's data, and the
 refitted (:class:`SurrogateData`): it learns the region the search explores. All pairs are
 synthetic or public, so this is free; they are kept per generation so that a resumed run refits
 exactly the surrogate an uninterrupted run had.
+
+A retrieval decoder (:class:`~pcevolve.decoders.KnownEncodings`) needs none of this: what it
+returns for a feature, and that sample's encoding, are known exactly, and
+:class:`ExactRoundTrip` computes them in the reduced space for every candidate.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import numpy as np
 
 from pcevolve.decoders.check import reencode_check
 from pcevolve.io import atomic_write_npz
-from pcevolve.search.basis import PublicBasis
+from pcevolve.search.basis import PublicBasis, unit_rows
 
 if TYPE_CHECKING:
     from pcevolve.decoders import Decoder
@@ -79,6 +83,43 @@ class RoundTripSurrogate:
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "RoundTripSurrogate":
         return cls(weights=np.asarray(arrays["weights"]), bias=np.asarray(arrays["bias"]), r2=float(arrays["r2"]))
+
+
+@dataclass(frozen=True, eq=False)
+class ExactRoundTrip:
+    """The round trip of a decoder that retrieves encoded samples, computed exactly in the reduced space.
+
+    Such a decoder (:class:`~pcevolve.decoders.KnownEncodings`) returns for a feature φ the pool
+    sample of highest cosine with φ, and that sample's stored encoding u. For φ = expand(z) =
+    (c + B z)/‖c + B z‖ the winner is argmaxₚ (c·uₚ + z·Bᵀuₚ) — the norm of the query does not
+    change the argmax — so the search needs only P-dimensional products, and the predicted
+    coordinates are the winner's own reduce(uₚ). Same choice as the decoder's row-by-row decode
+    (up to float32 rounding between near-tied pool samples).
+    """
+
+    offsets: np.ndarray      # (n_pool,)  c·uₚ
+    directions: np.ndarray   # (P, n_pool)  Bᵀuₚ
+    coordinates: np.ndarray  # (n_pool, P)  reduce(uₚ)
+    r2: float = 1.0
+
+    @classmethod
+    def build(cls, encodings: np.ndarray, basis: PublicBasis) -> "ExactRoundTrip":
+        """From the decoder's pool encodings (n_pool, d) and the search basis."""
+        units = unit_rows(encodings)
+        # float32 scores: the decoder compares float32 cosines too, and the products are the search's hot spot
+        # (candidate rows × pool size per evaluation).
+        return cls(offsets=(units @ basis.centre).astype(np.float32),
+                   directions=np.ascontiguousarray((units @ basis.directions).T, dtype=np.float32),
+                   coordinates=basis.reduce(encodings))
+
+    def choose(self, coordinates: np.ndarray) -> np.ndarray:
+        """Pool index the decoder returns for each row of ``coordinates``."""
+        scores = np.asarray(coordinates, dtype=np.float32) @ self.directions
+        scores += self.offsets
+        return np.argmax(scores, axis=1)
+
+    def predict(self, coordinates: np.ndarray) -> np.ndarray:
+        return self.coordinates[self.choose(coordinates)]
 
 
 @dataclass(frozen=True, eq=False)
