@@ -106,6 +106,27 @@ def test_leaky_synthetic_set_is_flagged_and_its_report_refused(leaky, leaky_run)
     fired = {h.rule for h in leaky.hints if h.fired}
     assert {"attack", "copies"} <= fired
     assert all(math.isfinite(r["nearest_private_rms_median"]) for r in leaky.per_class())
+    # The report still gets written, the flag raised, and the planted private images kept out of its grid.
+    from pcevolve.report import build_document
+
+    grid = build_document(leaky).grids()[0]
+    private = leaky.inputs.private.samples
+    flat = {image.tobytes() for image in private}
+    assert not any(np.asarray(image).tobytes() in flat for image in grid.images)
+    write_report(leaky)
+    assert (leaky_run / "report" / "report.html").exists()
+
+
+def test_a_grid_holding_a_private_image_is_refused_and_nothing_written(leaky, leaky_run, monkeypatch):
+    import pcevolve.report.build as build_module
+
+    # Disable the grid's own filter: the write-time safety check is the last gate and must still refuse.
+    monkeypatch.setattr(build_module, "find_near_copies", lambda *a, **k: np.zeros(0, np.int64))
+    target = leaky_run / "report"
+    if target.exists():
+        import shutil
+
+        shutil.rmtree(target)
     with pytest.raises(PrivateSampleInReport, match="private samples or near copies"):
         write_report(leaky)
     assert not (leaky_run / "report").exists()

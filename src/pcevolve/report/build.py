@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from pcevolve.evaluation.attacks import FPR_LEVELS
-from pcevolve.evaluation.copies import NEAR_COPY_RMS
+from pcevolve.evaluation.copies import NEAR_COPY_RMS, find_near_copies, near_copy_threshold
 from pcevolve.evaluation.evaluate import RunEvaluation
 from pcevolve.evaluation.utility import LINE_LABELS
 from pcevolve.pipeline.plots import fitness_curve
@@ -303,20 +303,27 @@ def _fitness(evaluation: RunEvaluation) -> Section:
 
 
 def _samples(evaluation: RunEvaluation, per_class: int) -> Section:
-    synthetic = evaluation.inputs.synthetic
+    synthetic, private = evaluation.inputs.synthetic, evaluation.inputs.private.samples
+    # Near copies of private images are left out of the grid (the safety check would refuse the whole report);
+    # a synthetic set drawn from a public pool can hold a few when the pool has look-alikes of private images.
+    near = np.zeros(len(synthetic.labels), dtype=bool)
+    if len(synthetic.labels) and synthetic.samples.shape[1:] == private.shape[1:]:
+        near[find_near_copies(synthetic.samples, private, near_copy_threshold(private.shape[1:]))] = True
     chosen = []
     for k in range(evaluation.inputs.classes):
-        rows = np.flatnonzero(synthetic.labels == k)
+        rows = np.flatnonzero((synthetic.labels == k) & ~near)
         if rows.size:
             chosen.append(rows[np.unique(np.linspace(0, rows.size - 1, min(per_class, rows.size)).round().astype(int))])
     index = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
     grid = SampleGrid("samples", images=synthetic.samples[index], rows=synthetic.labels[index],
                       row_names=evaluation.inputs.class_names, sources=tuple(synthetic.sources[i] for i in index),
                       caption=f"Synthetic images, up to {per_class} per class, evenly spaced through each class folder.")
+    skipped = (f" {int(near.sum())} synthetic image(s) within that distance of a private image were left out of "
+               "the grid (see the copy check)." if near.any() else "")
     return Section("Synthetic samples", (grid, Paragraph(
         "Before the report was written every image above was compared with every private image and would have "
         f"been refused had it been one, or within an RMS difference of {NEAR_COPY_RMS:g} grey levels of one. "
-        "The report holds no private sample.", tone="note")), anchor="samples")
+        f"The report holds no private sample.{skipped}", tone="note")), anchor="samples")
 
 
 def _settings(data: dict[str, Any]) -> Section:
