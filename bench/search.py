@@ -101,7 +101,7 @@ def main() -> None:
     surrogate = round_trip_model(decoder, basis, SurrogateData.load(checked) if checked.exists() else public_pairs)
     exact = isinstance(decoder, KnownEncodings)
     release = StatisticsRelease.load(folder.path / "release.npz")
-    problem = build_problem(config, release, surrogate)
+    problem = build_problem(config, release, surrogate, basis=basis)
     private = read_image_folder(config.data.private, size=config.data.image_size, mode=config.data.image_mode)
     test = read_image_folder(config.data.test, size=config.data.image_size, mode=config.data.image_mode)
     classes = len(private.class_names)
@@ -146,8 +146,9 @@ def main() -> None:
     results["scaling_candidate_per_class"] = {}
     for m in (50, 100, 200):
         scaled = config.model_copy(update={"search": config.search.model_copy(update={"candidate_per_class": m})})
-        results["scaling_candidate_per_class"][m] = timed_generation(build_problem(scaled, release, surrogate),
-                                                                     config.search.population, args.seed)
+        scaled_problem = build_problem(scaled, release, surrogate, basis=basis)
+        results["scaling_candidate_per_class"][m] = timed_generation(scaled_problem, config.search.population,
+                                                                     args.seed)
     _, private_features = encoder.encode_both(private.samples, batch_size=256)
     z_private = basis.reduce(private_features)
     results["release_seconds_by_n"] = {}
@@ -172,7 +173,7 @@ def main() -> None:
             history: list[dict] = []
             with tempfile.TemporaryDirectory() as scratch:
                 start = round_trip_model(decoder, basis, public_pairs)
-                outcome = run_search(build_problem(config, release, start),
+                outcome = run_search(build_problem(config, release, start, basis=basis),
                                      EvolutionSettings.from_config(search), seed=config.seed, folder=Path(scratch),
                                      record=history.append, round_trip=None if exact else real_round_trip,
                                      surrogate_data=None if exact else public_pairs,

@@ -28,8 +28,9 @@ class ReferenceStatistics:
         groups: Row indices of each class in the validation set.
         whitening: (K, P, P) A_k with A_k A_kᵀ = Σ_k⁻¹; the Mahalanobis radius is ‖(x − μ_k) A_k‖.
         mahalanobis: Sorted Mahalanobis radii of each class's validation sample to its own Gaussian.
-        lda_weights: (P, K) and ``lda_bias`` (K,): the DP-Gaussian linear discriminant with the pooled
-            covariance Σ̄ = mean_k Σ_k and equal priors, score_k(x) = xᵀΣ̄⁻¹μ_k − ½ μ_kᵀΣ̄⁻¹μ_k.
+        lda_weights: (P, K) and ``lda_bias`` (K,): the linear discriminant of the DP means with equal
+            priors, score_k(x) = xᵀS⁻¹μ_k − ½ μ_kᵀS⁻¹μ_k, where S is the targets' public
+            ``discriminant_covariance`` when given, else the pooled DP covariance mean_k Σ_k.
         mean_distance: (K,) mean pairwise distance within each class's validation sample.
         typical_distance: (K,) √(2 tr Σ_k), the RMS distance between two independent draws of class k.
         sorted_projections: Each class's validation sample projected on the directions, sorted per direction.
@@ -52,14 +53,16 @@ class ReferenceStatistics:
 
     @classmethod
     def of(cls, *, means: np.ndarray, covariances: np.ndarray, validation_features: np.ndarray,
-           validation_labels: np.ndarray, projections: np.ndarray) -> "ReferenceStatistics":
+           validation_labels: np.ndarray, projections: np.ndarray,
+           discriminant_covariance: np.ndarray | None = None) -> "ReferenceStatistics":
         k = means.shape[0]
         groups = class_indices(validation_labels, k)
         eigenvalues, vectors = np.linalg.eigh(covariances)
         whitening = vectors / np.sqrt(eigenvalues)[:, None, :]
         per_class = [validation_features[g] for g in groups]
         mahalanobis = [np.sort(np.linalg.norm((x - means[c]) @ whitening[c], axis=1)) for c, x in enumerate(per_class)]
-        pooled_precision = np.linalg.inv(covariances.mean(axis=0))
+        within = covariances.mean(axis=0) if discriminant_covariance is None else discriminant_covariance
+        pooled_precision = np.linalg.inv(within)
         lda_weights = pooled_precision @ means.T
         lda_bias = -0.5 * np.einsum("kp,pk->k", means, lda_weights)
         mean_distance = np.array([mean_pairwise_distance(pairwise_distances(x)) for x in per_class])

@@ -188,6 +188,11 @@ class FitnessTargets:
         projections: (L, P) unit directions of the sliced Wasserstein distance.
         fallback: (K,) true where a class's statistics were replaced by the pooled ones.
         floored_eigenvalues: (K,) eigenvalues raised to the floor during repair (a diagnostic).
+        discriminant_covariance: (P, P) optional *public* covariance for the label discriminant
+            (consistency term, delivery check), e.g. the public pool's in the search basis. At
+            n ≈ 100 per class the DP covariances are mostly noise: on the demo their pooled
+            discriminant put 51% of in-class public images in their class, the public covariance
+            75%. None: the pooled DP covariance.
     """
 
     counts: np.ndarray
@@ -200,6 +205,7 @@ class FitnessTargets:
     projections: np.ndarray
     fallback: np.ndarray | None = None
     floored_eigenvalues: np.ndarray | None = None
+    discriminant_covariance: np.ndarray | None = None
     reference: ReferenceStatistics = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -246,9 +252,15 @@ class FitnessTargets:
         for name, array in {**arrays, "validation_labels": labels, "fallback": fallback,
                             "floored_eigenvalues": floored}.items():
             object.__setattr__(self, name, array)
+        if self.discriminant_covariance is not None:
+            within = _frozen(self.discriminant_covariance)
+            if within.shape != (p, p) or not np.allclose(within, within.T) or np.linalg.eigvalsh(within)[0] <= 0:
+                raise ValueError(f"discriminant_covariance must be a symmetric positive definite ({p}, {p}) matrix")
+            object.__setattr__(self, "discriminant_covariance", within)
         object.__setattr__(self, "reference", ReferenceStatistics.of(
             means=self.means, covariances=self.covariances, validation_features=self.validation_features,
-            validation_labels=self.validation_labels, projections=self.projections))
+            validation_labels=self.validation_labels, projections=self.projections,
+            discriminant_covariance=self.discriminant_covariance))
 
     @property
     def num_classes(self) -> int:
@@ -263,7 +275,7 @@ class FitnessTargets:
     def from_release(
         cls, noisy: NoisyClassStatistics, rff: RandomFourierFeatures, *, validation_per_class: int,
         rng: np.random.Generator, min_count: float = 2.0, eigenvalue_floor: float = DEFAULT_EIGENVALUE_FLOOR,
-        num_projections: int = DEFAULT_NUM_PROJECTIONS,
+        num_projections: int = DEFAULT_NUM_PROJECTIONS, discriminant_covariance: np.ndarray | None = None,
     ) -> "FitnessTargets":
         """Targets from one DP release of count, sum, second moment and RFF sum (see the module docstring).
 
@@ -275,6 +287,7 @@ class FitnessTargets:
             min_count: Denominator floor; classes with a noisy count below it use pooled statistics.
             eigenvalue_floor: Relative eigenvalue floor of :func:`repair_covariance`.
             num_projections: L, directions of the sliced Wasserstein distance.
+            discriminant_covariance: Optional public covariance for the label discriminant (attribute doc).
 
         Raises:
             ValueError: a component is missing or the shapes disagree.
@@ -350,7 +363,8 @@ class FitnessTargets:
                    rff_means=np.stack([psi for _, _, psi, _ in per_class]),
                    validation_features=validation.reshape(k * validation_per_class, p),
                    validation_labels=np.repeat(np.arange(k), validation_per_class), projections=directions,
-                   fallback=fallback, floored_eigenvalues=np.array([n for _, n in repaired]))
+                   fallback=fallback, floored_eigenvalues=np.array([n for _, n in repaired]),
+                   discriminant_covariance=discriminant_covariance)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Plain arrays for an ``.npz`` checkpoint (no pickle); :meth:`from_arrays` inverts it exactly."""
@@ -359,7 +373,9 @@ class FitnessTargets:
                 "rff_bandwidth": np.array(self.rff.bandwidth), "rff_means": self.rff_means,
                 "validation_features": self.validation_features, "validation_labels": self.validation_labels,
                 "projections": self.projections, "fallback": self.fallback,
-                "floored_eigenvalues": self.floored_eigenvalues}
+                "floored_eigenvalues": self.floored_eigenvalues,
+                **({} if self.discriminant_covariance is None
+                   else {"discriminant_covariance": self.discriminant_covariance})}
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> "FitnessTargets":
@@ -377,5 +393,7 @@ class FitnessTargets:
             raise ValueError(f"unknown fitness targets arrays version {int(arrays['version'])}")
         rff = RandomFourierFeatures(frequencies=_frozen(arrays["rff_frequencies"]),
                                     bandwidth=float(arrays["rff_bandwidth"]))
-        return cls(rff=rff, **{name: np.asarray(arrays[name]) for name in names
-                               if name not in ("version", "rff_frequencies", "rff_bandwidth")})
+        within = arrays["discriminant_covariance"] if "discriminant_covariance" in arrays else None
+        return cls(rff=rff, discriminant_covariance=None if within is None else np.asarray(within),
+                   **{name: np.asarray(arrays[name]) for name in names
+                      if name not in ("version", "rff_frequencies", "rff_bandwidth")})

@@ -255,7 +255,7 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     # Stage 3b — the search, on the release only.
     t = time.perf_counter()
     exact = isinstance(decoder, KnownEncodings)
-    problem = build_problem(config, release, round_trip_model(decoder, basis, surrogate_data))
+    problem = build_problem(config, release, round_trip_model(decoder, basis, surrogate_data), basis=basis)
     space = problem.space
 
     def real_round_trip(z: np.ndarray) -> np.ndarray:
@@ -306,16 +306,19 @@ def round_trip_model(decoder: Decoder, basis: PublicBasis,
 
 
 def build_problem(config: RunConfig, release: StatisticsRelease,
-                  surrogate: RoundTripSurrogate | ExactRoundTrip | None) -> SearchProblem:
+                  surrogate: RoundTripSurrogate | ExactRoundTrip | None, *, basis: PublicBasis) -> SearchProblem:
     """The search problem of a run: DP targets, the space around the released Gaussians, fixed draws.
 
-    A pure function of the config, the release and the public surrogate, so a resumed run (or a
-    benchmark reading a finished run folder) rebuilds exactly the same problem.
+    A pure function of the config, the release, the public basis and the round-trip model, so a
+    resumed run (or a benchmark reading a finished run folder) rebuilds exactly the same problem.
+    The label discriminant (consistency term, delivery check) uses the public covariance of the
+    basis, not the noisy DP class covariances.
     """
     search = config.search
     targets = FitnessTargets.from_release(release.statistics, release.rff,
                                           validation_per_class=search.validation_per_class,
-                                          rng=np.random.default_rng(_stage_seed(config.seed, "search")))
+                                          rng=np.random.default_rng(_stage_seed(config.seed, "search")),
+                                          discriminant_covariance=basis.within_covariance())
     space = SearchSpace(ClassFrames.from_gaussians(targets.means, targets.covariances))
     return SearchProblem.build(space, targets, search.weights, surrogate, per_class=search.candidate_per_class,
                                eval_seeds=search.eval_seeds, seed=config.seed)
