@@ -19,7 +19,6 @@ from pcevolve.fitness import (
     attack,
     consistency,
     diversity,
-    dp_gaussian_predict,
     evaluate,
     fit_ridge_classifier,
     mmd,
@@ -107,23 +106,10 @@ def test_consistency_drops_when_round_trips_move_to_another_class(targets):
     x, y = candidates(targets)["good"]
     kept = Candidate.of(x, y, targets, roundtrip=x)
     moved = Candidate.of(x, y, targets, roundtrip=x - targets.means[y] + targets.means[(y + 1) % K])
-    # Draws of the class Gaussians themselves: the discriminant is right, but the reject radius (1.3 tr Σ_k)
-    # leaves out their tail.
-    assert consistency(kept, targets) > 0.7
+    assert consistency(kept, targets) > 0.85
     assert consistency(moved, targets) < 0.15
     # Without round trips the candidate features themselves are judged.
     assert consistency(Candidate.of(x, y, targets), targets) == consistency(kept, targets)
-
-
-def test_points_far_from_every_class_are_rejected_not_forced_into_one(targets):
-    from pcevolve.fitness.consistency import NO_CLASS
-
-    x, y = candidates(targets)["good"]
-    at_means = targets.means[y]
-    far = at_means + 10.0 * np.sqrt(np.trace(targets.covariances, axis1=1, axis2=2))[y, None] / np.sqrt(x.shape[1])
-    assert np.all(dp_gaussian_predict(at_means, targets) == y)
-    assert np.all(dp_gaussian_predict(far, targets) == NO_CLASS)
-    assert consistency(Candidate.of(x, y, targets, roundtrip=far), targets) == 0.0
 
 
 def test_evaluate_passes_round_trips_to_consistency_only(targets):

@@ -91,8 +91,7 @@ def write_image_folder(path: str | os.PathLike[str], samples: np.ndarray, labels
 
 def write_synthetic_arrays(path: str | os.PathLike[str], *, features: np.ndarray, coordinates: np.ndarray,
                            labels: np.ndarray, class_names: Sequence[str], reencoded_classes: np.ndarray) -> Path:
-    """``synthetic.npz``: requested features, search coordinates, labels, class names, re-encoded class (−1: the
-    label discriminant put the re-encoded sample in no class, see :mod:`pcevolve.fitness.consistency`)."""
+    """``synthetic.npz``: requested features, search coordinates, labels, class names, re-encoded class."""
     return atomic_write_npz(path, features=np.asarray(features, np.float32),
                             coordinates=np.asarray(coordinates, np.float32), labels=np.asarray(labels, np.int64),
                             class_names=np.array(list(class_names)),
