@@ -1,0 +1,57 @@
+"""How right are a retrieval run's labels? Match every delivered image to the benchmark's source labels.
+
+With ``decoder.name: nearest-public`` every delivered image *is* a public image, and the demo's public
+pool was drawn from a labelled benchmark whose labels the run never reads (the pool is unlabelled to
+it). Matching the delivered pixels back to the source gives the share of delivered images whose true
+class is the class they were delivered under, and the share that come from classes outside the task
+(the demo's in-domain pool holds all ten Fashion-MNIST classes). Evaluation only: it reads the source
+labels, which no stage of a run may.
+
+    python bench/labels.py runs/demo [more run folders]       # → bench/results/labels.json
+
+A synthetic image that matches no source image (a conv decoder's output) counts as unmatched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from pcevolve.config import load_config
+from pcevolve.data import read_image_folder
+from pcevolve.data.sources import load_demo_source
+
+
+def label_accuracy(run: Path, source: str) -> dict:
+    config = load_config(run / "config.yaml")
+    delivered = read_image_folder(run / "synthetic", size=config.data.image_size, mode=config.data.image_mode)
+    train = load_demo_source(source).train
+    true_label = {image.tobytes(): int(label) for image, label in zip(train.samples, train.labels)}
+    # The task's class k is source label task_labels[k] (the demo folders are named "<source label>_<name>").
+    task_labels = [int(name.split("_", 1)[0]) for name in delivered.class_names]
+    found = np.array([true_label.get(image.tobytes(), -1) for image in delivered.samples])
+    wanted = np.asarray(task_labels)[delivered.labels]
+    outside = (found >= 0) & ~np.isin(found, task_labels)
+    return {"run": str(run), "images": int(len(found)), "matched": float(np.mean(found >= 0)),
+            "label_accuracy": float(np.mean(found == wanted)), "outside_task_classes": float(np.mean(outside)),
+            "per_class": {name: float(np.mean(found[delivered.labels == k] == task_labels[k]))
+                          for k, name in enumerate(delivered.class_names)}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--source", default="fashion-mnist")
+    args = parser.parse_args()
+    results = [label_accuracy(run, args.source) for run in args.runs]
+    out = Path("bench/results/labels.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
