@@ -1,5 +1,6 @@
 """`evaluate_run` + `write_report` end to end on a tiny fake run folder, and the leaky set that must be flagged."""
 
+import dataclasses
 import json
 import math
 import re
@@ -118,10 +119,10 @@ def test_leaky_synthetic_set_is_flagged_and_its_report_refused(leaky, leaky_run)
 
 
 def test_a_grid_holding_a_private_image_is_refused_and_nothing_written(leaky, leaky_run, monkeypatch):
-    import pcevolve.report.build as build_module
-
-    # Disable the grid's own filter: the write-time safety check is the last gate and must still refuse.
-    monkeypatch.setattr(build_module, "find_near_copies", lambda *a, **k: np.zeros(0, np.int64))
+    # Blind the grid's own filter (a copy check that finds nothing): the write-time safety check is the last gate
+    # and must still refuse.
+    blind = dataclasses.replace(leaky.copies, nearest_distance=np.full_like(leaky.copies.nearest_distance, 1e6))
+    monkeypatch.setattr(leaky, "copies", blind)
     target = leaky_run / "report"
     if target.exists():
         import shutil

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from pcevolve.evaluation.attacks import FPR_LEVELS
-from pcevolve.evaluation.copies import NEAR_COPY_RMS, find_near_copies, near_copy_threshold
+from pcevolve.evaluation.copies import NEAR_COPY_RMS
 from pcevolve.evaluation.evaluate import RunEvaluation
 from pcevolve.evaluation.utility import LINE_LABELS
 from pcevolve.pipeline.plots import fitness_curve
@@ -303,12 +303,11 @@ def _fitness(evaluation: RunEvaluation) -> Section:
 
 
 def _samples(evaluation: RunEvaluation, per_class: int) -> Section:
-    synthetic, private = evaluation.inputs.synthetic, evaluation.inputs.private.samples
-    # Near copies of private images are left out of the grid (the safety check would refuse the whole report);
-    # a synthetic set drawn from a public pool can hold a few when the pool has look-alikes of private images.
+    synthetic = evaluation.inputs.synthetic
+    # Near copies of private images (the evaluation's copy check) are left out of the grid: the safety check would
+    # refuse the whole report, and a set drawn from a public pool can hold a few look-alikes of private images.
     near = np.zeros(len(synthetic.labels), dtype=bool)
-    if len(synthetic.labels) and synthetic.samples.shape[1:] == private.shape[1:]:
-        near[find_near_copies(synthetic.samples, private, near_copy_threshold(private.shape[1:]))] = True
+    near[evaluation.copies.near_copies(evaluation.near_copy_threshold)] = True
     chosen = []
     for k in range(evaluation.inputs.classes):
         rows = np.flatnonzero((synthetic.labels == k) & ~near)
