@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 from pcevolve.config import DecoderConfig
-from pcevolve.decoders.base import Decoder, DecoderTrainingResult, KnownEncodings
+from pcevolve.decoders.base import META_FILE, Decoder, DecoderTrainingResult, KnownEncodings
 from pcevolve.decoders.check import ReencodeCheck, reencode_check
 from pcevolve.decoders.conv import ConvImageDecoder
 from pcevolve.decoders.dp import DPDecoderResult, fine_tune_dp, per_sample_gradients
@@ -29,9 +29,9 @@ def build_decoder(config: DecoderConfig, *, feature_dim: int, sample_shape: tupl
 
 def load_decoder(folder: str | os.PathLike[str]) -> Decoder:
     """Load a decoder saved by ``save``, dispatching on the name in its ``decoder.json``."""
-    name = read_json(Path(folder) / "decoder.json").get("name")
+    name = read_json(Path(folder) / META_FILE).get("name")
     if name not in DECODERS:
-        raise KeyError(f"{folder}/decoder.json names unknown decoder {name!r}")
+        raise KeyError(f"{folder}/{META_FILE} names unknown decoder {name!r}")
     return DECODERS[name].load(folder)
 
 

@@ -20,6 +20,12 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from pcevolve.config import DecoderConfig
+from pcevolve.io import atomic_write_json, read_json
+
+#: Every decoder folder's metadata file; its ``name`` picks the class that loads the folder.
+META_FILE = "decoder.json"
+
 
 @dataclass(frozen=True)
 class DecoderTrainingResult:
@@ -89,3 +95,24 @@ class KnownEncodings(Protocol):
                      distinct: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Samples for ``features`` and their (exact) encodings; ``distinct``: no sample twice while possible."""
         ...
+
+
+def write_decoder_meta(folder: Path, decoder: Any, **extra: Any) -> None:
+    """Write ``folder/decoder.json``: name, feature size, sample shape, seed and config (what
+    :func:`decoder_from_meta` rebuilds the decoder from), plus ``extra`` fields for the reader."""
+    atomic_write_json(folder / META_FILE, {"name": decoder.name, "feature_dim": decoder.feature_dim,
+                                           "sample_shape": list(decoder.sample_shape), "seed": decoder.seed,
+                                           **extra, "config": decoder.config.model_dump()})
+
+
+def decoder_from_meta(cls: type, folder: Path) -> Any:
+    """A fresh (untrained) ``cls`` built from ``folder/decoder.json``.
+
+    Raises:
+        ValueError: The file names another decoder than ``cls.name``.
+    """
+    meta = read_json(folder / META_FILE)
+    if meta.get("name") != cls.name:
+        raise ValueError(f"{folder / META_FILE} holds a {meta.get('name')!r} decoder, not {cls.name!r}")
+    return cls(DecoderConfig.model_validate(meta["config"]), feature_dim=meta["feature_dim"],
+               sample_shape=tuple(meta["sample_shape"]), seed=meta["seed"])

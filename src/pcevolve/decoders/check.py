@@ -33,7 +33,8 @@ class ReencodeCheck:
         return float(np.mean(self.classes == np.asarray(labels)))
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
+def unit_vectors(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm, dtype kept (zero rows stay zero)."""
     return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
 
 
@@ -61,11 +62,11 @@ def reencode_check(encoder: "ImageEncoder", samples: np.ndarray, requested: np.n
         _, reencoded = encoder.encode_both(samples, batch_size=batch_size)
     finally:
         encoder.train(was_training)
-    cosine = np.sum(_unit(reencoded) * _unit(requested), axis=-1)
+    cosine = np.sum(unit_vectors(reencoded) * unit_vectors(requested), axis=-1)
     classes = None
     if centroids is not None:
         centroids = np.asarray(centroids, dtype=np.float32)
         if centroids.ndim != 2 or centroids.shape[1] != reencoded.shape[1]:
             raise ValueError(f"centroids must be (K, {reencoded.shape[1]}), got {centroids.shape}")
-        classes = np.argmax(_unit(reencoded) @ _unit(centroids).T, axis=1)
+        classes = np.argmax(unit_vectors(reencoded) @ unit_vectors(centroids).T, axis=1)
     return ReencodeCheck(cosine=cosine.astype(np.float32), classes=classes, reencoded=reencoded)

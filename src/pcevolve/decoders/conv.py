@@ -11,15 +11,15 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from pcevolve.config import DecoderConfig
-from pcevolve.decoders.base import DecoderTrainingResult
+from pcevolve.decoders.base import DecoderTrainingResult, decoder_from_meta, write_decoder_meta
 from pcevolve.decoders.network import ConvGenerator
 from pcevolve.decoders.training import train_public
-from pcevolve.io import atomic_write_bytes, atomic_write_json, read_json
+from pcevolve.io import atomic_write_bytes
 
 if TYPE_CHECKING:
     from pcevolve.encoders import ImageEncoder
 
-_WEIGHTS, _META = "decoder.safetensors", "decoder.json"
+_WEIGHTS = "decoder.safetensors"
 
 
 class ConvImageDecoder:
@@ -91,20 +91,14 @@ class ConvImageDecoder:
         save_file(state, str(tmp))
         atomic_write_bytes(target / _WEIGHTS, tmp.read_bytes())
         tmp.unlink()
-        atomic_write_json(target / _META, {"name": self.name, "feature_dim": self.feature_dim,
-                                           "sample_shape": list(self.sample_shape), "seed": self.seed,
-                                           "config": self.config.model_dump()})
+        write_decoder_meta(target, self)
         return target
 
     @classmethod
     def load(cls, folder: str | os.PathLike[str]) -> "ConvImageDecoder":
         """Rebuild a decoder written by :meth:`save`."""
         source = Path(folder)
-        meta = read_json(source / _META)
-        if meta.get("name") != cls.name:
-            raise ValueError(f"{source / _META} holds a {meta.get('name')!r} decoder, not {cls.name!r}")
-        decoder = cls(DecoderConfig.model_validate(meta["config"]), feature_dim=meta["feature_dim"],
-                      sample_shape=tuple(meta["sample_shape"]), seed=meta["seed"])
+        decoder = decoder_from_meta(cls, source)
         decoder.network.load_state_dict(load_file(str(source / _WEIGHTS)), strict=True)
         decoder.network.eval()
         return decoder

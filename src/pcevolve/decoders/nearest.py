@@ -24,19 +24,15 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from pcevolve.config import DecoderConfig
-from pcevolve.decoders.base import DecoderTrainingResult
-from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
+from pcevolve.decoders.base import META_FILE, DecoderTrainingResult, decoder_from_meta, write_decoder_meta
+from pcevolve.decoders.check import unit_vectors
+from pcevolve.io import atomic_write_npz
 
 if TYPE_CHECKING:
     from pcevolve.encoders import ImageEncoder
 
-_POOL, _META = "pool.npz", "decoder.json"
+_POOL = "pool.npz"
 _CHUNK = 2048  # query rows per similarity block: bounds memory at CHUNK × pool floats
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float32)
-    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
 
 
 class NearestPublicDecoder:
@@ -101,12 +97,12 @@ class NearestPublicDecoder:
             raise ValueError(f"expected features (N, {self.feature_dim}), got {feats.shape}")
         if labels is not None and len(labels) != len(feats):
             raise ValueError(f"{len(labels)} labels for {len(feats)} features")
-        return _unit(feats)
+        return unit_vectors(feats)
 
     def nearest(self, features: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
         """Pool index of highest cosine for each row (ties: the lowest index)."""
         queries = self._check(features, labels)
-        pool = _unit(self.encodings)
+        pool = unit_vectors(self.encodings)  # float32, as stored
         return np.concatenate([np.argmax(queries[i:i + _CHUNK] @ pool.T, axis=1)
                                for i in range(0, len(queries), _CHUNK)] or [np.zeros(0, dtype=np.int64)])
 
@@ -120,7 +116,7 @@ class NearestPublicDecoder:
         piling onto a few. Deterministic for fixed inputs.
         """
         queries = self._check(features, labels)
-        pool = _unit(self.encodings)
+        pool = unit_vectors(self.encodings)  # float32, as stored
         k = min(candidates, self.pool_size)
         uses = np.zeros(self.pool_size, dtype=np.int64)
         chosen = np.empty(len(queries), dtype=np.int64)
@@ -159,22 +155,16 @@ class NearestPublicDecoder:
         target = Path(folder)
         target.mkdir(parents=True, exist_ok=True)
         atomic_write_npz(target / _POOL, samples=self.samples, encodings=self.encodings)
-        atomic_write_json(target / _META, {"name": self.name, "feature_dim": self.feature_dim,
-                                           "sample_shape": list(self.sample_shape), "seed": self.seed,
-                                           "pool_size": self.pool_size, "config": self.config.model_dump()})
+        write_decoder_meta(target, self, pool_size=self.pool_size)
         return target
 
     @classmethod
     def load(cls, folder: str | os.PathLike[str]) -> "NearestPublicDecoder":
         """Rebuild a decoder written by :meth:`save`."""
         source = Path(folder)
-        meta = read_json(source / _META)
-        if meta.get("name") != cls.name:
-            raise ValueError(f"{source / _META} holds a {meta.get('name')!r} decoder, not {cls.name!r}")
-        decoder = cls(DecoderConfig.model_validate(meta["config"]), feature_dim=meta["feature_dim"],
-                      sample_shape=tuple(meta["sample_shape"]), seed=meta["seed"])
+        decoder = decoder_from_meta(cls, source)
         with np.load(source / _POOL, allow_pickle=False) as data:
             decoder.samples, decoder.encodings = data["samples"], data["encodings"]
         if decoder.samples.shape[1:] != decoder.sample_shape or len(decoder.encodings) != len(decoder.samples):
-            raise ValueError(f"{source / _POOL} does not match {source / _META}")
+            raise ValueError(f"{source / _POOL} does not match {source / META_FILE}")
         return decoder
