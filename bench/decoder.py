@@ -42,6 +42,7 @@ from pcevolve.decoders import build_decoder, reencode_check, train_decoder
 from pcevolve.encoders import ImageEncoder, build_encoder
 from pcevolve.encoders.preprocess import to_float_images
 from pcevolve.privacy import BudgetLedger, make_noise_source
+from results_file import result_path, write_results
 
 
 def small_cnn(classes: int, channels: int, size: tuple[int, int], generator: torch.Generator) -> nn.Module:
@@ -185,10 +186,8 @@ def main() -> None:
     results["utility_probe_seconds"] = time.perf_counter() - started
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-    stem = f"decoder-{args.tag}" if args.tag else "decoder"
-    grid_png(Path("bench/results") / f"{stem}_grid.png", test, test_decoded)
-    out = Path("bench/results") / f"{stem}.json"
-    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    grid_png(result_path("decoder", args.tag, "_grid.png"), test, test_decoded)
+    out = write_results(results, "decoder", args.tag)
     print(json.dumps({k: v for k, v in results.items() if k != "config"}, indent=1))
     print(f"wrote {out}")
 

@@ -13,7 +13,6 @@ scored on ``test/`` — an evaluation on real data, not part of the DP guarantee
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import sys
@@ -32,6 +31,7 @@ from pcevolve.data import read_image_folder, read_unlabeled_images
 from pcevolve.encoders import build_encoder, train_representation
 from pcevolve.encoders.preprocess import to_float_images
 from pcevolve.privacy import BudgetLedger, make_noise_source
+from results_file import write_results
 
 
 def probe(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: np.ndarray) -> float:
@@ -103,9 +103,7 @@ def main() -> None:
     results["records"] = records
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-    out = Path("bench/results") / (f"encoder-{args.tag}.json" if args.tag else "encoder.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    out = write_results(results, "encoder", args.tag)
     keys = ["trunk_views_per_s", "dp_steps_per_s", "stage_seconds_total", "probe_pretrained_pooled",
             "probe_pretrained_projected", "probe_trained_pooled", "probe_trained_projected",
             "ledger_representation_epsilon", "peak_rss_mib"]

@@ -24,6 +24,7 @@ import numpy as np
 from pcevolve.config import dump_config, parse_config
 from pcevolve.data import prepare_demo
 from pcevolve.privacy import BudgetLedger
+from results_file import write_results
 
 
 def config(data: Path, name: str, generations: int):
@@ -83,9 +84,7 @@ def main() -> None:
     arrays = [np.load(runs / n / "synthetic.npz") for n in ("uninterrupted", "killed")]
     results["identical"] = {k: bool(np.array_equal(arrays[0][k], arrays[1][k]))
                             for k in ("features", "coordinates", "labels")}
-    out = Path("bench/results/kill_resume.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_results(results, "kill_resume")
     print(json.dumps(results, indent=1))
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from pcevolve.config import load_config
 from pcevolve.data import read_image_folder
 from pcevolve.data.sources import load_demo_source
+from results_file import write_results
 
 
 def label_accuracy(run: Path, source: str) -> dict:
@@ -47,9 +48,7 @@ def main() -> None:
     parser.add_argument("--source", default="fashion-mnist")
     args = parser.parse_args()
     results = [label_accuracy(run, args.source) for run in args.runs]
-    out = Path("bench/results/labels.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_results(results, "labels")
     print(json.dumps(results, indent=1))
 
 

@@ -48,16 +48,15 @@ from pcevolve.search.problem import SearchProblem
 from pcevolve.search.release import StatisticsRelease, release_statistics
 from pcevolve.search.roundtrip import SurrogateData, round_trip
 from pcevolve.search.runner import run_search
+from results_file import write_results
 
 
-CNN_SEEDS = (0,)  # replaced by --cnn-seeds: one CNN's accuracy moves by ±1–2 points with its seed
-
-
-def cnn_result(images, labels, test, *, classes, seed, flip):
-    """The fixed small CNN trained once per seed in CNN_SEEDS (offset by ``seed``): mean and per-seed numbers."""
+def cnn_result(images, labels, test, *, classes, seeds, flip):
+    """The fixed small CNN trained once per seed (one CNN's accuracy moves by ±1–2 points with its seed): mean and
+    per-seed numbers."""
     runs = []
-    for offset in CNN_SEEDS:
-        model = train_cnn(images, labels, classes=classes, seed=seed + offset, flip=flip)
+    for seed in seeds:
+        model = train_cnn(images, labels, classes=classes, seed=seed, flip=flip)
         runs.append(classification_metrics(test.labels, predict(model, test.samples), classes))
     return {"accuracy": float(np.mean([m.accuracy for m in runs])),
             "accuracy_per_seed": [float(m.accuracy) for m in runs],
@@ -88,8 +87,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cnn-seeds", type=int, default=3, help="CNNs trained per synthetic set (mean reported)")
     args = parser.parse_args()
-    global CNN_SEEDS
-    CNN_SEEDS = tuple(range(args.cnn_seeds))
+    cnn_seeds = tuple(args.seed + i for i in range(args.cnn_seeds))
 
     folder = RunFolder.open(args.run)
     config = load_config(folder.config_path)
@@ -120,14 +118,14 @@ def main() -> None:
     baseline_selected = decode_set(problem, problem.space.baseline(), counts, oversample=oversample, **decode)
     started = time.perf_counter()
     results["downstream_cnn"] = {
-        "evolved_delivered": cnn_result(evolved_images, evolved_labels, test, classes=classes, seed=args.seed,
+        "evolved_delivered": cnn_result(evolved_images, evolved_labels, test, classes=classes, seeds=cnn_seeds,
                                         flip=flip),
         "baseline_dp_gaussians": cnn_result(baseline.samples, baseline.labels, test, classes=classes,
-                                            seed=args.seed, flip=flip),
+                                            seeds=cnn_seeds, flip=flip),
         "baseline_dp_gaussians_selected": cnn_result(baseline_selected.samples, baseline_selected.labels, test,
-                                                     classes=classes, seed=args.seed, flip=flip),
+                                                     classes=classes, seeds=cnn_seeds, flip=flip),
         "real_private_reference": cnn_result(private.samples, private.labels, test, classes=classes,
-                                             seed=args.seed, flip=flip),
+                                             seeds=cnn_seeds, flip=flip),
     }
     results["reencode_agreement"] = {"baseline": baseline.agreement, "baseline_selected": baseline_selected.agreement}
     results["downstream_seconds"] = time.perf_counter() - started
@@ -182,13 +180,11 @@ def main() -> None:
             decoded = decode_set(problem, vector, counts, oversample=oversample, **decode)
             results["schedules"][name] = {
                 "best_dp_fitness": fitness, "curve": [h["best"] for h in history],
-                "downstream_cnn": cnn_result(decoded.samples, decoded.labels, test, classes=classes, seed=args.seed,
+                "downstream_cnn": cnn_result(decoded.samples, decoded.labels, test, classes=classes, seeds=cnn_seeds,
                                              flip=flip)}
 
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out = Path("bench/results") / (f"search-{args.tag}.json" if args.tag else "search.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2, default=float) + "\n", encoding="utf-8")
+    out = write_results(results, "search", args.tag)
     print(json.dumps({k: v for k, v in results.items() if k != "config"}, indent=1, default=float))
     print(f"wrote {out}")
 
