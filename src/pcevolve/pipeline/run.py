@@ -350,17 +350,15 @@ def _public_side(config, folder, stages, encoder, decoder, public, say, progress
     z = basis.reduce(features)
     clip_norm = basis.radius(features, search.clip_quantile)
     bandwidth = public_bandwidth(z, rng=rng)
-    if isinstance(decoder, KnownEncodings):  # exact round trip: no surrogate to fit
-        z_roundtrip = np.zeros((0, basis.dim))
-        pairs = SurrogateData(z[:0], z_roundtrip, {})
+    if isinstance(decoder, KnownEncodings):  # exact round trip: no surrogate to fit, no pairs
+        pairs = SurrogateData(z[:0], z[:0], {})
         surrogate_r2 = None
     else:
-        _, z_roundtrip = round_trip(z, basis=basis, decoder=decoder, encoder=encoder)
-        pairs = SurrogateData(z, z_roundtrip, {})
+        pairs = SurrogateData(z, round_trip(z, basis=basis, decoder=decoder, encoder=encoder)[1], {})
         surrogate_r2 = pairs.fit().r2
     arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
-    atomic_write_npz(path, clip_norm=np.array(clip_norm), bandwidth=np.array(bandwidth), pairs_inputs=pairs.public_inputs,
-                     pairs_outputs=pairs.public_outputs, **arrays)
+    atomic_write_npz(path, clip_norm=np.array(clip_norm), bandwidth=np.array(bandwidth),
+                     pairs_inputs=pairs.public_inputs, pairs_outputs=pairs.public_outputs, **arrays)
     summary = {"public_features": int(len(chosen)), "basis_dim": basis.dim,
                "basis_variance_share": float(basis.variances.sum()
                                              / max(np.var(unit_rows(features), axis=0, ddof=1).sum(), 1e-12)),
