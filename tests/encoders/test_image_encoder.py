@@ -6,6 +6,7 @@ import torch
 
 from pcevolve.encoders.backbones import FrozenBatchNorm2d
 from pcevolve.encoders import BACKBONES, ImageEncoder, load_split_backbone, trainable_blocks_for
+from pcevolve.encoders.preprocess import to_float_images
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +93,27 @@ def test_larger_siblings_load_from_their_packages(name):
     encoder = ImageEncoder.pretrained(name, trainable_blocks=0, input_size=32, proj_hidden_dim=16, feature_dim=64)
     pooled, projected = encoder.encode_both(_images(2))
     assert pooled.shape == (2, 1280) and projected.shape == (2, 64) and np.isfinite(pooled).all()
+
+
+def test_bulk_encoding_matches_eager_and_leaves_the_encoder_as_it_was(encoder):
+    from pcevolve.encoders.bulk import BULK_MIN_IMAGES
+
+    images = np.random.default_rng(3).integers(0, 256, size=(BULK_MIN_IMAGES, 12, 12, 1), dtype=np.uint8)
+    pooled, projected = encoder.encode_both(images)  # the frozen, traced, channels-last copy
+    with torch.no_grad():
+        eager_pooled, eager_projected = encoder(to_float_images(images[:256]))
+    np.testing.assert_allclose(pooled[:256], eager_pooled.numpy(), atol=2e-4)
+    np.testing.assert_allclose(projected[:256], eager_projected.numpy(), atol=2e-4)
+    assert all(p.is_contiguous() for p in encoder.parameters())  # the copy was converted, not the encoder
+
+
+def test_bulk_trunk_activations_can_feed_a_trainable_top(encoder):
+    images = torch.rand(8, 1, 12, 12)
+    bulk = encoder.bulk_trunk_activations()
+    cached = bulk(images)
+    np.testing.assert_allclose(cached.numpy(), encoder.trunk_activations(images).numpy(), atol=2e-4)
+    assert cached.is_contiguous()
+    # Cached activations are inputs to DP training of the top: they must not be inference-mode tensors.
+    encoder.top(cached).sum().backward()
+    assert any(p.grad is not None for p in encoder.top.parameters())
+    encoder.zero_grad(set_to_none=True)

@@ -13,7 +13,7 @@ the frozen trunk is re-loaded from its installed package, so nothing pickled is 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
@@ -25,6 +25,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from pcevolve.encoders.backbones import BACKBONES, BackboneTop, BackboneTrunk, load_split_backbone
+from pcevolve.encoders.bulk import BULK_MIN_IMAGES, frozen_copy
 from pcevolve.encoders.preprocess import backbone_input, to_float_images
 from pcevolve.encoders.projection import ProjectionHead
 from pcevolve.io import atomic_write_bytes, atomic_write_json, read_json
@@ -100,6 +101,10 @@ class ImageEncoder(nn.Module):
         with torch.no_grad():
             return self.trunk(self.prepare(images))
 
+    def bulk_trunk_activations(self) -> Callable[[torch.Tensor], torch.Tensor]:
+        """:meth:`trunk_activations` for a job of many batches, through a frozen copy (:mod:`.bulk`)."""
+        return frozen_copy(_PreparedTrunk(self.trunk, self.meta.input_size))  # type: ignore[return-value]
+
     def forward(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Float images in [0, 1] → (pooled, projected)."""
         pooled = self.top(self.trunk(self.prepare(images)))
@@ -111,8 +116,9 @@ class ImageEncoder(nn.Module):
     ) -> tuple[np.ndarray, np.ndarray]:
         """uint8 dataset images → (pooled, projected) float32 arrays, computed in batches."""
         pooled_parts, projected_parts = [], []
+        forward = frozen_copy(self) if len(samples) >= BULK_MIN_IMAGES else self
         for batch in _batches(samples, batch_size, progress=progress, desc="encoding"):
-            pooled, projected = self(to_float_images(batch))
+            pooled, projected = forward(to_float_images(batch))
             pooled_parts.append(pooled.numpy())
             projected_parts.append(projected.numpy())
         if not pooled_parts:
@@ -160,6 +166,18 @@ class ImageEncoder(nn.Module):
         encoder.top.load_state_dict(top, strict=True)
         encoder.head.load_state_dict(head, strict=True)
         return encoder
+
+
+class _PreparedTrunk(nn.Module):
+    """Resize to the backbone's input, then the frozen trunk: the module a bulk trunk job traces."""
+
+    def __init__(self, trunk: BackboneTrunk, input_size: int) -> None:
+        super().__init__()
+        self.trunk = trunk
+        self.input_size = input_size
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.trunk(backbone_input(images, size=self.input_size))
 
 
 def _batches(samples: np.ndarray, batch_size: int, *, progress: bool, desc: str) -> Iterator[np.ndarray]:
