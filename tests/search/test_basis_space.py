@@ -87,8 +87,6 @@ def test_surrogate_recovers_an_affine_map_and_reports_agreement():
     fresh = rng.normal(size=(100, 6))
     assert surrogate.agreement(fresh, fresh @ a + b) > 0.999
     assert surrogate.agreement(fresh, rng.normal(size=(100, 6))) < 0.1
-    restored = RoundTripSurrogate.from_arrays(surrogate.to_arrays())
-    np.testing.assert_array_equal(restored.predict(fresh), surrogate.predict(fresh))
 
 
 def test_surrogate_data_refits_on_checks_and_forgets_later_generations_on_resume(tmp_path):

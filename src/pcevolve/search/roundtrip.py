@@ -77,12 +77,8 @@ class RoundTripSurrogate:
         total = max(((actual - actual.mean(axis=0)) ** 2).sum(), 1e-12)
         return float(1.0 - ((actual - predicted) ** 2).sum() / total)
 
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        return {"weights": self.weights, "bias": self.bias, "r2": np.array(self.r2)}
 
-    @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "RoundTripSurrogate":
-        return cls(weights=np.asarray(arrays["weights"]), bias=np.asarray(arrays["bias"]), r2=float(arrays["r2"]))
+_CHOOSE_ROWS = 24
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,9 +110,16 @@ class ExactRoundTrip:
 
     def choose(self, coordinates: np.ndarray) -> np.ndarray:
         """Pool index the decoder returns for each row of ``coordinates``."""
-        scores = np.asarray(coordinates, dtype=np.float32) @ self.directions
-        scores += self.offsets
-        return np.argmax(scores, axis=1)
+        queries = np.asarray(coordinates, dtype=np.float32)
+        chosen = np.empty(len(queries), dtype=np.int64)
+        # A few rows at a time: their score block (rows × pool, ~2 MB) stays in cache between the product and the
+        # argmax; one block for all rows is memory-bound and twice as slow (measured: 27 → 13 ms for 500 rows
+        # against 20,000 pool samples).
+        for start in range(0, len(queries), _CHOOSE_ROWS):
+            scores = queries[start : start + _CHOOSE_ROWS] @ self.directions
+            scores += self.offsets
+            chosen[start : start + _CHOOSE_ROWS] = np.argmax(scores, axis=1)
+        return chosen
 
     def predict(self, coordinates: np.ndarray) -> np.ndarray:
         return self.coordinates[self.choose(coordinates)]
