@@ -72,3 +72,27 @@ def test_thin_keeps_order_and_is_seeded():
     assert len(a.labels) == 7 and list(a.sources) == list(b.sources)
     assert list(a.sources) == sorted(a.sources, key=lambda s: int(s[1:]))
     assert thin(data, 50, np.random.default_rng(1)) is data
+
+
+def test_models_trained_in_worker_processes_equal_those_trained_here():
+    from pcevolve.evaluation.utility import LineRecipe, TrainingSet, evaluate_lines
+
+    rng = np.random.default_rng(4)
+
+    def line(key, n, features=True, augment=False):
+        labels = np.arange(n) % 3
+        images = (rng.random((n, 12, 12)) * 60 + labels[:, None, None] * 60).astype(np.uint8)
+        feats = images.reshape(n, -1)[:, ::8].astype(np.float32) if features else None
+        return TrainingSet(key, images, labels, feats, augment=augment)
+
+    lines = [line("synthetic", 60), line("synthetic_aug", 60, features=False, augment=True), line("fewshot", 30)]
+    test = line("fewshot", 45)
+    recipe = LineRecipe(test.images, test.labels, test.features, class_names=("a", "b", "c"), epochs=2, seed=0,
+                        flip=False, folds=2)
+    here = evaluate_lines(lines, recipe, workers=1)
+    there = evaluate_lines(lines, recipe, workers=2)
+    assert [(r.key, r.model) for r in here] == [("synthetic", "cnn"), ("synthetic_aug", "cnn"), ("fewshot", "cnn"),
+                                                ("synthetic", "probe"), ("fewshot", "probe")]
+    assert [(r.key, r.model) for r in there] == [(r.key, r.model) for r in here]
+    for a, b in zip(here, there):
+        assert a.metrics.to_json() == b.metrics.to_json()

@@ -24,7 +24,7 @@ SIZE = 16
 #: Every size of the evaluation scaled down, so the whole evaluation takes seconds.
 TINY = EvaluationSettings(seed=0, cnn_epochs=2, full_max=24, public_max=40, public_features=24,
                           distribution_max=30, independent_input_size=48, resamples=30, domias_dims=3,
-                          projections=16, batch_size=64)
+                          projections=16, batch_size=64, workers=1)
 
 
 def draw(rng, label, count):
