@@ -12,6 +12,8 @@ Writes ``bench/results/search[-TAG].json``.
   decode" — same release, encoder, decoder and number of samples per class, the same small CNN
   (``pcevolve.evaluation.train_cnn``, fixed recipe) trained on each and tested on ``test/``;
   per-class accuracies too. The CNN on the real private images is the (non-publishable) reference.
+  The evaluation's linear probe on independent EfficientNet-Lite2 features is trained on each set too:
+  deterministic, so it separates sets whose CNN means differ by less than the CNN's seed noise.
 * Cost: fitness evaluations per second, and time per generation against population size, candidate
   size M per class and number of private samples. The fitness never reads private data, so its cost
   does not depend on n; only the one-off release does (timed on subsets, on a throwaway ledger).
@@ -37,7 +39,8 @@ from pcevolve.config import load_config
 from pcevolve.data import read_image_folder
 from pcevolve.decoders import KnownEncodings, load_decoder
 from pcevolve.encoders import ImageEncoder
-from pcevolve.evaluation import classification_metrics, predict, train_cnn
+from pcevolve.evaluation import classification_metrics, linear_probe, predict, train_cnn
+from pcevolve.evaluation.features import independent_encoder, pooled_features
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.pipeline import build_problem, load_public_side, round_trip_model
 from pcevolve.pipeline.deliver import decode_candidate
@@ -62,6 +65,12 @@ def cnn_result(images, labels, test, *, classes, seeds, flip):
             "accuracy_per_seed": [float(m.accuracy) for m in runs],
             "macro_f1": float(np.mean([m.macro_f1 for m in runs])),
             "per_class": [float(a) for a in np.mean([m.per_class_accuracy for m in runs], axis=0)]}
+
+
+def probe_result(features, labels, test_features, test_labels, *, classes):
+    """The evaluation's linear probe (C chosen by cross-validation on the training set): accuracy and per class."""
+    metrics = classification_metrics(test_labels, linear_probe(features, labels, test_features), classes)
+    return {"accuracy": float(metrics.accuracy), "per_class": [float(a) for a in metrics.per_class_accuracy]}
 
 
 def decode_set(problem, vector, counts, *, oversample, seed, basis, encoder, decoder):
@@ -106,29 +115,34 @@ def main() -> None:
     flip = True
     results: dict = {"run": str(folder.path), "config": config.search.model_dump(mode="json")}
 
-    # Evolved (delivered) vs one-shot baseline, same sizes. The baseline is decoded twice: as the issue defines
-    # it (sample and decode), and through the run's own delivery selection, to isolate what the evolution adds.
-    # The delivered images as written (a retrieval decoder's delivery is not a row-by-row decode).
+    # Evolved (delivered) vs one-shot baseline, same sizes. The baseline is decoded as the issue defines it (sample
+    # and decode) and, when the run oversamples at delivery, also through the run's own delivery selection, to
+    # isolate what the evolution adds. The evolved set is the delivered images as written (a retrieval decoder's
+    # delivery is not a row-by-row decode).
     evolved = read_image_folder(folder.path / "synthetic", size=config.data.image_size, mode=config.data.image_mode)
-    evolved_images, evolved_labels = evolved.samples, evolved.labels
-    counts = np.bincount(evolved_labels, minlength=classes)
+    counts = np.bincount(evolved.labels, minlength=classes)
     decode = dict(seed=args.seed + 11, basis=basis, encoder=encoder, decoder=decoder)
     baseline = decode_set(problem, problem.space.baseline(), counts, oversample=1.0, **decode)
+    sets = {"evolved_delivered": (evolved.samples, evolved.labels),
+            "baseline_dp_gaussians": (baseline.samples, baseline.labels)}
+    results["reencode_agreement"] = {"baseline": baseline.agreement}
     oversample = config.search.delivery_oversample
-    baseline_selected = decode_set(problem, problem.space.baseline(), counts, oversample=oversample, **decode)
+    if oversample != 1.0:
+        selected = decode_set(problem, problem.space.baseline(), counts, oversample=oversample, **decode)
+        sets["baseline_dp_gaussians_selected"] = (selected.samples, selected.labels)
+        results["reencode_agreement"]["baseline_selected"] = selected.agreement
+    sets["real_private_reference"] = (private.samples, private.labels)
     started = time.perf_counter()
-    results["downstream_cnn"] = {
-        "evolved_delivered": cnn_result(evolved_images, evolved_labels, test, classes=classes, seeds=cnn_seeds,
-                                        flip=flip),
-        "baseline_dp_gaussians": cnn_result(baseline.samples, baseline.labels, test, classes=classes,
-                                            seeds=cnn_seeds, flip=flip),
-        "baseline_dp_gaussians_selected": cnn_result(baseline_selected.samples, baseline_selected.labels, test,
-                                                     classes=classes, seeds=cnn_seeds, flip=flip),
-        "real_private_reference": cnn_result(private.samples, private.labels, test, classes=classes,
-                                             seeds=cnn_seeds, flip=flip),
-    }
-    results["reencode_agreement"] = {"baseline": baseline.agreement, "baseline_selected": baseline_selected.agreement}
+    results["downstream_cnn"] = {name: cnn_result(images, labels, test, classes=classes, seeds=cnn_seeds, flip=flip)
+                                 for name, (images, labels) in sets.items()}
     results["downstream_seconds"] = time.perf_counter() - started
+    # The evaluation's linear probe on independent (EfficientNet-Lite2) features: deterministic, so a gap of one
+    # point means something, where one CNN moves by ±1–2 points with its seed.
+    independent = independent_encoder()
+    test_features = pooled_features(independent, test.samples)
+    results["downstream_probe"] = {
+        name: probe_result(pooled_features(independent, images), labels, test_features, test.labels, classes=classes)
+        for name, (images, labels) in sets.items()}
     results["samples_per_class"] = counts.tolist()
     results["dp_fitness"] = {"baseline": problem.evaluate(problem.space.baseline()).to_json(),
                              "evolved_best": None}
