@@ -32,8 +32,9 @@ CLOSE_SHARE_LIMIT = 0.05
 ADVICE = {
     "attack": "Attack success above 60%: lower ε, run fewer generations, or drop the individuals that expose "
               "private samples.",
-    "copies": "Synthetic images look identical to real ones (near copies): use a stronger principal-component "
-              "truncation or add noise to the decoder's input.",
+    "copies": "Synthetic images look identical to real ones (near copies): with a generator (decoder conv), use a "
+              "stronger principal-component truncation or add noise to the decoder's input; with nearest-public "
+              "they are public images that resemble a private one — look at them before sharing the set.",
     "accuracy": "Accuracy stalls (no gain over the few-shot real reference): rebalance the stage budgets.",
     "distance_attack": "Small distance yet high attack: use milder augmentation and recheck the ledger.",
 }
