@@ -1,6 +1,6 @@
 """The decoder in the loop (SPEC R6.1): decode → re-encode, for real and by a cheap surrogate.
 
-A real round trip runs the decoder and the encoder (≈ 130 images/s at 64 px on a 2-core CPU), far
+A real round trip runs the decoder and the encoder (≈ 150 images/s at 64 px on a 2-core CPU), far
 too slow for every candidate of every generation. The surrogate is a ridge-regression map
 z ↦ A z + b in the reduced space, first fitted on *public* features (free): their coordinates
 against the coordinates of decode → re-encode of the same features. The search evaluates label
