@@ -17,7 +17,6 @@ from pcevolve.decoders import (
     load_decoder,
     reencode_check,
 )
-from pcevolve.encoders import ImageEncoder
 
 FAST = DecoderConfig(public_images=480, epochs=10, batch_size=32, width=16, learning_rate=3e-3,
                      consistency_every=1, consistency_batch=8, feature_noise=0.1)
@@ -27,12 +26,6 @@ def _digits() -> np.ndarray:
     images = torch.from_numpy(load_digits().images[:, None].astype(np.float32) / 16.0)
     big = torch.nn.functional.interpolate(images, size=(28, 28), mode="bilinear", align_corners=False)
     return (big[:, 0].clamp(0, 1) * 255).round().to(torch.uint8).numpy()
-
-
-@pytest.fixture(scope="module")
-def encoder():
-    return ImageEncoder.pretrained("efficientnet-lite0", trainable_blocks=1, input_size=32, proj_hidden_dim=32,
-                                   feature_dim=64).eval()
 
 
 @pytest.fixture(scope="module")

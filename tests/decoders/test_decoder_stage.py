@@ -6,7 +6,6 @@ import torch
 
 from pcevolve.config import DecoderConfig
 from pcevolve.decoders import train_decoder
-from pcevolve.encoders import ImageEncoder
 from pcevolve.privacy import BudgetExceeded, BudgetLedger
 from pcevolve.privacy.noise import GeneratorNoise
 
@@ -25,12 +24,6 @@ class Untouchable(np.ndarray):
 
     def __array__(self, *args, **kwargs):
         raise AssertionError("private samples were read")
-
-
-@pytest.fixture(scope="module")
-def encoder():
-    return ImageEncoder.pretrained("efficientnet-lite0", trainable_blocks=1, input_size=32, proj_hidden_dim=32,
-                                   feature_dim=64).eval()
 
 
 def _images(n, seed):

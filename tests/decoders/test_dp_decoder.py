@@ -7,17 +7,10 @@ import torch.nn.functional as F
 
 from pcevolve.config import DecoderConfig
 from pcevolve.decoders import build_decoder, fine_tune_dp, per_sample_gradients
-from pcevolve.encoders import ImageEncoder
 from pcevolve.privacy import BudgetExceeded, BudgetLedger
 from pcevolve.privacy.noise import GeneratorNoise
 
 CONFIG = DecoderConfig(training="public-then-dp", width=8, dp_epochs=2, dp_batch_size=10)
-
-
-@pytest.fixture(scope="module")
-def encoder():
-    return ImageEncoder.pretrained("efficientnet-lite0", trainable_blocks=1, input_size=32, proj_hidden_dim=32,
-                                   feature_dim=64).eval()
 
 
 def _images(n, seed=0):

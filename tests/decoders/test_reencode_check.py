@@ -4,13 +4,6 @@ import numpy as np
 import pytest
 
 from pcevolve.decoders import reencode_check
-from pcevolve.encoders import ImageEncoder
-
-
-@pytest.fixture(scope="module")
-def encoder():
-    return ImageEncoder.pretrained("efficientnet-lite0", trainable_blocks=1, input_size=32, proj_hidden_dim=32,
-                                   feature_dim=64).eval()
 
 
 def _images(n, seed):
