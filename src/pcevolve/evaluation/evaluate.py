@@ -100,7 +100,9 @@ class EvaluationSettings:
             each other whenever another process holds a core. On an idle many-core machine raise it.
         workers: Processes that train the CNNs and fit the probes side by side (``threads`` threads each; same
             results as one process). Default 2, this project's core count: the models are three quarters of an
-            evaluation's time; 1 trains them in this process.
+            evaluation's time; 1 trains them in this process. The workers are *spawned*, so a script that calls
+            :func:`evaluate_run` with ``workers`` > 1 needs the usual ``if __name__ == "__main__":`` guard (the
+            ``pcevolve evaluate`` command has it).
     """
 
     seed: int = 0
