@@ -63,8 +63,8 @@ def build_document(evaluation: RunEvaluation, *, grid_per_class: int = GRID_PER_
     ]
     inputs = evaluation.inputs
     return Document(title=f"pcevolve evaluation — run {inputs.config.name}", sections=tuple(sections),
-                    subtitle=f"{inputs.folder} · synthetic set judged on {len(inputs.test.labels)} real test images · "
-                             f"(ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g})")
+                    subtitle=f"{inputs.folder} · synthetic set judged on {len(inputs.test.labels)} real test "
+                             f"images · (ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g})")
 
 
 def _headline(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
@@ -84,8 +84,8 @@ def _headline(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     seed = head["seed"]
     attack = head["attack_success"]
     compare = Table(("comparison", "ours (CNN)", "ours (probe)", "seed"), (
-        ("Δ over few-shot real", comparison_text(cnn["delta_over_fewshot"]), comparison_text(probe["delta_over_fewshot"]),
-         seed["delta_over_fewshot"]["text"]),
+        ("Δ over few-shot real", comparison_text(cnn["delta_over_fewshot"]),
+         comparison_text(probe["delta_over_fewshot"]), seed["delta_over_fewshot"]["text"]),
         ("gap to full real (full − ours)", comparison_text(cnn["gap_to_full"]), comparison_text(probe["gap_to_full"]),
          seed["gap_to_full"]["text"]),
         ("synthetic + augmentation over few-shot real", comparison_text(cnn["synthetic_aug_over_fewshot"]), _DASH,
@@ -114,8 +114,8 @@ def _per_class(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     rows = data["per_class"]
     table = Table(
         ("class", "synthetic", "CNN acc. (ours)", "CNN acc. (few-shot real)", "probe acc. (ours)",
-         "MMD² (search space)", "MMD² (independent)", "strongest attack success (AUC)", "nearest private (median RMS)",
-         "near copies"),
+         "MMD² (search space)", "MMD² (independent)", "strongest attack success (AUC)",
+         "nearest private (median RMS)", "near copies"),
         tuple((("▶ " if r["worst"] else "") + r["class"], str(r["synthetic"]), pct(r["cnn_accuracy"]),
                pct(r["cnn_accuracy_fewshot"]), pct(r["probe_accuracy"]), num(r.get("mmd_search")),
                num(r.get("mmd_independent")),
@@ -173,7 +173,8 @@ def _utility(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     results = data["utility"]
     table = Table(("training set", "model", "train size", "epochs", "optimizer steps", "accuracy", "macro-F1",
                    "seconds"),
-                  tuple((r["label"], r["model"], str(r["train_size"]), _DASH if r["epochs"] is None else str(r["epochs"]),
+                  tuple((r["label"], r["model"], str(r["train_size"]),
+                         _DASH if r["epochs"] is None else str(r["epochs"]),
                          _DASH if r["steps"] is None else str(r["steps"]), pct(r["accuracy"]), pct(r["macro_f1"]),
                          f"{r['seconds']:.0f}") for r in results),
                   caption="Every (line, model) pair. Same CNN recipe for every line: Adam 1e-3, batch 32, the same "
@@ -258,10 +259,11 @@ def _copies(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     table = Table(("statistic (RMS grey levels)", "synthetic → nearest private", "private → nearest other private"),
                   rows, caption="Nearest private image of every synthetic image, in pixels.")
     blocks: list[Any] = [
-        Paragraph(f"{copies['candidates']} synthetic images; exact copies of a private image: {copies['exact_copies']}; "
-                  f"near copies (RMS difference ≤ {copies['near_copy_rms']:g}): {copies['near_copies']}; closer to the "
-                  f"private set than its own 1st-percentile neighbour distance: {pct(copies['closer_than_private_p1'])} "
-                  "(about 1% for fresh real data).", tone="warning" if copies["near_copies"] else "text"),
+        Paragraph(f"{copies['candidates']} synthetic images; exact copies of a private image: "
+                  f"{copies['exact_copies']}; near copies (RMS difference ≤ {copies['near_copy_rms']:g}): "
+                  f"{copies['near_copies']}; closer to the private set than its own 1st-percentile neighbour "
+                  f"distance: {pct(copies['closer_than_private_p1'])} (about 1% for fresh real data).",
+                  tone="warning" if copies["near_copies"] else "text"),
         table,
         Plot("copy_distances", figures.distance_histogram(
             evaluation.copies.nearest_distance / scale, evaluation.copies.private_nn_distance / scale,
@@ -296,7 +298,8 @@ def _fitness(evaluation: RunEvaluation) -> Section:
         return Section("Search: fitness curves", (Paragraph("The run recorded no generation."),), anchor="fitness")
     return Section("Search: fitness curves", (
         Plot("fitness_curve", fitness_curve(records), "DP fitness per generation and the best individual's terms."),
-        Paragraph(f"{len(records)} generations; best DP fitness {max(r['engine']['best_so_far'] for r in records):.4f}. "
+        Paragraph(f"{len(records)} generations; best DP fitness "
+                  f"{max(r['engine']['best_so_far'] for r in records):.4f}. "
                   "The fitness is computed against DP releases only; the downstream numbers above are the honest "
                   "judge.", tone="note"),
     ), anchor="fitness")
@@ -316,7 +319,8 @@ def _samples(evaluation: RunEvaluation, per_class: int) -> Section:
     index = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
     grid = SampleGrid("samples", images=synthetic.samples[index], rows=synthetic.labels[index],
                       row_names=evaluation.inputs.class_names, sources=tuple(synthetic.sources[i] for i in index),
-                      caption=f"Synthetic images, up to {per_class} per class, evenly spaced through each class folder.")
+                      caption=f"Synthetic images, up to {per_class} per class, evenly spaced through each class "
+                              "folder.")
     skipped = (f" {int(near.sum())} synthetic image(s) within that distance of a private image were left out of "
                "the grid (see the copy check)." if near.any() else "")
     return Section("Synthetic samples", (grid, Paragraph(
