@@ -35,6 +35,22 @@ _POOL = "pool.npz"
 _CHUNK = 2048  # query rows per similarity block: bounds memory at CHUNK × pool floats
 
 
+def best_matches(queries: np.ndarray, keys: np.ndarray, offsets: np.ndarray | None = None, *,
+                 rows: int = _CHUNK) -> np.ndarray:
+    """Index of the highest score ``q·keys[:, j] (+ offsets[j])`` for each query row (ties: the lowest index).
+
+    ``queries`` (n, d) and ``keys`` (d, m) as float32; scored ``rows`` query rows at a time, so a block of
+    scores is at most ``rows × m`` floats (small blocks also stay in cache between the product and the argmax).
+    """
+    chosen = np.empty(len(queries), dtype=np.int64)
+    for start in range(0, len(queries), rows):
+        scores = queries[start : start + rows] @ keys
+        if offsets is not None:
+            scores += offsets
+        chosen[start : start + rows] = np.argmax(scores, axis=1)
+    return chosen
+
+
 class NearestPublicDecoder:
     """Features → the most similar samples of an encoded public pool.
 
@@ -101,10 +117,7 @@ class NearestPublicDecoder:
 
     def nearest(self, features: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
         """Pool index of highest cosine for each row (ties: the lowest index)."""
-        queries = self._check(features, labels)
-        pool = unit_vectors(self.encodings)  # float32, as stored
-        return np.concatenate([np.argmax(queries[i:i + _CHUNK] @ pool.T, axis=1)
-                               for i in range(0, len(queries), _CHUNK)] or [np.zeros(0, dtype=np.int64)])
+        return best_matches(self._check(features, labels), unit_vectors(self.encodings).T)  # float32, as stored
 
     def assign_distinct(self, features: np.ndarray, labels: np.ndarray | None = None, *,
                         candidates: int = 64) -> np.ndarray:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pcevolve.decoders.check import reencode_check
+from pcevolve.decoders.nearest import best_matches
 from pcevolve.io import atomic_write_npz
 from pcevolve.search.basis import PublicBasis, unit_rows
 
@@ -110,16 +111,11 @@ class ExactRoundTrip:
 
     def choose(self, coordinates: np.ndarray) -> np.ndarray:
         """Pool index the decoder returns for each row of ``coordinates``."""
-        queries = np.asarray(coordinates, dtype=np.float32)
-        chosen = np.empty(len(queries), dtype=np.int64)
         # A few rows at a time: their score block (rows × pool, ~2 MB) stays in cache between the product and the
         # argmax; one block for all rows is memory-bound and twice as slow (measured: 27 → 13 ms for 500 rows
         # against 20,000 pool samples).
-        for start in range(0, len(queries), _CHOOSE_ROWS):
-            scores = queries[start : start + _CHOOSE_ROWS] @ self.directions
-            scores += self.offsets
-            chosen[start : start + _CHOOSE_ROWS] = np.argmax(scores, axis=1)
-        return chosen
+        return best_matches(np.asarray(coordinates, dtype=np.float32), self.directions, self.offsets,
+                            rows=_CHOOSE_ROWS)
 
     def predict(self, coordinates: np.ndarray) -> np.ndarray:
         return self.coordinates[self.choose(coordinates)]
