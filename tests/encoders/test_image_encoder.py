@@ -108,8 +108,10 @@ def test_bulk_encoding_matches_eager_and_leaves_the_encoder_as_it_was(encoder):
 
 
 def test_bulk_trunk_activations_can_feed_a_trainable_top(encoder):
+    from pcevolve.encoders.bulk import BULK_MIN_IMAGES
+
     images = torch.rand(8, 1, 12, 12)
-    bulk = encoder.bulk_trunk_activations()
+    bulk = encoder.trunk_runner(BULK_MIN_IMAGES)  # the frozen copy, run here on a few images
     cached = bulk(images)
     np.testing.assert_allclose(cached.numpy(), encoder.trunk_activations(images).numpy(), atol=2e-4)
     assert cached.is_contiguous()

@@ -27,6 +27,22 @@ BULK_MIN_IMAGES = 2048
 BULK_BATCH = 32
 
 
+def inference_runner(module: nn.Module, images: int) -> Callable[[torch.Tensor], object]:
+    """How to run ``module`` without gradients for a job of ``images`` images.
+
+    Its :func:`frozen_copy` when the job is large enough to pay for building one (:data:`BULK_MIN_IMAGES`),
+    else the module itself, eagerly.
+    """
+    if images >= BULK_MIN_IMAGES:
+        return frozen_copy(module)
+
+    def run(inputs: torch.Tensor) -> object:
+        with torch.no_grad():
+            return module(inputs)
+
+    return run
+
+
 def frozen_copy(module: nn.Module) -> Callable[[torch.Tensor], object]:
     """A traced, frozen, channels-last copy of ``module`` (in eval mode), built on its first call.
 

@@ -25,7 +25,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from pcevolve.encoders.backbones import BACKBONES, BackboneTop, BackboneTrunk, load_split_backbone
-from pcevolve.encoders.bulk import BULK_MIN_IMAGES, frozen_copy
+from pcevolve.encoders.bulk import inference_runner
 from pcevolve.encoders.preprocess import backbone_input, to_float_images
 from pcevolve.encoders.projection import ProjectionHead
 from pcevolve.io import atomic_write_bytes, atomic_write_json, read_json
@@ -101,9 +101,9 @@ class ImageEncoder(nn.Module):
         with torch.no_grad():
             return self.trunk(self.prepare(images))
 
-    def bulk_trunk_activations(self) -> Callable[[torch.Tensor], torch.Tensor]:
-        """:meth:`trunk_activations` for a job of many batches, through a frozen copy (:mod:`.bulk`)."""
-        return frozen_copy(_PreparedTrunk(self.trunk, self.meta.input_size))  # type: ignore[return-value]
+    def trunk_runner(self, images: int) -> Callable[[torch.Tensor], torch.Tensor]:
+        """:meth:`trunk_activations` for a job of ``images`` images (a frozen copy for a large one, :mod:`.bulk`)."""
+        return inference_runner(_PreparedTrunk(self.trunk, self.meta.input_size), images)  # type: ignore[return-value]
 
     def forward(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Float images in [0, 1] → (pooled, projected)."""
@@ -116,9 +116,9 @@ class ImageEncoder(nn.Module):
     ) -> tuple[np.ndarray, np.ndarray]:
         """uint8 dataset images → (pooled, projected) float32 arrays, computed in batches."""
         pooled_parts, projected_parts = [], []
-        forward = frozen_copy(self) if len(samples) >= BULK_MIN_IMAGES else self
+        forward = inference_runner(self, len(samples))
         for batch in _batches(samples, batch_size, progress=progress, desc="encoding"):
-            pooled, projected = forward(to_float_images(batch))
+            pooled, projected = forward(to_float_images(batch))  # type: ignore[misc]
             pooled_parts.append(pooled.numpy())
             projected_parts.append(projected.numpy())
         if not pooled_parts:

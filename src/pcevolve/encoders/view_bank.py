@@ -15,7 +15,6 @@ import torch
 from tqdm.auto import tqdm
 
 from pcevolve.augment import ImageAugmentation
-from pcevolve.encoders.bulk import BULK_MIN_IMAGES
 from pcevolve.encoders.preprocess import to_float_images
 
 if TYPE_CHECKING:  # the encoder module imports this one's callers; annotate without a cycle
@@ -37,7 +36,7 @@ def build_view_bank(
     """Trunk activations of ``views`` augmented views of every image.
 
     Args:
-        encoder: Supplies ``trunk_activations(float_images) -> (B, C, h, w)`` (or its bulk form).
+        encoder: Supplies ``trunk_runner(count)``, a function float images → trunk activations (B, C, h, w).
         images: uint8 images (N, H, W) or (N, H, W, C).
         views: K ≥ 1 views per image (view 0 is augmented too).
         augmentation: The view generator.
@@ -52,7 +51,7 @@ def build_view_bank(
     parts: list[torch.Tensor] = []
     per_batch = max(1, batch_size // views)
     bar = tqdm(total=n * views, desc=desc, unit="view", disable=not progress, leave=False)
-    trunk = encoder.bulk_trunk_activations() if n * views >= BULK_MIN_IMAGES else encoder.trunk_activations
+    trunk = encoder.trunk_runner(n * views)
     for start in range(0, n, per_batch):
         batch = to_float_images(images[start : start + per_batch])
         repeated = batch.repeat_interleave(views, dim=0)
