@@ -17,11 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pcevolve.decoders.check import unit_vectors
+
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
-    """Each row scaled to unit L2 norm (zero rows stay zero)."""
-    x = np.asarray(x, dtype=np.float64)
-    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+    """Each row scaled to unit L2 norm (zero rows stay zero), in float64."""
+    return unit_vectors(np.asarray(x, dtype=np.float64))
 
 
 @dataclass(frozen=True, eq=False)
