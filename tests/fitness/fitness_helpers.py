@@ -70,7 +70,7 @@ def rff() -> RandomFourierFeatures:
 
 
 def roomy_ledger() -> BudgetLedger:
-    return BudgetLedger(1e9, 1e-5, {"fitness": 1e9})
+    return BudgetLedger(1e9, 1e-5, {"fitness": 1e9}, reproducible_noise=True)
 
 
 def release(*, noise_multiplier: float = 1.0, noise: NoiseSource | None = None, features=None, labels=None,

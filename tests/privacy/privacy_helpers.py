@@ -41,7 +41,7 @@ class ScaledNoise(NoiseSource):
 
 def roomy_ledger(neighbouring: str = "add_remove") -> BudgetLedger:
     """A throw-away ledger with a budget no test release can exhaust."""
-    return BudgetLedger(1e9, 1e-5, {"test": 1e9}, neighbouring=neighbouring)
+    return BudgetLedger(1e9, 1e-5, {"test": 1e9}, neighbouring=neighbouring, reproducible_noise=True)
 
 
 def seeded(seed: int = 0) -> GeneratorNoise:

@@ -13,6 +13,7 @@ from pcevolve.privacy import (
     ExponentialMechanism,
     GaussianMechanism,
     PostProcessing,
+    SecureNoise,
     SubsampledGaussianSteps,
 )
 from pcevolve.run_folder import RunFolder
@@ -27,13 +28,15 @@ def test_budget_plan_shows_the_split_and_the_seed_dpsgd_sigma():
     for text in ("representation", "fitness", "decoder", "delivery", "37.5%", "62.5%",
                  "no private access", "q = batch / n", "625 steps"):
         assert text in out, text
-    # SPEC R3.4a: the seed's schedule (batch 64, 80 epochs) needs σ ≈ 4.9 under RDP, 4.56 under PLD.
-    assert "seed's setting, σ on RDP   │   4.893" in out and "PLD σ 4.558" in out
-    # The configured schedule (20 epochs, 157 steps) needs less noise for the same ε.
-    assert "157" in out
-    assert "σ calibrated on RDP        │   2.616" in out
-    assert "RFF mean embedding" in out and "1.784·C" in out  # fitness: z = 0.892, equal shares of 4
-    assert "absl" not in out
+    # The original method's schedule (batch 64, 80 epochs) needs σ ≈ 4.9 under RDP, 4.56 under PLD.
+    assert "original method's schedule, σ on RDP │  4.893" in out and "PLD σ 4.558" in out
+    # The configured schedule (20 epochs, 157 steps) needs less noise for the same ε: the σ a run uses.
+    assert "157" in out and "σ (accountant, for the stage cap)    │ 2.4371" in out
+    # The release a run makes: the configured shares, the full second moment (528 numbers in 32-d), z = 0.8919.
+    assert "second moment Σ z zᵀ" in out and "528" in out and "1.784" in out and "0.8919" in out
+    assert "diagonal" not in out and "DP checks at delivery" not in out
+    assert "ε = 6.069" in out  # the accountant's total over the planned events
+    assert "absl" not in out and "SPEC" not in out
 
 
 def test_budget_plan_with_a_given_sigma_reports_affordable_steps(tmp_path):
@@ -42,9 +45,17 @@ def test_budget_plan_with_a_given_sigma_reports_affordable_steps(tmp_path):
                                       "privacy": {"neighbouring": "replace_one"}}))
     result = runner.invoke(budget_commands.app, ["plan", "--config", str(config), "--n", "200"])
     assert result.exit_code == 0, result.output
-    assert "σ given in config" in result.output and "affordable:" in result.output
+    assert "σ (given in the config)" in result.output and "steps the budget allows" in result.output
     assert "replace-one" in result.output
     assert "n/a" in result.output  # no RDP analysis of Poisson sampling under replace-one
+
+
+def test_budget_plan_says_not_dp_for_reproducible_noise(tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({"privacy": {"reproducible_noise": True}}))
+    result = runner.invoke(budget_commands.app, ["plan", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "NOT DIFFERENTIALLY PRIVATE" in result.output
 
 
 def test_budget_plan_refuses_a_total_below_the_stage_split():
@@ -53,9 +64,10 @@ def test_budget_plan_refuses_a_total_below_the_stage_split():
     assert "stage budgets sum to 8" in result.output
 
 
-def _write_ledger(folder) -> BudgetLedger:
-    ledger = BudgetLedger.from_config(RunConfig().privacy, path=folder.ledger_path)
-    rng = np.random.default_rng(0)
+def _write_ledger(folder, *, reproducible: bool = False) -> BudgetLedger:
+    privacy = RunConfig().privacy.model_copy(update={"reproducible_noise": reproducible})
+    ledger = BudgetLedger.from_config(privacy, path=folder.ledger_path)
+    rng = np.random.default_rng(0) if reproducible else SecureNoise()
     ledger.charge("representation", SubsampledGaussianSteps(0.128, 4.6, 300), description="epochs 1-38")
     GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="fitness", noise=rng,
                                         description="class means")
@@ -70,6 +82,7 @@ def test_ledger_show_prints_history_and_totals(tmp_path):
     result = runner.invoke(ledger_commands.app, ["show", str(folder.path)])
     assert result.exit_code == 0, result.output
     out = result.output
+    assert "secure random source" in out and "NOT DP" not in out
     for text in ("subsampled_gaussian_steps", "gaussian_release", "exponential_selection", "post_processing",
                  "q=0.128 σ=4.6 steps=300", "class means", "pld+basic", "representation", "delivery"):
         assert text in out, text
@@ -88,3 +101,11 @@ def test_ledger_show_reports_a_tampered_or_missing_ledger(tmp_path):
     assert result.exit_code == 1 and "integrity" in result.output
     missing = runner.invoke(ledger_commands.app, ["show", str(tmp_path / "nowhere")])
     assert missing.exit_code == 1 and "no ledger" in missing.output
+
+
+def test_ledger_show_labels_reproducible_noise_not_dp(tmp_path):
+    folder = RunFolder.create(tmp_path, RunConfig())
+    _write_ledger(folder, reproducible=True)
+    result = runner.invoke(ledger_commands.app, ["show", str(folder.path)])
+    assert result.exit_code == 0, result.output
+    assert "NOT DIFFERENTIALLY PRIVATE" in result.output and "NOT DP: reproducible noise" in result.output

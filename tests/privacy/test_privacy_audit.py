@@ -38,7 +38,8 @@ STDS = RELEASE.noise_stds()
 
 def run_release(noise_factor: float):
     def release(dataset: Dataset, rng: np.random.Generator):
-        ledger = BudgetLedger(CLAIMED_EPSILON, DELTA, {"audit": CLAIMED_EPSILON})  # the claim is enforced
+        # The claim is enforced; seeded noise so that the audit repeats.
+        ledger = BudgetLedger(CLAIMED_EPSILON, DELTA, {"audit": CLAIMED_EPSILON}, reproducible_noise=True)
         noise = ScaledNoise(GeneratorNoise(rng), noise_factor)
         return RELEASE.release(dataset.features, dataset.labels, ledger=ledger, stage="audit", noise=noise)
 

@@ -19,12 +19,12 @@ from pcevolve.privacy import (
 
 
 def _ledger():
-    return BudgetLedger(8.0, 1e-5, SEED_STAGES)
+    return BudgetLedger(8.0, 1e-5, SEED_STAGES, reproducible_noise=True)
 
 
 def _roomy_ledger():
     """For tests about the mechanism's arithmetic, not its budget."""
-    return BudgetLedger(1e6, 1e-5, {"representation": 1e6})
+    return BudgetLedger(1e6, 1e-5, {"representation": 1e6}, reproducible_noise=True)
 
 
 def test_no_step_without_paying_first():
@@ -85,7 +85,7 @@ def test_clipping_bounds_one_samples_influence_on_the_sum():
 def test_noise_std_is_sigma_times_clip_norm():
     sigma, clip, q, n = 1.7, 0.5, 0.25, 40
     mechanism = DPSGDMechanism(q, sigma, clip, n)
-    mechanism.charge(BudgetLedger(1e6, 1e-5, {"representation": 1e6}), "representation", 1)
+    mechanism.charge(BudgetLedger(1e6, 1e-5, {"representation": 1e6}, reproducible_noise=True), "representation", 1)
     size = 200_000
     noisy, _ = mechanism.noisy_gradient([torch.zeros(0, size, dtype=torch.float64)],
                                         GeneratorNoise(np.random.default_rng(1)))
@@ -96,7 +96,7 @@ def test_noise_std_is_sigma_times_clip_norm():
 
 def test_poisson_batches_have_rate_q():
     mechanism = DPSGDMechanism(0.2, 1.0, 1.0, 1000)
-    mechanism.charge(BudgetLedger(1e6, 1e-5, {"representation": 1e6}), "representation", 1)
+    mechanism.charge(BudgetLedger(1e6, 1e-5, {"representation": 1e6}, reproducible_noise=True), "representation", 1)
     noise = GeneratorNoise(np.random.default_rng(2))
     sizes = [len(mechanism.sample_batch(noise)) for _ in range(200)]
     mean, sd = np.mean(sizes), math.sqrt(1000 * 0.2 * 0.8)

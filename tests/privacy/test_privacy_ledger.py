@@ -2,9 +2,11 @@
 
 import json
 import math
+import re
 from pathlib import Path
 
 import hypothesis
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,12 +17,16 @@ from pcevolve.config import PrivacyConfig
 from pcevolve.privacy import (
     BudgetExceeded,
     BudgetLedger,
+    DPSGDMechanism,
     ExponentialSelection,
+    GaussianMechanism,
     GaussianRelease,
+    GeneratorNoise,
     LaplaceRelease,
     LedgerCorrupt,
     LedgerError,
     PostProcessing,
+    SecureNoise,
     SubsampledGaussianSteps,
     account,
 )
@@ -239,7 +245,7 @@ def test_failed_write_leaves_the_ledger_unchanged(tmp_path, monkeypatch):
 def _rewrite(path: Path, edit) -> None:
     document = json.loads(path.read_text())
     edit(document)
-    body = {k: v for k, v in document.items() if k != "integrity"}
+    body = {k: v for k, v in document.items() if k not in ("integrity", "signature")}
     document["integrity"] = _digest(body)  # a "careful" editor who also fixes the hash
     path.write_text(json.dumps(document))
 
@@ -372,3 +378,79 @@ def test_an_infinite_side_bound_does_not_break_the_file(tmp_path, monkeypatch):
     assert entry.rdp_epsilon == math.inf
     assert json.loads(path.read_text())["entries"][0]["rdp_epsilon"] is None
     assert BudgetLedger.load(path).spent() == ledger.spent()
+
+
+# ---------------------------------------------------------------- noise source, signature, dates
+
+
+def test_a_secure_ledger_refuses_seeded_noise_before_anything_is_recorded():
+    ledger = seed_ledger()
+    seeded = GeneratorNoise(np.random.default_rng(0))
+    with pytest.raises(LedgerError, match="promises secure noise"):
+        GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="fitness", noise=seeded)
+    with pytest.raises(LedgerError, match="promises secure noise"):
+        DPSGDMechanism(0.1, 2.0, 1.0, 100).charge(ledger, "representation", 5, noise=seeded)
+    assert ledger.history == () and ledger.is_dp
+    GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="fitness", noise=SecureNoise())
+    assert len(ledger.history) == 1
+
+
+def test_dpsgd_steps_paid_on_a_secure_ledger_refuse_a_seeded_source():
+    mechanism = DPSGDMechanism(0.1, 2.0, 1.0, 100)
+    mechanism.charge(seed_ledger(), "representation", 2)  # no source named at the charge
+    with pytest.raises(ValueError, match="secure noise"):
+        mechanism.sample_batch(GeneratorNoise(np.random.default_rng(0)))
+    assert mechanism.sample_batch(SecureNoise()).ndim == 1
+
+
+def test_reproducible_ledger_says_not_dp_in_its_file_and_cannot_be_resumed_as_secure(tmp_path):
+    path = tmp_path / "ledger.json"
+    ledger = BudgetLedger(8.0, DELTA, SEED_STAGES, path=path, reproducible_noise=True)
+    GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="fitness",
+                                        noise=GeneratorNoise(np.random.default_rng(0)))
+    document = json.loads(path.read_text())
+    assert document["dp"] is False and "NOT DP" in document["notice"]
+    assert document["settings"]["noise"] == "reproducible"
+    assert not BudgetLedger.load(path).is_dp
+    with pytest.raises(LedgerError, match="noise"):
+        BudgetLedger.open(path, 8.0, DELTA, SEED_STAGES)  # a secure run cannot continue a seeded ledger
+
+
+def test_signature_catches_a_careful_rewrite_and_a_wrong_key(tmp_path):
+    path, key = tmp_path / "ledger.json", b"k" * 32
+    ledger = BudgetLedger(8.0, DELTA, SEED_STAGES, path=path, key=key)
+    ledger.charge("fitness", GaussianRelease(1.0))
+    assert BudgetLedger.load(path, key=key).spent() == ledger.spent()
+
+    def forget_everything(document):
+        document["entries"] = []
+        document["summary"]["total"]["epsilon"] = 0.0
+
+    _rewrite(path, forget_everything)  # consistent and with a fixed hash: only the key can tell
+    assert BudgetLedger.load(path).spent() == 0.0
+    with pytest.raises(LedgerCorrupt, match="signature"):
+        BudgetLedger.load(path, key=key)
+    with pytest.raises(LedgerCorrupt, match="signature"):
+        BudgetLedger.load(path, key=b"x" * 32)
+
+
+def test_a_signed_ledger_loaded_without_its_key_is_read_only(tmp_path):
+    path, key = tmp_path / "ledger.json", b"k" * 32
+    BudgetLedger(8.0, DELTA, SEED_STAGES, path=path, key=key).charge("fitness", GaussianRelease(1.0))
+    reader = BudgetLedger.load(path)
+    with pytest.raises(LedgerError, match="key"):
+        reader.charge("fitness", GaussianRelease(2.0))
+    assert "signature" in json.loads(path.read_text())
+
+
+def test_entries_carry_a_date_not_a_time(tmp_path):
+    ledger = seed_ledger(tmp_path / "ledger.json")
+    entry = ledger.charge("fitness", GaussianRelease(1.0))
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", entry.time)
+
+
+def test_version_one_ledgers_are_refused_with_the_reason(tmp_path):
+    path = tmp_path / "ledger.json"
+    path.write_text('{"format": "pcevolve.privacy.ledger", "version": 1}')
+    with pytest.raises(LedgerCorrupt, match="version 1 did not record where its noise came from"):
+        BudgetLedger.load(path)

@@ -31,7 +31,7 @@ RELEASES = {
 @pytest.mark.parametrize("name", RELEASES)
 @pytest.mark.parametrize("stage", ["delivery", "representation"])
 def test_refused_release_leaves_the_generator_untouched(name, stage):
-    ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES)
+    ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES, reproducible_noise=True)
     if stage == "representation":  # spend the stage first, so the release overspends it
         ledger.charge("representation", GaussianRelease(1.6))
     rng = np.random.default_rng(7)
@@ -45,7 +45,7 @@ def test_refused_release_leaves_the_generator_untouched(name, stage):
 
 @pytest.mark.parametrize("name", RELEASES)
 def test_accepted_release_advances_the_generator_and_records_one_entry(name):
-    ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES)
+    ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES, reproducible_noise=True)
     rng = np.random.default_rng(7)
     state = rng.bit_generator.state
     RELEASES[name](ledger, "fitness", rng)
@@ -54,7 +54,7 @@ def test_accepted_release_advances_the_generator_and_records_one_entry(name):
 
 
 def test_refused_secure_release_draws_nothing(monkeypatch):
-    ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES)
+    ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES, reproducible_noise=True)
     calls = []
     monkeypatch.setattr("pcevolve.privacy.noise.os.urandom", lambda n: calls.append(n) or b"\0" * n)
     with pytest.raises(BudgetExceeded):
@@ -64,14 +64,14 @@ def test_refused_secure_release_draws_nothing(monkeypatch):
 
 @pytest.mark.parametrize("value", [np.array([1.0, np.nan]), np.array([np.inf])])
 def test_non_finite_values_are_refused_before_charging(value):
-    ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES)
+    ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES, reproducible_noise=True)
     with pytest.raises(ValueError, match="NaN or inf"):
         GaussianMechanism(1.0, 1.0).release(value, ledger=ledger, stage="fitness", noise=np.random.default_rng(0))
     assert ledger.history == ()
 
 
 def test_relation_mismatch_is_refused_before_charging():
-    ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES, neighbouring="replace_one")
+    ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES, neighbouring="replace_one", reproducible_noise=True)
     with pytest.raises(ValueError, match="add_remove"):
         GaussianMechanism(1.0, 1.0).release(np.zeros(2), ledger=ledger, stage="fitness",
                                             noise=np.random.default_rng(0))
@@ -102,7 +102,7 @@ def test_exponential_mechanism_needs_candidates():
 
 
 def test_noise_must_be_explicit():
-    ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES)
+    ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES, reproducible_noise=True)
     with pytest.raises(TypeError):
         GaussianMechanism(1.0, 1.0).release(np.zeros(2), ledger=ledger, stage="fitness", noise=None)
     assert ledger.history == ()

@@ -103,7 +103,7 @@ def test_replace_one_same_class_sum_attains_the_bound():
 
 
 def test_one_ledger_event_for_all_classes_and_components():
-    ledger = BudgetLedger(8.0, 1e-5, {"fitness": 5.0})
+    ledger = BudgetLedger(8.0, 1e-5, {"fitness": 5.0}, reproducible_noise=True)
     release = ClassStatisticsRelease.calibrated(5.0, 1e-5, num_classes=10, clip_norm=1.0, components=ALL, rff=RFF)
     x, y = np.random.default_rng(1).normal(size=(200, DIM)), np.arange(200) % 10
     out = release.release(x, y, ledger=ledger, stage="fitness", noise=np.random.default_rng(2))

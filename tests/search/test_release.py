@@ -32,7 +32,7 @@ def _rff():
 
 def test_release_pays_the_fitness_stage_once_within_its_budget(tmp_path):
     z, labels = _data()
-    ledger = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "fitness": 5.0})
+    ledger = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "fitness": 5.0}, reproducible_noise=True)
     release = release_statistics(z, labels, num_classes=3, clip_norm=2.0, rff=_rff(), shares=SHARES,
                                  ledger=ledger, noise=GeneratorNoise(np.random.default_rng(0)))
     assert [e.stage for e in ledger.history] == ["fitness"]
@@ -53,7 +53,8 @@ def test_release_pays_the_fitness_stage_once_within_its_budget(tmp_path):
 @pytest.mark.parametrize("spent_first", [False, True])
 def test_release_is_refused_before_any_noise_when_the_stage_is_spent(spent_first):
     z, labels = _data()
-    ledger = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "fitness": 0.0 if not spent_first else 5.0})
+    ledger = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "fitness": 0.0 if not spent_first else 5.0},
+                          reproducible_noise=True)
     if spent_first:
         release_statistics(z, labels, num_classes=3, clip_norm=2.0, rff=_rff(), shares=SHARES, ledger=ledger,
                            noise=GeneratorNoise(np.random.default_rng(0)))

@@ -10,7 +10,7 @@ Modules (one concept each):
 * ``accounting`` — events → (ε, δ) with ``dp_accounting`` (PLD reported, RDP beside it);
 * ``calibration`` — the smallest noise for a target ε;
 * ``ledger`` — total and per-stage budgets, history, refusal, atomic save/resume;
-* ``noise`` — seeded or secure noise sources;
+* ``noise`` — seeded or secure noise sources (a run picks one in ``pcevolve.randomness``);
 * ``clipping`` — per-sample L2 clipping;
 * ``dpsgd`` — DP-SGD steps paid for in the ledger before they run;
 * ``mechanisms`` — Gaussian, Laplace and exponential mechanisms;
@@ -44,7 +44,7 @@ from pcevolve.privacy.events import (
 )
 from pcevolve.privacy.ledger import BudgetExceeded, BudgetLedger, LedgerCorrupt, LedgerEntry, LedgerError
 from pcevolve.privacy.mechanisms import ExponentialMechanism, GaussianMechanism, LaplaceMechanism
-from pcevolve.privacy.noise import GeneratorNoise, NoiseSource, SecureNoise, as_noise_source, make_noise_source
+from pcevolve.privacy.noise import GeneratorNoise, NoiseSource, SecureNoise, as_noise_source
 from pcevolve.privacy.statistics import ClassStatisticsRelease, NoisyClassStatistics, RandomFourierFeatures
 
 __all__ = [
@@ -90,6 +90,5 @@ __all__ = [
     "event_to_json",
     "gaussian_noise_multiplier",
     "laplace_noise_multiplier",
-    "make_noise_source",
     "pld_delta",
 ]

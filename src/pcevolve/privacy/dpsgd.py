@@ -12,6 +12,8 @@ ledger and grants that many noisy steps; :meth:`DPSGDMechanism.noisy_gradient`
 consumes one and refuses when none is left, so no step can run unpaid. Poisson
 sampling draws from the same :class:`NoiseSource` as the noise, so secure mode
 covers the batch selection too (subsampling amplification assumes it is secret).
+Once charged on a ledger that promises secure noise, the mechanism refuses to
+sample or noise a step from a seeded source.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class DPSGDMechanism:
     num_samples: int
     steps_paid: int = field(default=0, init=False)
     steps_taken: int = field(default=0, init=False)
+    secure_required: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         # Validate through the event type so the mechanism and its accounting agree.
@@ -65,16 +68,29 @@ class DPSGDMechanism:
         """The ledger event for ``steps`` steps of this mechanism."""
         return SubsampledGaussianSteps(self.sampling_probability, self.noise_multiplier, steps)
 
-    def charge(self, ledger: BudgetLedger, stage: str, steps: int, *, description: str = "") -> LedgerEntry:
-        """Pay for ``steps`` more steps; raises ``BudgetExceeded`` (granting nothing) if the ledger refuses."""
-        entry = ledger.charge(stage, self.event(steps), description=description or f"DP-SGD, {steps} steps")
+    def charge(self, ledger: BudgetLedger, stage: str, steps: int, *, description: str = "",
+               noise: NoiseSource | None = None) -> LedgerEntry:
+        """Pay for ``steps`` more steps; raises ``BudgetExceeded`` (granting nothing) if the ledger refuses.
+
+        ``noise`` (the source the steps will draw from) lets a secure ledger refuse a seeded one up front;
+        either way, after a charge on such a ledger every step refuses a seeded source.
+        """
+        entry = ledger.charge(stage, self.event(steps), description=description or f"DP-SGD, {steps} steps",
+                              noise=noise)
         self.steps_paid += steps
+        self.secure_required = self.secure_required or not ledger.reproducible_noise
         return entry
+
+    def _check_source(self, noise: NoiseSource) -> None:
+        if self.steps_left < 1:
+            raise NoStepsLeft("no paid DP-SGD step is left; charge the ledger first")
+        if self.secure_required and not noise.secure:
+            raise ValueError(f"these DP-SGD steps were paid on a ledger that promises secure noise, but the step "
+                             f"draws from {type(noise).__name__}, which is reproducible from its seed")
 
     def sample_batch(self, noise: NoiseSource) -> np.ndarray:
         """Indices of one Poisson-sampled batch (possibly empty), drawn from ``noise``."""
-        if self.steps_left < 1:
-            raise NoStepsLeft("no paid DP-SGD step is left; charge the ledger first")
+        self._check_source(noise)
         return np.flatnonzero(noise.uniform(self.num_samples) < self.sampling_probability)
 
     def clip_factors(self, per_sample_norms: torch.Tensor) -> torch.Tensor:
@@ -99,8 +115,7 @@ class DPSGDMechanism:
         Returns:
             The noisy mean gradient per parameter and non-released diagnostics (see :meth:`noisy_gradient`).
         """
-        if self.steps_left < 1:
-            raise NoStepsLeft("no paid DP-SGD step is left; charge the ledger first")
+        self._check_source(noise)
         factors = self.clip_factors(per_sample_norms.detach())
         parts = [t.detach() for t in clipped_sum(factors)]
         if not parts:

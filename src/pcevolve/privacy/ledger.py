@@ -17,12 +17,19 @@ Rules that must never change:
 * With a path, the ledger is written atomically after every accepted charge and
   before the charge returns, so a restart resumes from it and cannot spend twice.
   A ledger never silently replaces an existing file.
+* The ledger states where the mechanisms' noise came from. A ledger for secure noise
+  refuses a charge whose mechanism draws from a non-secure (seeded) source, so it can
+  never claim DP for noise that can be regenerated; a ledger for reproducible noise
+  says "not DP" in its file and everywhere it is shown.
+* Time stamps are dates, not times: the times of consecutive DP-SGD charges would give
+  away how long each private epoch took, which grows with the private batch sizes.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import hmac
 import json
 import logging
 import math
@@ -46,11 +53,12 @@ from pcevolve.privacy.events import (
 
 if TYPE_CHECKING:
     from pcevolve.config import PrivacyConfig
+    from pcevolve.privacy.noise import NoiseSource
 
 logger = logging.getLogger(__name__)
 
 LEDGER_FORMAT = "pcevolve.privacy.ledger"
-LEDGER_VERSION = 1
+LEDGER_VERSION = 2  # 2: the noise source is part of the settings; an optional keyed signature
 _TOLERANCE = 1e-9  # recomputed ε must match the stored ε to this relative precision
 
 
@@ -137,8 +145,13 @@ class LedgerEntry:
         }
 
 
-def _utc_now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+def _utc_today() -> str:
+    # A date only (see the module docstring: charge times would reveal private epoch durations).
+    return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+
+
+NOT_DP_NOTICE = ("NOT DP: the mechanisms' noise was derived from a seed that ships with the run, so anyone holding "
+                 "the run's config can regenerate it and remove it")
 
 
 class BudgetLedger:
@@ -151,8 +164,13 @@ class BudgetLedger:
         path: Where to keep the ledger file. It must not exist yet (use :meth:`load` or
             :meth:`open` to resume); it is written at once and after every charge.
         neighbouring: The neighbouring relation all sensitivities refer to.
+        reproducible_noise: The mechanisms draw seeded, reproducible noise (tests and research;
+            the ledger then says the run is not DP). Default ``False``: only mechanisms whose
+            noise source is secure may charge this ledger.
+        key: Secret bytes (kept in the run's ``secure/`` folder) with which the file is signed
+            (HMAC-SHA256), so a rewritten ledger is detected by whoever holds the key.
         pld_discretization: PLD discretisation interval (pessimistic).
-        clock: Returns the time stamp of a charge (for tests); UTC ISO 8601 by default.
+        clock: Returns the time stamp of a charge (for tests); the UTC date by default.
     """
 
     def __init__(
@@ -163,6 +181,8 @@ class BudgetLedger:
         *,
         path: str | os.PathLike[str] | None = None,
         neighbouring: Neighbouring = "add_remove",
+        reproducible_noise: bool = False,
+        key: bytes | None = None,
         pld_discretization: float = DEFAULT_PLD_DISCRETIZATION,
         clock: Callable[[], str] | None = None,
     ) -> None:
@@ -189,10 +209,17 @@ class BudgetLedger:
         self._delta = float(delta)
         self._stages = MappingProxyType(caps)
         self._neighbouring = check_neighbouring(neighbouring)
+        if not isinstance(reproducible_noise, bool):
+            raise TypeError(f"reproducible_noise must be a bool, got {reproducible_noise!r}")
+        self._reproducible = reproducible_noise
+        if key is not None and (not isinstance(key, bytes) or len(key) < 16):
+            raise ValueError("a ledger key must be at least 16 bytes")
+        self._key = key
         self._discretization = float(pld_discretization)
-        self._clock = clock or _utc_now
+        self._clock = clock or _utc_today
         self._entries: tuple[LedgerEntry, ...] = ()
         self._path: Path | None = None
+        self._unsigned_copy_of_signed = False
         if path is not None:
             target = Path(path)
             if target.exists():
@@ -206,7 +233,7 @@ class BudgetLedger:
     def from_config(cls, privacy: "PrivacyConfig", *, path: str | os.PathLike[str] | None = None) -> "BudgetLedger":
         """A new ledger with the budget of a :class:`~pcevolve.config.PrivacyConfig`."""
         return cls(privacy.epsilon, privacy.delta, dict(privacy.stages), path=path,
-                   neighbouring=privacy.neighbouring)
+                   neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise)
 
     @classmethod
     def open(
@@ -217,20 +244,24 @@ class BudgetLedger:
         stages: Mapping[str, float],
         *,
         neighbouring: Neighbouring = "add_remove",
+        reproducible_noise: bool = False,
+        key: bytes | None = None,
         pld_discretization: float = DEFAULT_PLD_DISCRETIZATION,
     ) -> "BudgetLedger":
         """Resume the ledger at ``path`` if it exists, else create it there.
 
         Raises:
-            LedgerError: the existing ledger has a different budget, stages, δ or relation
-                (a run's budget cannot change between restarts).
+            LedgerError: the existing ledger has a different budget, stages, δ, relation or
+                noise source (a run's budget cannot change between restarts).
+            LedgerCorrupt: see :meth:`load` (with ``key``, also a missing or wrong signature).
         """
         if not Path(path).exists():
             return cls(total_epsilon, delta, stages, path=path, neighbouring=neighbouring,
-                       pld_discretization=pld_discretization)
-        ledger = cls.load(path)
+                       reproducible_noise=reproducible_noise, key=key, pld_discretization=pld_discretization)
+        ledger = cls.load(path, key=key)
         wanted = {"total_epsilon": float(total_epsilon), "delta": float(delta),
                   "stages": {k: float(v) for k, v in stages.items()}, "neighbouring": neighbouring,
+                  "noise": "reproducible" if reproducible_noise else "secure",
                   "pld_discretization": float(pld_discretization)}
         found = ledger._settings()
         if found != wanted:
@@ -240,13 +271,20 @@ class BudgetLedger:
         return ledger
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, clock: Callable[[], str] | None = None) -> "BudgetLedger":
+    def load(cls, path: str | os.PathLike[str], *, key: bytes | None = None,
+             clock: Callable[[], str] | None = None) -> "BudgetLedger":
         """Reload a ledger file, recomputing every ε from its events.
+
+        Args:
+            key: The run's secret ledger key. Given, the file's signature must match it, so a
+                ledger rewritten by someone without the key is refused; the key is kept for
+                the signatures of later charges.
 
         Raises:
             FileNotFoundError: no file at ``path``.
-            LedgerCorrupt: the file is not valid JSON, not a ledger, edited, or its
-                events do not give the ε it records or overspend a cap.
+            LedgerCorrupt: the file is not valid JSON, not a ledger, edited, its signature
+                does not match ``key``, or its events do not give the ε it records or
+                overspend a cap.
         """
         source = Path(path)
         if not source.exists():
@@ -258,20 +296,26 @@ class BudgetLedger:
         if not isinstance(document, dict) or document.get("format") != LEDGER_FORMAT:
             raise LedgerCorrupt(f"{source}: not a pcevolve privacy ledger (format field missing or wrong)")
         if document.get("version") != LEDGER_VERSION:
-            raise LedgerCorrupt(f"{source}: unsupported ledger version {document.get('version')!r}")
+            raise LedgerCorrupt(f"{source}: unsupported ledger version {document.get('version')!r} (this pcevolve "
+                                f"reads version {LEDGER_VERSION}; version 1 did not record where its noise came from)")
         stored_hash = document.get("integrity")
-        body = {key: value for key, value in document.items() if key != "integrity"}
+        body = {name: value for name, value in document.items() if name not in ("integrity", "signature")}
         if stored_hash != _digest(body):
             raise LedgerCorrupt(f"{source}: integrity hash does not match the content; the file was edited or "
                                 "damaged")
+        if key is not None and not hmac.compare_digest(str(document.get("signature", "")), _signature(body, key)):
+            raise LedgerCorrupt(f"{source}: the signature does not match this run's ledger key (secure/ledger.key); "
+                                "the ledger was rewritten or replaced, so the budget it shows cannot be trusted")
         try:
             settings = body["settings"]
             stages = {item["name"]: item["cap"] for item in settings["stages"]}
             if len(stages) != len(settings["stages"]):
                 raise ValueError("duplicate stage names")
+            if settings["noise"] not in ("secure", "reproducible"):
+                raise ValueError(f"noise must be 'secure' or 'reproducible', got {settings['noise']!r}")
             ledger = cls(settings["total_epsilon"], settings["delta"], stages,
-                         neighbouring=settings["neighbouring"], pld_discretization=settings["pld_discretization"],
-                         clock=clock)
+                         neighbouring=settings["neighbouring"], reproducible_noise=settings["noise"] == "reproducible",
+                         key=key, pld_discretization=settings["pld_discretization"], clock=clock)
             raw_entries = body["entries"]
             if not isinstance(raw_entries, list):
                 raise TypeError("entries must be a list")
@@ -280,6 +324,8 @@ class BudgetLedger:
         for position, raw in enumerate(raw_entries):
             ledger._replay(source, position, raw)
         ledger._path = source
+        # A signed ledger loaded without its key can be read but not charged: a write would drop the signature.
+        ledger._unsigned_copy_of_signed = key is None and "signature" in document
         logger.info("resumed ledger %s: %d entries, total ε %.4g", source, len(ledger._entries), ledger.spent())
         return ledger
 
@@ -334,6 +380,28 @@ class BudgetLedger:
         return self._discretization
 
     @property
+    def reproducible_noise(self) -> bool:
+        """Whether the mechanisms' noise is seeded (then the ledger's ε is not a DP guarantee)."""
+        return self._reproducible
+
+    @property
+    def is_dp(self) -> bool:
+        """Whether the ε of this ledger is a DP guarantee: only when every mechanism drew secure noise."""
+        return not self._reproducible
+
+    def check_noise(self, noise: "NoiseSource") -> None:
+        """Refuse a non-secure noise source on a ledger that promises secure noise.
+
+        Raises:
+            LedgerError: ``noise`` is seeded but this ledger was made for secure noise.
+        """
+        if not self._reproducible and not getattr(noise, "secure", False):
+            raise LedgerError(f"this ledger promises secure noise, but the mechanism draws from "
+                              f"{type(noise).__name__}, which is reproducible from its seed and gives no privacy; "
+                              "use SecureNoise, or make the ledger with reproducible_noise=True (then it says "
+                              "the run is not DP)")
+
+    @property
     def path(self) -> Path | None:
         return self._path
 
@@ -375,19 +443,28 @@ class BudgetLedger:
 
     # ----------------------------------------------------------------- charging
 
-    def charge(self, stage: str, event: PrivacyEvent, *, description: str = "") -> LedgerEntry:
+    def charge(self, stage: str, event: PrivacyEvent, *, description: str = "",
+               noise: "NoiseSource | None" = None) -> LedgerEntry:
         """Record ``event`` for ``stage`` if both the stage cap and the total allow it.
 
         Call this before drawing any noise; release only if it returns.
+
+        Args:
+            noise: The source the mechanism will draw from; every pcevolve mechanism passes it,
+                so that a secure ledger can refuse seeded noise (:meth:`check_noise`).
 
         Returns:
             The new history entry (already saved when the ledger has a path).
 
         Raises:
             BudgetExceeded: the stage or the total would be overspent; nothing changed.
-            LedgerError: unknown stage.
+            LedgerError: unknown stage, or seeded noise on a ledger for secure noise.
             OSError: the ledger file could not be written; nothing changed.
         """
+        if noise is not None:
+            self.check_noise(noise)
+        if self._unsigned_copy_of_signed:
+            raise LedgerError(f"{self._path} is signed with its run's key; load it with that key to charge it")
         entry = self._admit(stage, event, description=description, time=self._clock())
         entries = (*self._entries, entry)
         if self._path is not None:
@@ -435,7 +512,8 @@ class BudgetLedger:
 
     def _settings(self) -> dict[str, Any]:
         return {"total_epsilon": self._total, "delta": self._delta, "stages": dict(self._stages),
-                "neighbouring": self._neighbouring, "pld_discretization": self._discretization}
+                "neighbouring": self._neighbouring, "noise": "reproducible" if self._reproducible else "secure",
+                "pld_discretization": self._discretization}
 
     def _settings_json(self) -> dict[str, Any]:
         # Stages as a list keeps their pipeline order (JSON objects are written with sorted keys).
@@ -455,6 +533,9 @@ class BudgetLedger:
         body = {
             "format": LEDGER_FORMAT,
             "version": LEDGER_VERSION,
+            "dp": self.is_dp,
+            "notice": NOT_DP_NOTICE if self._reproducible else "mechanism noise drawn from the operating system's "
+                      "secure random source",
             "settings": self._settings_json(),
             "accountant": {"library": "dp-accounting", "version": _dp_accounting_version(),
                            "reported": "min(PLD + basic composition of pure-DP events, RDP)"},
@@ -464,7 +545,10 @@ class BudgetLedger:
                                   "rdp_epsilon": _finite_or_none(total.rdp_epsilon)},
                         "stages": stages},
         }
-        return {**body, "integrity": _digest(body)}
+        document = {**body, "integrity": _digest(body)}
+        if self._key is not None:
+            document["signature"] = _signature(body, self._key)
+        return document
 
     def save(self, path: str | os.PathLike[str] | None = None) -> Path:
         """Write the ledger atomically to ``path`` (default: its own path)."""
@@ -482,10 +566,23 @@ def _finite_or_none(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def _canonical(body: Mapping[str, Any]) -> bytes:
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
 def _digest(body: Mapping[str, Any]) -> str:
     # Detects accidental damage and naive edits; it is not a signature (anyone can recompute it).
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(_canonical(body)).hexdigest()
+
+
+def _signature(body: Mapping[str, Any], key: bytes) -> str:
+    # Keyed: only whoever holds the run's secret key (secure/ledger.key) can produce it.
+    return "hmac-sha256:" + hmac.new(key, _canonical(body), hashlib.sha256).hexdigest()
+
+
+def new_ledger_key() -> bytes:
+    """32 secret bytes from the operating system for :class:`BudgetLedger`'s ``key``."""
+    return os.urandom(32)
 
 
 def _dp_accounting_version() -> str:

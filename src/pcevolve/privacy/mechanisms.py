@@ -8,6 +8,8 @@ Rules that must never change:
   source exactly as it was.
 * A mechanism states the neighbouring relation its sensitivity refers to and
   refuses a ledger that uses another one.
+* A mechanism hands its noise source to ``ledger.charge``, so a ledger that
+  promises secure noise refuses a seeded source before anything is drawn.
 * The sensitivity is the caller's claim about the exact query it passes in; each
   class says what the claim must cover. ``statistics.py`` builds the releases
   whose sensitivity pcevolve derives itself (by clipping).
@@ -94,7 +96,7 @@ class _AdditiveNoiseMechanism:
         exact = _exact_value(value)
         source = as_noise_source(noise)
         _check_relation(self.neighbouring, ledger)
-        ledger.charge(stage, self.event, description=description or self.event.kind.replace("_", " "))
+        ledger.charge(stage, self.event, description=description or self.event.kind.replace("_", " "), noise=source)
         return _shaped(exact + self._draw(source, exact.shape))
 
 
@@ -210,7 +212,7 @@ class ExponentialMechanism:
         probabilities = self.probabilities(utilities)
         source = as_noise_source(noise)
         _check_relation(self.neighbouring, ledger)
-        ledger.charge(stage, self.event, description=description or "exponential selection")
+        ledger.charge(stage, self.event, description=description or "exponential selection", noise=source)
         cumulative = np.cumsum(probabilities)
         u = float(source.uniform(1)[0]) * cumulative[-1]
         return int(min(np.searchsorted(cumulative, u, side="right"), probabilities.size - 1))

@@ -6,7 +6,9 @@ Rules that must never change:
   from a global generator.
 * :class:`GeneratorNoise` wraps an explicit ``numpy.random.Generator``: the same
   seed gives the same noise. It is for tests, audits and reproducible research;
-  its output is predictable to anyone who knows the seed.
+  its output is predictable to anyone who knows the seed, so a ledger refuses it
+  unless the ledger was made for reproducible (not DP) noise. Which source a run
+  uses is decided in one place, ``pcevolve.randomness``.
 * :class:`SecureNoise` draws every random bit from ``os.urandom`` (the kernel's
   CSPRNG) and turns it into floats with textbook transforms. It is not
   reproducible. Its limits, which hold for the seeded source too:
@@ -120,14 +122,3 @@ def as_noise_source(noise: NoiseSource | np.random.Generator) -> NoiseSource:
     if isinstance(noise, np.random.Generator):
         return GeneratorNoise(noise)
     raise TypeError(f"noise must be a NoiseSource or numpy.random.Generator, got {type(noise).__name__}")
-
-
-def make_noise_source(*, secure: bool, seed: int | None = None) -> NoiseSource:
-    """The noise source a run asks for: secure (``seed`` must be ``None``) or seeded."""
-    if secure:
-        if seed is not None:
-            raise ValueError("secure noise cannot be seeded")
-        return SecureNoise()
-    if seed is None:
-        raise ValueError("a non-secure noise source needs an explicit seed")
-    return GeneratorNoise(np.random.default_rng(seed))

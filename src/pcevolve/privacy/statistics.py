@@ -26,7 +26,9 @@ record of the same class k. Why they hold:
   ‖x∘x − y∘y‖² ≤ ‖x∘x‖² + ‖y∘y‖² (entries are non-negative) ≤ 2C⁴.
 * rff: ψ(x) = m^{-1/2}[cos(Wx), sin(Wx)] has ‖ψ(x)‖ = 1 for every x (cos² + sin² = 1),
   so no clipping of φ is needed; two unit vectors are at most 2 apart. W is drawn
-  from public randomness, independent of the private data.
+  from public randomness, independent of the private data **and of the noise**: W is
+  published with the release, so a W drawn from the noise's generator would let anyone
+  regenerate the noise and subtract it (``pcevolve.randomness`` keeps the streams apart).
 
 Every contribution row is clipped to its a_c right before summing, so the bound
 holds by construction, not only on paper.
@@ -305,7 +307,7 @@ class ClassStatisticsRelease:
         if ledger.neighbouring != self.neighbouring:
             raise ValueError(f"release is calibrated for {self.neighbouring!r} but the ledger accounts for "
                              f"{ledger.neighbouring!r}")
-        ledger.charge(stage, self.event,
+        ledger.charge(stage, self.event, noise=source,
                       description=description or f"class statistics {'+'.join(self.components)}")
         stds = self.noise_stds()
         noisy = {c: exact[c] + source.normal(stds[c], exact[c].shape) for c in self.components}
