@@ -73,3 +73,37 @@ def test_dump_load_round_trip_preserves_hash(tmp_path):
 
 def test_hash_changes_with_any_field():
     assert config_hash(RunConfig()) != config_hash(RunConfig.model_validate({"seed": 1}))
+
+
+def test_noise_is_secure_by_default_and_the_old_switch_says_what_replaced_it(tmp_path):
+    assert RunConfig().privacy.reproducible_noise is False
+    path = tmp_path / "run.yaml"
+    path.write_text("privacy:\n  secure_noise: false\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="reproducible_noise"):
+        load_config(path)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("search:\n  mutation: gausian\n", "search.mutation"),
+    ("search:\n  crossover: sbx\n", "search.crossover"),
+    ("search:\n  periodic_mutation: cauchy\n", "search.periodic_mutation"),
+    ("decoder:\n  name: diffusion\n", "decoder.name"),
+    ("representation:\n  backbone: resnet50\n", "representation.backbone"),
+    ("representation:\n  trainable_blocks: 40\n", "representation.trainable_blocks"),
+    ("search:\n  basis_dim: 300\n", "search.basis_dim"),
+    ("data:\n  public: null\n", "data.public"),
+    ("privacy:\n  stages: {representation: 3, fitness: 0}\n", "privacy.stages.fitness"),
+    ("decoder:\n  training: dp\n", "privacy.stages.decoder"),
+])
+def test_parts_and_cross_field_rules_are_checked_when_the_config_is_loaded(tmp_path, text, key):
+    path = tmp_path / "run.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert str(path) in message and key in message and "<root>" not in message
+
+
+def test_stages_left_out_have_no_budget():
+    config = RunConfig.model_validate({"privacy": {"stages": {"fitness": 5.0}}})
+    assert config.privacy.stages == {"representation": 0.0, "fitness": 5.0, "decoder": 0.0, "delivery": 0.0}

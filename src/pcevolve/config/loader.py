@@ -38,8 +38,13 @@ def parse_config(mapping: dict[str, Any] | None, *, source: str = "<config>") ->
     except ValidationError as exc:
         lines = []
         for error in exc.errors():
-            key = ".".join(str(part) for part in error["loc"]) or "<root>"
-            if error["type"] == "extra_forbidden":
+            key = ".".join(str(part) for part in error["loc"])
+            message = error["msg"].removeprefix("Value error, ")
+            if not key:  # a rule across fields: its message names the keys, one line per problem
+                lines.extend(f"{source}: {line}" for line in message.splitlines())
+            elif isinstance(error["input"], dict):  # a rule of a whole section: the section, not its contents
+                lines.extend(f"{source}: section '{key}': {line}" for line in message.splitlines())
+            elif error["type"] == "extra_forbidden":
                 lines.append(f"{source}: unknown key '{key}' (value {error['input']!r})")
             else:
                 lines.append(f"{source}: key '{key}' has bad value {error['input']!r}: {error['msg']}")

@@ -203,7 +203,18 @@ class PrivacyConfig(_Frozen):
         default_factory=lambda: {"representation": 3.0, "fitness": 5.0, "decoder": 0.0, "delivery": 0.0}
     )
     neighbouring: Literal["add_remove", "replace_one"] = "add_remove"
-    secure_noise: bool = False
+    # Mechanism noise and private sampling come from the operating system's secure source. True derives them from
+    # ``seed`` instead — reproducible, for tests and research only: anyone with the config can regenerate the noise,
+    # so the run is NOT differentially private and its ledger, summary and report say so.
+    reproducible_noise: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_secure_noise(cls, data: object) -> object:
+        if isinstance(data, dict) and "secure_noise" in data:
+            raise ValueError("privacy.secure_noise was removed: noise is secure by default now; for reproducible "
+                             "(not DP) noise in tests and research set privacy.reproducible_noise: true")
+        return data
 
     @field_validator("stages")
     @classmethod
@@ -211,7 +222,8 @@ class PrivacyConfig(_Frozen):
         for name, value in stages.items():
             if value < 0:
                 raise ValueError(f"stage {name!r} has a negative budget {value}")
-        return stages
+        # A stage left out has no budget (post-processing only); every stage has an entry in the ledger.
+        return {name: float(stages.get(name, 0.0)) for name in ("representation", "fitness", "decoder", "delivery")}
 
     @model_validator(mode="after")
     def _stages_fit_total(self) -> "PrivacyConfig":
@@ -224,7 +236,8 @@ class PrivacyConfig(_Frozen):
 
 
 class RunConfig(_Frozen):
-    """A whole run. ``seed`` drives every random generator of the run."""
+    """A whole run. ``seed`` drives every public random generator of the run; mechanism noise is secure unless
+    ``privacy.reproducible_noise`` is set (see ``pcevolve.randomness``)."""
 
     name: str = Field("demo", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     seed: int = Field(0, ge=0)
@@ -234,3 +247,11 @@ class RunConfig(_Frozen):
     search: SearchConfig = SearchConfig()
     decoder: DecoderConfig = DecoderConfig()
     privacy: PrivacyConfig = PrivacyConfig()
+
+    @model_validator(mode="after")
+    def _parts_exist_and_fit(self) -> "RunConfig":
+        # Every registry key and cross-field rule, checked here so nothing fails after ε is spent.
+        from pcevolve.config.parts import check_run_config
+
+        check_run_config(self)
+        return self

@@ -10,8 +10,10 @@ from pcevolve.decoders.conv import ConvImageDecoder
 from pcevolve.decoders.dp import DPDecoderResult, fine_tune_dp, per_sample_gradients
 from pcevolve.decoders.nearest import NearestPublicDecoder
 from pcevolve.io import read_json
+from pcevolve.registry import Registry
 
-DECODERS: dict[str, type] = {ConvImageDecoder.name: ConvImageDecoder, NearestPublicDecoder.name: NearestPublicDecoder}
+DECODERS: Registry[type] = Registry("decoder", {ConvImageDecoder.name: ConvImageDecoder,
+                                                NearestPublicDecoder.name: NearestPublicDecoder})
 
 
 def build_decoder(config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> Decoder:
@@ -22,9 +24,7 @@ def build_decoder(config: DecoderConfig, *, feature_dim: int, sample_shape: tupl
     Raises:
         KeyError: Unknown decoder name.
     """
-    if config.name not in DECODERS:
-        raise KeyError(f"unknown decoder {config.name!r}; known: {', '.join(sorted(DECODERS))}")
-    return DECODERS[config.name](config, feature_dim=feature_dim, sample_shape=sample_shape, seed=seed)
+    return DECODERS.get_part(config.name)(config, feature_dim=feature_dim, sample_shape=sample_shape, seed=seed)
 
 
 def load_decoder(folder: str | os.PathLike[str]) -> Decoder:

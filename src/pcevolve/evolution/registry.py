@@ -7,30 +7,20 @@ operator, put it in the dict before building an :class:`~pcevolve.evolution.Evol
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TypeVar
-
 from pcevolve.evolution.crossovers import Crossover, interpolation_crossover, uniform_crossover
 from pcevolve.evolution.mutations import Mutation, differential_mutation, gaussian_mutation, polynomial_mutation
+from pcevolve.registry import Registry
 
-MUTATIONS: dict[str, Mutation] = {
+MUTATIONS: Registry[Mutation] = Registry("mutation", {
     "gaussian": gaussian_mutation,
     "polynomial": polynomial_mutation,
     "differential": differential_mutation,
-}
+})
 
-CROSSOVERS: dict[str, Crossover] = {
+CROSSOVERS: Registry[Crossover] = Registry("crossover", {
     "interpolation": interpolation_crossover,
     "uniform": uniform_crossover,
-}
-
-_T = TypeVar("_T")
-
-
-def _lookup(registry: Mapping[str, _T], kind: str, name: str) -> _T:
-    if name not in registry:
-        raise ValueError(f"unknown {kind} {name!r}; known: {', '.join(sorted(registry))}")
-    return registry[name]
+})
 
 
 def resolve_mutation(name: str) -> Mutation:
@@ -39,7 +29,7 @@ def resolve_mutation(name: str) -> Mutation:
     Raises:
         ValueError: Unknown name; the message lists the known ones.
     """
-    return _lookup(MUTATIONS, "mutation", name)
+    return MUTATIONS.get_part(name)
 
 
 def resolve_crossover(name: str) -> Crossover:
@@ -48,4 +38,4 @@ def resolve_crossover(name: str) -> Crossover:
     Raises:
         ValueError: Unknown name; the message lists the known ones.
     """
-    return _lookup(CROSSOVERS, "crossover", name)
+    return CROSSOVERS.get_part(name)

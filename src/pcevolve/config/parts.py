@@ -1,0 +1,62 @@
+"""Checks of a whole run configuration that need more than one field: registry keys and cross-field rules.
+
+Run when a :class:`~pcevolve.config.RunConfig` is built (from YAML, the CLI or Python), so a
+typo in an operator or decoder name, or a combination that a later stage would refuse, is an
+error *before* the first privacy charge — never a traceback after ε was spent. Data-dependent
+checks (sizes of the folders) run in ``pcevolve.pipeline`` right after reading, also before any
+charge.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pcevolve.config.schema import RunConfig
+
+
+def run_config_problems(config: "RunConfig") -> list[str]:
+    """Every problem of ``config``, one line each, starting with the dotted key it concerns."""
+    # Imported here: the registries live in subpackages that import pcevolve.config themselves.
+    from pcevolve.decoders import DECODERS
+    from pcevolve.encoders.backbones import BACKBONES
+    from pcevolve.evolution.registry import CROSSOVERS, MUTATIONS
+
+    problems: list[str] = []
+    search, decoder, rep, privacy = config.search, config.decoder, config.representation, config.privacy
+    for key, registry, name in (("representation.backbone", BACKBONES, rep.backbone),
+                                ("decoder.name", DECODERS, decoder.name),
+                                ("search.mutation", MUTATIONS, search.mutation),
+                                ("search.periodic_mutation", MUTATIONS, search.periodic_mutation),
+                                ("search.crossover", CROSSOVERS, search.crossover)):
+        if name not in registry:
+            problems.append(f"{key}: unknown {registry.kind} {name!r}; known: {', '.join(sorted(registry))}")
+
+    if rep.backbone in BACKBONES and rep.trainable_blocks is not None:
+        blocks = BACKBONES[rep.backbone].n_blocks
+        if rep.trainable_blocks > blocks:
+            problems.append(f"representation.trainable_blocks: {rep.trainable_blocks} exceeds the {blocks} blocks of "
+                            f"{rep.backbone}")
+    if search.basis_dim > rep.feature_dim:
+        problems.append(f"search.basis_dim: {search.basis_dim} is more than the encoder's feature_dim "
+                        f"{rep.feature_dim}; the search basis lives inside the encoder's feature space")
+
+    stages = privacy.stages
+    if config.data.public is None:
+        problems.append("data.public: the search needs a public pool for its feature basis (and DP training needs "
+                        "public negatives); give a folder of unlabelled public samples")
+    if stages.get("fitness", 0.0) <= 0.0:
+        problems.append("privacy.stages.fitness: the search is judged on one DP release of class statistics, "
+                        "which needs a budget above 0")
+    uses_private = decoder.training != "public"
+    if uses_private and stages.get("decoder", 0.0) <= 0.0:
+        problems.append(f"privacy.stages.decoder: decoder.training {decoder.training!r} trains on the private "
+                        "data under DP and needs a budget above 0 (or use training: public)")
+    return problems
+
+
+def check_run_config(config: "RunConfig") -> None:
+    """Raise ``ValueError`` listing every problem :func:`run_config_problems` finds."""
+    problems = run_config_problems(config)
+    if problems:
+        raise ValueError("\n".join(problems))
