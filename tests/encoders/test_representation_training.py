@@ -30,7 +30,7 @@ def _run(digits, *, budget=1.0, seed=0, noise_seed=1, public=True, ledger=None, 
     private, pool = digits
     config = RepresentationConfig(**{**SMALL, **overrides})
     encoder = build_encoder(config, seed=seed)
-    ledger = ledger or BudgetLedger(8.0, 1e-5, {"representation": budget, "fitness": 5.0})
+    ledger = ledger or BudgetLedger(8.0, 1e-5, {"representation": budget, "fitness": 5.0}, reproducible_noise=True)
     result = train_representation(encoder, private, pool if public else None, config=config, augment=AugmentConfig(),
                                   ledger=ledger, noise=GeneratorNoise(np.random.default_rng(noise_seed)), seed=seed)
     return encoder, ledger, result
@@ -70,7 +70,7 @@ def test_zero_budget_keeps_the_pretrained_trunk_and_never_reads_private_data(dig
     guarded = np.zeros_like(private).view(_Untouchable)
     config = RepresentationConfig(**SMALL)
     encoder = build_encoder(config, seed=0)
-    ledger = BudgetLedger(8.0, 1e-5, {"representation": 0.0, "fitness": 5.0})
+    ledger = BudgetLedger(8.0, 1e-5, {"representation": 0.0, "fitness": 5.0}, reproducible_noise=True)
     result = train_representation(encoder, guarded, pool, config=config, augment=AugmentConfig(), ledger=ledger,
                                   noise=GeneratorNoise(np.random.default_rng(0)), seed=0)
     assert result.mode == "frozen" and result.steps == 0 and ledger.history == ()
@@ -92,7 +92,7 @@ def test_fine_tuning_without_public_negatives_is_refused(digits):
 
 
 def test_a_spent_stage_trains_nothing_under_dp(digits):
-    ledger = BudgetLedger(8.0, 1e-5, {"representation": 1.0, "fitness": 5.0})
+    ledger = BudgetLedger(8.0, 1e-5, {"representation": 1.0, "fitness": 5.0}, reproducible_noise=True)
     ledger.charge("representation", GaussianRelease(4.0))  # leaves too little for one step at σ = 0.5
     _, _, result = _run(digits, ledger=ledger, noise_multiplier=0.5)
     assert result.steps == 0 and len(ledger.history) == 1  # stops cleanly before the first step
@@ -109,3 +109,42 @@ def test_collapse_is_detected_and_names_the_remedies():
     assert not report.collapsed and report.effective_rank > 30
     message = diagnose_collapse(collapsed).message()
     assert "queue" in message and "temperature" in message and "projection" in message
+
+
+def test_public_choices_do_not_depend_on_the_private_batch_sizes(digits, monkeypatch):
+    """Two private sets, two noise streams: different Poisson batch sizes, yet the same views and queue refills."""
+    import pcevolve.encoders.training as training
+    from pcevolve.privacy import DPSGDMechanism
+
+    private, pool = digits
+    other = private[::-1].copy()  # another private set of the same size
+
+    def recorded(private_images, noise_seed):
+        draws, batches = [], []
+        view_pairs, queue_rows = training._PublicDraws.view_pairs, training._PublicDraws.queue_rows
+        sample_batch = DPSGDMechanism.sample_batch
+
+        def record_batch(self, noise):
+            rows = sample_batch(self, noise)
+            batches.append(len(rows))
+            return rows
+
+        monkeypatch.setattr(training._PublicDraws, "view_pairs",
+                            lambda self: draws.append(("views", *view_pairs(self))) or draws[-1][1:])
+        monkeypatch.setattr(training._PublicDraws, "queue_rows",
+                            lambda self: draws.append(("queue", queue_rows(self))) or draws[-1][1])
+        monkeypatch.setattr(DPSGDMechanism, "sample_batch", record_batch)
+        config = RepresentationConfig(**SMALL)
+        ledger = BudgetLedger(8.0, 1e-5, {"representation": 1.0, "fitness": 5.0}, reproducible_noise=True)
+        train_representation(build_encoder(config, seed=0), private_images, pool, config=config,
+                             augment=AugmentConfig(), ledger=ledger,
+                             noise=GeneratorNoise(np.random.default_rng(noise_seed)), seed=0)
+        monkeypatch.undo()
+        return draws, batches
+
+    first, first_batches = recorded(private, noise_seed=1)
+    second, second_batches = recorded(other, noise_seed=2)
+    assert first_batches != second_batches  # the private batch sizes differ ...
+    assert len(first) == len(second) and first  # ... and the public draws are the same, draw for draw
+    for a, b in zip(first, second, strict=True):
+        assert a[0] == b[0] and all(torch.equal(x, y) for x, y in zip(a[1:], b[1:], strict=True))

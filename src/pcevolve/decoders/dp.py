@@ -17,7 +17,6 @@ summing, so one sample moves the sum by at most C, and N(0, (σC)²) noise is ad
 from __future__ import annotations
 
 import logging
-import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,10 +28,11 @@ from torch.func import functional_call, grad, vmap
 from tqdm.auto import tqdm
 
 from pcevolve.encoders.preprocess import to_float_images
-from pcevolve.privacy import BudgetLedger, DPSGDMechanism, NoiseSource, SubsampledGaussianSteps, account
-from pcevolve.privacy.calibration import calibrate_noise_multiplier
+from pcevolve.privacy import BudgetLedger, DPSGDMechanism, NoiseSource
+from pcevolve.privacy.calibration import DPSGDPlan, dpsgd_plan, stage_dpsgd_noise_multiplier
 
 if TYPE_CHECKING:
+    from pcevolve.config import DecoderConfig
     from pcevolve.decoders.conv import ConvImageDecoder
     from pcevolve.encoders import ImageEncoder
 
@@ -69,14 +69,18 @@ def per_sample_gradients(network: torch.nn.Module, features: torch.Tensor,
     return [grads[name] for name in names]
 
 
-def _calibrate(ledger: BudgetLedger, q: float, steps: int) -> float:
-    earlier = ledger.events(STAGE)
+def decoder_sigma(ledger: BudgetLedger, config: "DecoderConfig", num_samples: int) -> tuple[float, DPSGDPlan]:
+    """σ and schedule of the decoder's DP-SGD: the config's σ, or the accountant's for the stage cap.
 
-    def epsilon_of(sigma: float) -> float:
-        return account((*earlier, SubsampledGaussianSteps(q, sigma, steps)), delta=ledger.delta,
-                       neighbouring=ledger.neighbouring, pld_discretization=ledger.pld_discretization).epsilon
-
-    return calibrate_noise_multiplier(epsilon_of, ledger.stages[STAGE], lower=0.05)
+    ``pcevolve budget plan`` calls this on a fresh ledger, so the σ it prints is the σ a run uses.
+    """
+    plan = dpsgd_plan(num_samples, config.dp_batch_size, config.dp_epochs)
+    if config.noise_multiplier is not None:
+        return float(config.noise_multiplier), plan
+    if ledger.remaining(STAGE) <= 0.0:
+        return 1.0, plan  # nothing to calibrate against; the charge refuses
+    return stage_dpsgd_noise_multiplier(ledger, STAGE, sampling_probability=plan.sampling_probability,
+                                        steps=plan.steps), plan
 
 
 def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, encoder: "ImageEncoder",
@@ -107,19 +111,11 @@ def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, en
         raise ValueError(f"expected uint8 samples of shape (N, {decoder.sample_shape}), got {samples.dtype} "
                          f"{samples.shape}")
     n = len(samples)
-    batch = min(config.dp_batch_size, n)
-    q = batch / n
-    per_epoch = math.ceil(n / batch)
-    planned = per_epoch * config.dp_epochs
-    if config.noise_multiplier is not None:
-        sigma = float(config.noise_multiplier)
-    elif ledger.remaining(STAGE) <= 0.0:
-        sigma = 1.0  # nothing to calibrate against; the charge below refuses
-    else:
-        sigma = _calibrate(ledger, q, planned)
+    sigma, plan = decoder_sigma(ledger, config, n)
+    q, planned, per_epoch = plan.sampling_probability, plan.steps, plan.steps_per_epoch
     mechanism = DPSGDMechanism(q, sigma, config.clip_norm, n)
     if not ledger.can_afford(STAGE, mechanism.event(planned)):
-        mechanism.charge(ledger, STAGE, planned)  # raises BudgetExceeded and records nothing
+        mechanism.charge(ledger, STAGE, planned, noise=noise)  # raises BudgetExceeded and records nothing
     logger.info("decoder: DP-SGD σ = %.4g, q = %.4g, %d steps", sigma, q, planned)
 
     started = time.perf_counter()
@@ -138,9 +134,12 @@ def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, en
     bar = tqdm(total=planned, desc="decoder (DP)", unit="step", disable=not progress, leave=False)
     network.train()
     try:
-        for epoch in range(config.dp_epochs):
-            mechanism.charge(ledger, STAGE, per_epoch, description=f"decoder DP-SGD epoch {epoch}")
-            for _ in range(per_epoch):
+        epoch = 0
+        while mechanism.steps_taken < planned:
+            grant = min(per_epoch, planned - mechanism.steps_taken)
+            mechanism.charge(ledger, STAGE, grant, description=f"decoder DP-SGD epoch {epoch}", noise=noise)
+            epoch += 1
+            for _ in range(grant):
                 rows = torch.from_numpy(mechanism.sample_batch(noise))
                 grads = per_sample_gradients(network, features[rows], images[rows])
                 noisy, _ = mechanism.noisy_gradient(grads, noise)

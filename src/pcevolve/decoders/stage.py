@@ -39,7 +39,7 @@ class DecoderStageResult:
         if self.dp is not None:
             out["dp"] = {"noise_multiplier": self.dp.noise_multiplier, "steps": self.dp.steps,
                          "sampling_probability": self.dp.sampling_probability,
-                         "stage_epsilon": self.dp.stage_epsilon, "seconds": self.dp.seconds}
+                         "stage_epsilon": self.dp.stage_epsilon}  # not its seconds: private timing
         return out
 
 

@@ -8,6 +8,11 @@
    :class:`~pcevolve.privacy.DPSGDMechanism`, which the ledger pays for one epoch at
    a time *before* the epoch runs. Negatives stay public throughout (SPEC R3.5).
 
+Which of a sample's views a step uses, and which public keys refill the queue after it, come
+from two public generators of their own that advance by public amounts only (views are drawn
+for all n samples every step, queue rows for the configured batch size): the private batch
+sizes, drawn by the mechanism, never steer a public choice.
+
 σ is either derived by the accountant from the stage budget, epochs and batch size
 (``noise_multiplier`` unset), or given — then training runs as many steps as the
 ledger accepts and stops cleanly (SPEC R3.4a). A stage budget of 0 skips step 2.
@@ -35,15 +40,9 @@ from pcevolve.encoders.encoder import ImageEncoder
 from pcevolve.encoders.ghost_norms import GhostNorms
 from pcevolve.encoders.per_sample import Projector, contrastive_loss_rows, private_step
 from pcevolve.encoders.view_bank import build_view_bank
-from pcevolve.privacy import (
-    BudgetLedger,
-    DPSGDMechanism,
-    NoiseSource,
-    SubsampledGaussianSteps,
-    account,
-    affordable_steps,
-)
-from pcevolve.privacy.calibration import calibrate_noise_multiplier
+from pcevolve.privacy import BudgetLedger, DPSGDMechanism, NoiseSource, affordable_steps
+from pcevolve.privacy.calibration import DPSGDPlan, dpsgd_plan, stage_dpsgd_noise_multiplier
+from pcevolve.randomness import derived_seed
 
 logger = logging.getLogger(__name__)
 
@@ -65,19 +64,19 @@ class RepresentationResult:
     history: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        """What may be shared: σ, q, steps, ε and public diagnostics. Not ``seconds``: the private part's time grows
+        with the private batch sizes (the pipeline keeps it in ``secure/``)."""
         return {
             "mode": self.mode, "noise_multiplier": self.noise_multiplier,
             "sampling_probability": self.sampling_probability, "steps": self.steps,
-            "stage_epsilon": self.stage_epsilon, "public_steps": self.public_steps, "seconds": self.seconds,
+            "stage_epsilon": self.stage_epsilon, "public_steps": self.public_steps,
             "collapse": self.collapse.to_json() if self.collapse else None,
         }
 
 
 def build_encoder(config: RepresentationConfig, *, seed: int) -> ImageEncoder:
     """The pretrained encoder a config asks for, with its trainable depth resolved."""
-    if config.backbone not in BACKBONES:
-        raise KeyError(f"unknown backbone {config.backbone!r}; known: {', '.join(sorted(BACKBONES))}")
-    spec = BACKBONES[config.backbone]
+    spec = BACKBONES.get_part(config.backbone)
     blocks = config.trainable_blocks
     if blocks is None:
         blocks = trainable_blocks_for(spec, freeze_fraction=config.freeze_fraction)
@@ -117,8 +116,9 @@ def train_representation(
         config: Stage settings (σ mode, epochs, batch, clip norm, queue …).
         augment: View augmentation settings.
         ledger: The run's ledger; DP-SGD steps are charged to ``stage``, one epoch at a time.
-        noise: Noise and Poisson-sampling source (seeded or secure).
-        seed: Drives augmentations, view choice and initialisation (not the DP noise).
+        noise: Noise and Poisson-sampling source (secure in production).
+        seed: Drives augmentations, view choice, queue refills and pre-training order (public
+            streams, never the DP noise).
         on_record: Called with one dict per epoch (for the run's records.jsonl).
 
     Raises:
@@ -172,7 +172,7 @@ def train_representation(
         started = time.perf_counter()
         mode, sigma, q, steps_done, history = _dp_fine_tune(
             projector, key_encoder, queue, private_bank, public_bank, config=config, ledger=ledger, stage=stage,
-            noise=noise, generator=generator, progress=progress, record=record)
+            noise=noise, seed=seed, progress=progress, record=record)
         seconds["dp_training"] = time.perf_counter() - started
 
     encoder.eval()
@@ -223,31 +223,47 @@ def _pretrain_public(projector: Projector, key_encoder: MomentumCopy, queue: Neg
     return steps
 
 
-def _calibrate_sigma(ledger: BudgetLedger, stage: str, q: float, steps: int) -> float:
-    """Smallest σ whose steps, composed with what the stage already spent, fit the stage cap (accountant's ε)."""
-    earlier = ledger.events(stage)
+def representation_sigma(ledger: BudgetLedger, config: RepresentationConfig, num_samples: int, *,
+                         stage: str = "representation") -> tuple[Mode, float, DPSGDPlan]:
+    """σ of stage 2, how it was chosen (the accountant's for the stage cap, or the config's own) and the schedule.
 
-    def epsilon_of(sigma: float) -> float:
-        return account((*earlier, SubsampledGaussianSteps(q, sigma, steps)), delta=ledger.delta,
-                       neighbouring=ledger.neighbouring, pld_discretization=ledger.pld_discretization).epsilon
+    ``pcevolve budget plan`` calls this on a fresh ledger, so the σ it prints is the σ a run uses.
+    """
+    plan = dpsgd_plan(num_samples, config.batch_size, config.epochs)
+    if config.noise_multiplier is not None:
+        return "given", float(config.noise_multiplier), plan
+    return "derived", stage_dpsgd_noise_multiplier(ledger, stage, sampling_probability=plan.sampling_probability,
+                                                   steps=plan.steps), plan
 
-    return calibrate_noise_multiplier(epsilon_of, ledger.stages[stage], lower=0.05)
+
+class _PublicDraws:
+    """The public choices of DP fine-tuning, each from its own generator, advanced by public amounts only."""
+
+    def __init__(self, seed: int, *, samples: int, views: int, public_rows: int, queue_batch: int) -> None:
+        self.views_generator = torch.Generator().manual_seed(derived_seed(seed, "views"))
+        self.queue_generator = torch.Generator().manual_seed(derived_seed(seed, "queue"))
+        self.samples, self.views, self.public_rows, self.queue_batch = samples, views, public_rows, queue_batch
+
+    def view_pairs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Two distinct view indices for **every** private sample (the step keeps its batch's rows)."""
+        first = torch.randint(0, self.views, (self.samples,), generator=self.views_generator)
+        second = (first + torch.randint(1, self.views, (self.samples,), generator=self.views_generator)) % self.views
+        return first, second
+
+    def queue_rows(self) -> torch.Tensor:
+        """Public rows whose keys enter the negative queue after a step (always ``queue_batch`` of them)."""
+        return torch.randint(0, self.public_rows, (self.queue_batch,), generator=self.queue_generator)
 
 
 def _dp_fine_tune(projector: Projector, key_encoder: MomentumCopy, queue: NegativeQueue, private_bank: torch.Tensor,
                   public_bank: torch.Tensor, *, config: RepresentationConfig, ledger: BudgetLedger, stage: str,
-                  noise: NoiseSource, generator: torch.Generator, progress: bool,
+                  noise: NoiseSource, seed: int, progress: bool,
                   record: Callable[[dict[str, Any]], None]) -> tuple[Mode, float, float, int, list[dict[str, Any]]]:
     n, views = private_bank.shape[:2]
-    batch = min(config.batch_size, n)
-    q = batch / n
-    planned = math.ceil(config.epochs * n / batch)
-    per_epoch = math.ceil(n / batch)
-    if config.noise_multiplier is None:
-        mode: Mode = "derived"
-        sigma = _calibrate_sigma(ledger, stage, q, planned)
-    else:
-        mode, sigma = "given", float(config.noise_multiplier)
+    mode, sigma, plan = representation_sigma(ledger, config, n, stage=stage)
+    q, planned, per_epoch = plan.sampling_probability, plan.steps, plan.steps_per_epoch
+    draws = _PublicDraws(seed, samples=n, views=views, public_rows=len(public_bank),
+                         queue_batch=min(config.batch_size, n))
     mechanism = DPSGDMechanism(q, sigma, config.clip_norm, n)
     logger.info("representation: DP-SGD σ = %.4g (%s), q = %.4g, up to %d steps", sigma, mode, q, planned)
 
@@ -266,28 +282,26 @@ def _dp_fine_tune(projector: Projector, key_encoder: MomentumCopy, queue: Negati
                 if grant == 0:
                     logger.info("representation: stage budget spent after %d steps; stopping", mechanism.steps_taken)
                     break
-            mechanism.charge(ledger, stage, grant, description=f"representation DP-SGD epoch {epoch}")
+            mechanism.charge(ledger, stage, grant, description=f"representation DP-SGD epoch {epoch}", noise=noise)
             losses, clipped = [], []
             for _ in range(grant):
                 rows = torch.from_numpy(mechanism.sample_batch(noise))
-                first = torch.randint(0, views, (len(rows),), generator=generator)
-                second = (first + torch.randint(1, views, (len(rows),), generator=generator)) % views
-                noisy, stats = private_step(projector, ghost, key_encoder, private_bank[rows, first],
-                                            private_bank[rows, second], queue.negatives(),
+                first, second = draws.view_pairs()
+                noisy, stats = private_step(projector, ghost, key_encoder, private_bank[rows, first[rows]],
+                                            private_bank[rows, second[rows]], queue.negatives(),
                                             temperature=config.temperature, mechanism=mechanism, noise=noise)
                 for p, g in zip(params, noisy):
                     p.grad = g
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
                 key_encoder.update(projector)
-                public_rows = torch.randint(0, len(public_bank), (batch,), generator=generator)
-                queue.enqueue_public(key_encoder(public_bank[public_rows, 0]))
+                queue.enqueue_public(key_encoder(public_bank[draws.queue_rows(), 0]))
                 losses.append(stats["loss"])
                 clipped.append(stats["clipped_fraction"])
                 bar.update(1)
             entry = {"kind": "representation_dp_epoch", "epoch": epoch, "steps": mechanism.steps_taken,
                      "noise_multiplier": sigma, "stage_epsilon": ledger.spent(stage)}
-            # Loss and clipping rate come from private data and are not DP: they stay in the run folder.
+            # Loss and clipping rate come from private data and are not DP: the pipeline keeps them in secure/.
             entry.update({"private_loss": float(np.mean(losses)), "clipped_fraction": float(np.mean(clipped))})
             history.append(entry)
             record(entry)

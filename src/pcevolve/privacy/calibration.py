@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from pcevolve.privacy.accounting import DEFAULT_PLD_DISCRETIZATION, account
@@ -161,6 +162,44 @@ def dpsgd_schedule(num_samples: int, batch_size: int, epochs: int) -> tuple[floa
     if batch_size > num_samples:
         raise ValueError(f"batch size {batch_size} exceeds the number of samples {num_samples}")
     return batch_size / num_samples, math.ceil(epochs * num_samples / batch_size)
+
+
+@dataclass(frozen=True)
+class DPSGDPlan:
+    """The public schedule of a DP-SGD stage (n is treated as public, docs/privacy.md §2).
+
+    Attributes:
+        sampling_probability: Poisson rate q = min(batch, n) / n.
+        steps: ⌈epochs · n / batch⌉ steps in all.
+        steps_per_epoch: ⌈n / batch⌉; each epoch is charged before it runs.
+    """
+
+    sampling_probability: float
+    steps: int
+    steps_per_epoch: int
+
+
+def dpsgd_plan(num_samples: int, batch_size: int, epochs: int) -> DPSGDPlan:
+    """The schedule every DP-SGD stage of a run follows, and ``pcevolve budget plan`` prints."""
+    batch = min(batch_size, num_samples)
+    q, steps = dpsgd_schedule(num_samples, batch, epochs)
+    return DPSGDPlan(q, steps, math.ceil(num_samples / batch))
+
+
+def stage_dpsgd_noise_multiplier(ledger: "BudgetLedger", stage: str, *, sampling_probability: float,
+                                 steps: int) -> float:
+    """Smallest σ whose ``steps`` steps, composed with what ``stage`` already spent, fit the stage cap.
+
+    The ε is the ledger's own accountant (same δ, relation and discretisation), so the
+    ledger accepts the steps this σ was calibrated for.
+    """
+    earlier = ledger.events(stage)
+
+    def epsilon_of(sigma: float) -> float:
+        return account((*earlier, SubsampledGaussianSteps(sampling_probability, sigma, steps)), delta=ledger.delta,
+                       neighbouring=ledger.neighbouring, pld_discretization=ledger.pld_discretization).epsilon
+
+    return calibrate_noise_multiplier(epsilon_of, ledger.stages[stage], lower=0.05)
 
 
 def dpsgd_noise_multiplier(
