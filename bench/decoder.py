@@ -34,6 +34,7 @@ import torch
 import torch.nn.functional as F
 import yaml
 from PIL import Image
+from results_file import result_path, write_results
 from torch import nn
 
 from pcevolve.config import RunConfig
@@ -41,8 +42,8 @@ from pcevolve.data import read_image_folder, read_unlabeled_images
 from pcevolve.decoders import build_decoder, reencode_check, train_decoder
 from pcevolve.encoders import ImageEncoder, build_encoder
 from pcevolve.encoders.preprocess import to_float_images
-from pcevolve.privacy import BudgetLedger, make_noise_source
-from results_file import result_path, write_results
+from pcevolve.pipeline.run import run_randomness
+from pcevolve.privacy import BudgetLedger
 
 
 def small_cnn(classes: int, channels: int, size: tuple[int, int], generator: torch.Generator) -> nn.Module:
@@ -156,7 +157,7 @@ def main() -> None:
     started = time.perf_counter()
     trained = train_decoder(config.decoder, encoder=encoder, sample_shape=public.shape[1:], public_samples=pool,
                             private_samples=private.samples, ledger=BudgetLedger.from_config(config.privacy),
-                            noise=make_noise_source(secure=False, seed=args.seed + 1), seed=args.seed,
+                            noise=run_randomness(config).noise("decoder"), seed=args.seed,
                             progress=sys.stderr.isatty())
     decoder = trained.decoder
     results["training_seconds"] = time.perf_counter() - started

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import yaml
+from results_file import write_results
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
@@ -30,8 +31,8 @@ from pcevolve.config import RunConfig
 from pcevolve.data import read_image_folder, read_unlabeled_images
 from pcevolve.encoders import build_encoder, train_representation
 from pcevolve.encoders.preprocess import to_float_images
-from pcevolve.privacy import BudgetLedger, make_noise_source
-from results_file import write_results
+from pcevolve.pipeline.run import run_randomness
+from pcevolve.privacy import BudgetLedger
 
 
 def probe(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: np.ndarray) -> float:
@@ -87,7 +88,7 @@ def main() -> None:
     records: list[dict] = []
     started = time.perf_counter()
     result = train_representation(encoder, private.samples, public.samples, config=rep, augment=config.augment,
-                                  ledger=ledger, noise=make_noise_source(secure=False, seed=args.seed + 1),
+                                  ledger=ledger, noise=run_randomness(config).noise("representation"),
                                   seed=args.seed, progress=sys.stderr.isatty(), on_record=records.append)
     results["stage_seconds_total"] = time.perf_counter() - started
     results["stage"] = result.to_json()

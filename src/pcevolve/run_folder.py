@@ -7,8 +7,12 @@ Layout (later stages add their own files beside these)::
       manifest.json    versions, seed, config hash, data fingerprints (counts and hashes only)
       records.jsonl    one JSON object per event or generation, appended and fsynced
       ledger.json      the privacy ledger (written by pcevolve.privacy)
+      secure/          what must never leave the secure zone (pcevolve.pipeline.secure_zone)
 
-The manifest never holds private content: only counts and content hashes.
+The manifest never holds private content. Records carry no wall-clock time, and
+:meth:`RunFolder.settle_times` gives every file outside ``secure/`` the run's start time:
+the time a private stage took grows with the private batch sizes, so neither a record's
+time stamp nor a file's modification time may reveal it.
 """
 
 from __future__ import annotations
@@ -107,9 +111,23 @@ class RunFolder:
         return read_json(self.manifest_path)
 
     def record(self, kind: str, **fields: Any) -> None:
-        """Append one record (``{"kind": kind, "time": ..., **fields}``) to records.jsonl."""
-        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
-        append_jsonl(self.records_path, {"kind": kind, "time": now, **fields})
+        """Append one record (``{"kind": kind, **fields}``, no time stamp) to records.jsonl."""
+        append_jsonl(self.records_path, {"kind": kind, **fields})
+
+    def settle_times(self) -> None:
+        """Set the access and modification times of everything outside ``secure/`` to the run's start."""
+        stamp = self.manifest().get("created")
+        created = (_dt.datetime.fromisoformat(stamp).timestamp() if isinstance(stamp, str)
+                   else self.manifest_path.stat().st_mtime)
+        secure = self.path / "secure"
+        for root, dirs, files in os.walk(self.path, topdown=True):
+            here = Path(root)
+            dirs[:] = [d for d in dirs if here / d != secure]
+            for name in files:
+                os.utime(here / name, (created, created), follow_symlinks=False)
+            for name in dirs:
+                os.utime(here / name, (created, created), follow_symlinks=False)
+        os.utime(self.path, (created, created))
 
     def records(self, kind: str | None = None) -> list[dict[str, Any]]:
         """All records, or those of one kind, in the order written."""

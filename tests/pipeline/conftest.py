@@ -35,5 +35,5 @@ def _tiny_config(data_root, name="tiny", **overrides):
     }
     for dotted, value in overrides.items():
         section, key = dotted.split(".")
-        mapping[section][key] = value
+        mapping.setdefault(section, {})[key] = value
     return parse_config(mapping, source="<tiny test config>")

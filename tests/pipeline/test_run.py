@@ -13,7 +13,6 @@ from pcevolve.privacy import BudgetLedger
 from pcevolve.search import runner as search_runner
 
 
-
 def synthetic_arrays(folder):
     with np.load(folder / "synthetic.npz", allow_pickle=False) as data:
         return {k: data[k] for k in data.files}
@@ -28,10 +27,14 @@ def _run(config, root):
     return run_pipeline(config, folder)
 
 
+# Determinism and resume are compared with reproducible noise (a secure run is not repeatable by design).
+REPRODUCIBLE = {"privacy.reproducible_noise": True}
+
+
 @pytest.fixture(scope="module")
 def uninterrupted(tiny_config, tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
-    outcome = _run(tiny_config(), root)
+    outcome = _run(tiny_config(**REPRODUCIBLE), root)
     return outcome
 
 
@@ -58,7 +61,7 @@ def test_run_writes_the_synthetic_set_ledger_and_records(uninterrupted):
 
 
 def test_same_seed_same_synthetic_set(uninterrupted, tiny_config, tmp_path):
-    again = _run(tiny_config(), tmp_path)
+    again = _run(tiny_config(**REPRODUCIBLE), tmp_path)
     a, b = synthetic_arrays(uninterrupted.folder), synthetic_arrays(again.folder)
     for key in ("features", "coordinates", "labels"):
         np.testing.assert_array_equal(a[key], b[key])
@@ -66,7 +69,7 @@ def test_same_seed_same_synthetic_set(uninterrupted, tiny_config, tmp_path):
 
 @pytest.mark.parametrize("crash_at", ["search", "delivery"])
 def test_crash_then_resume_equals_the_uninterrupted_run(uninterrupted, tiny_config, tmp_path, monkeypatch, crash_at):
-    config = tiny_config()
+    config = tiny_config(**REPRODUCIBLE)
     _, folder, _ = open_run(config, root=tmp_path)
     if crash_at == "search":
         original = search_runner.Evolution.save
@@ -150,9 +153,9 @@ def test_search_and_delivery_never_read_private_data(tiny_config, tmp_path, monk
 def test_existing_folder_needs_resume_and_resume_refuses_another_config(uninterrupted, tiny_config):
     root = uninterrupted.folder.parent
     with pytest.raises(RunError, match="--resume"):
-        open_run(tiny_config(), root=root)
+        open_run(tiny_config(**REPRODUCIBLE), root=root)
     with pytest.raises(RunError, match="another configuration"):
-        open_run(tiny_config(**{"search.generations": 7}), resume=uninterrupted.folder)
+        open_run(tiny_config(**REPRODUCIBLE, **{"search.generations": 7}), resume=uninterrupted.folder)
 
 
 def test_cli_run_prints_a_summary_and_bad_data_fails_cleanly(tiny_config, tmp_path):

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pcevolve.privacy.ledger import BudgetLedger, LedgerError
+from pcevolve.randomness import NOT_DP_WARNING
 from pcevolve.run_folder import RunFolder
 
 app = typer.Typer(help="Inspect privacy ledgers.", no_args_is_help=True, add_completion=False)
@@ -25,9 +26,11 @@ def show(
 ) -> None:
     """Print a ledger as a table; reloading it checks every recorded ε against its events."""
     path = run_dir if run_dir.is_file() else RunFolder(run_dir).ledger_path
+    key_path = path.parent / "secure" / "ledger.key"  # present inside the secure zone only
     try:
-        ledger = BudgetLedger.load(path)
-    except (FileNotFoundError, LedgerError) as exc:
+        key = bytes.fromhex(key_path.read_text(encoding="ascii").strip()) if key_path.is_file() else None
+        ledger = BudgetLedger.load(path, key=key)
+    except (FileNotFoundError, LedgerError, ValueError) as exc:  # ValueError: a damaged key file
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
 
@@ -35,14 +38,20 @@ def show(
     relation = "add/remove-one" if ledger.neighbouring == "add_remove" else "replace-one"
     console.print(f"[bold]Privacy ledger[/bold] {path}: total ε cap {ledger.total_epsilon:g}, "
                   f"δ = {ledger.delta:g}, neighbouring relation: {relation}")
+    if key is not None:
+        console.print(f"signature: matches this run's key ({key_path}), so the file was not rewritten")
+    if ledger.is_dp:
+        console.print("noise: drawn from the operating system's secure random source (nobody can regenerate it)")
+    else:
+        console.print(f"[bold red]{NOT_DP_WARNING}[/bold red]")
 
     history = Table(title="History (ε after each event, from the accountant)")
-    for name, justify, width in (("#", "right", None), ("time", "left", None), ("stage", "left", None),
+    for name, justify, width in (("#", "right", None), ("date", "left", None), ("stage", "left", None),
                                  ("mechanism", "left", 25), ("parameters", "left", None), ("description", "left", None),
                                  ("ε stage", "right", None), ("ε total", "right", None), ("bound", "left", None)):
         history.add_column(name, justify=justify, min_width=width)  # type: ignore[arg-type]
     for entry in ledger.history:
-        history.add_row(str(entry.index), entry.time[:19].replace("T", " "), entry.stage, entry.event.kind,
+        history.add_row(str(entry.index), entry.time[:10], entry.stage, entry.event.kind,
                         _parameters(entry.event.parameters()),
                         entry.description, f"{entry.stage_epsilon:.4f}", f"{entry.total_epsilon:.4f}", entry.bound)
     if not ledger.history:
@@ -63,8 +72,9 @@ def show(
 
     total = ledger.account()
     rdp = "n/a" if total.rdp_epsilon is None else f"{total.rdp_epsilon:.4f}"
+    claim = "" if ledger.is_dp else " — NOT DP: reproducible noise"
     console.print(f"Total: ε = {total.epsilon:.4f} of {ledger.total_epsilon:g} at δ = {ledger.delta:g} "
-                  f"(reported bound: {total.bound}; PLD+basic {total.pld_bound:.4f}, RDP {rdp})")
+                  f"(reported bound: {total.bound}; PLD+basic {total.pld_bound:.4f}, RDP {rdp}){claim}")
 
 
 _SHORT = {"sampling_probability": "q", "noise_multiplier": "σ", "steps": "steps", "count": "×", "epsilon": "ε"}

@@ -12,7 +12,8 @@ from rich.table import Table
 from pcevolve.config import ConfigError, load_config
 from pcevolve.data import DataError
 from pcevolve.pipeline import RunError, RunOutcome, open_run, run_pipeline
-from pcevolve.privacy import BudgetExceeded
+from pcevolve.privacy import LedgerError
+from pcevolve.randomness import NOT_DP_WARNING
 
 
 def run(
@@ -32,28 +33,36 @@ def run(
         console.print(f"{'resuming' if resumed else 'starting'} run [bold]{config.name}[/bold] in {folder.path}")
         outcome = run_pipeline(config, folder, progress=not quiet and sys.stderr.isatty(),
                                say=lambda text: console.print(f"[cyan]»[/cyan] {text}"))
-    except (ConfigError, DataError, RunError, BudgetExceeded, FileNotFoundError) as exc:
+    except (ConfigError, DataError, RunError, LedgerError, FileNotFoundError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     print_summary(outcome, Console())
 
 
 def print_summary(outcome: RunOutcome, console: Console) -> None:
-    """ε per stage, time per stage, what was written."""
+    """ε per stage, time per stage that reads no private data, what was written; a warning when it is not DP."""
+    if not outcome.is_dp:
+        console.print(f"[bold red]{NOT_DP_WARNING}[/bold red]")
     table = Table(title=f"pcevolve run — {outcome.folder}", show_lines=False)
     table.add_column("stage")
     table.add_column("ε spent", justify="right")
     table.add_column("seconds", justify="right")
     ledger_stage = {"representation": "representation", "decoder": "decoder", "release": "fitness"}
-    for stage, seconds in outcome.seconds.items():
-        if stage == "total":
+    order = ("data", "representation", "decoder", "public features", "release", "search", "delivery")
+    for stage in order:
+        if stage not in outcome.seconds and stage not in outcome.private_stages:
             continue
         spent = outcome.epsilon.get(ledger_stage.get(stage, ""), None)
-        table.add_row(stage, "" if spent is None else f"{spent:.3f}", f"{seconds:.0f}")
-    table.add_row("[bold]total[/bold]", f"[bold]{outcome.total_epsilon:.3f}[/bold]",
-                  f"[bold]{outcome.seconds.get('total', 0.0):.0f}[/bold]")
+        shown = f"{outcome.seconds[stage]:.0f}" if stage in outcome.seconds else "secure/"
+        table.add_row(stage, "" if spent is None else f"{spent:.3f}", shown)
+    table.add_row("[bold]total[/bold]", f"[bold]{outcome.total_epsilon:.3f}[/bold]", "secure/")
     console.print(table)
-    console.print(f"(ε, δ) = ({outcome.total_epsilon:.3f}, {outcome.delta:g}) by the accountant (composed, not summed)")
+    claim = "by the accountant (composed, not summed)" if outcome.is_dp else "— NOT DP (reproducible noise)"
+    console.print(f"(ε, δ) = ({outcome.total_epsilon:.3f}, {outcome.delta:g}) {claim}")
+    if outcome.private_stages:
+        console.print(f"times of the stages that read private data ({', '.join(outcome.private_stages)}) and the "
+                      f"total are in {outcome.folder}/secure/timings.json: they grow with the private batch sizes, "
+                      "so they stay in the secure zone")
     counts = ", ".join(f"{name} {count}" for name, count in zip(outcome.class_names, outcome.synthetic_counts,
                                                                  strict=True))
     console.print(f"synthetic set: {sum(outcome.synthetic_counts)} samples ({counts}) in {outcome.folder}/synthetic")

@@ -12,11 +12,20 @@ search             the release, public features          nothing (post-processin
 delivery           the release, encoder, decoder         nothing (post-processing)
 =================  ====================================  ==============================
 
-Resume: each stage writes its outputs and then a marker ``stages/<name>.json``; a resumed run
-loads finished stages instead of recomputing them, and the search continues from its last
-generation checkpoint, so the delivered set equals an uninterrupted run's. A DP stage
-interrupted *between* its first charge and its marker cannot be resumed: its budget is spent
-and re-running it would pay again, so the run stops with a message saying so (start a new run).
+Randomness (``pcevolve.randomness``): every mechanism draws from the secure source unless the
+config asks for reproducible noise (then the run is labelled not DP everywhere); every public
+choice comes from its own seeded stream, never from the noise's generator.
+
+Resume: the ledger (signed with a key in ``secure/``) exists from the moment the run folder does,
+and a resumed run refuses to continue without it. Each stage writes its outputs and then a marker
+``stages/<name>.json``; a resumed run loads finished stages instead of recomputing them, and the
+search continues from its last generation checkpoint, so with reproducible noise the delivered set
+equals an uninterrupted run's. A DP stage interrupted *between* its first charge and its marker
+cannot be resumed: its budget is spent and re-running it would pay again, so the run stops with a
+message saying so (start a new run).
+
+Nothing a run writes outside ``secure/`` holds a private number that did not pass through a
+mechanism: no exact counts, no private losses, no time a private stage took.
 """
 
 from __future__ import annotations
@@ -36,11 +45,13 @@ from pcevolve.decoders import Decoder, KnownEncodings, load_decoder, train_decod
 from pcevolve.encoders import ImageEncoder, build_encoder, train_representation
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.fitness import FitnessTargets
-from pcevolve.io import append_jsonl, atomic_write_json, atomic_write_npz, read_json
+from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
 from pcevolve.pipeline.deliver import decode_candidate, write_image_folder, write_synthetic_arrays
 from pcevolve.pipeline.plots import write_fitness_curve
-from pcevolve.privacy import BudgetLedger, make_noise_source
+from pcevolve.pipeline.secure_zone import SecureZone, SecureZoneError, split_training_record
+from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.statistics import RandomFourierFeatures
+from pcevolve.randomness import RunRandomness
 from pcevolve.run_folder import RunFolder
 from pcevolve.search.basis import PublicBasis, unit_rows
 from pcevolve.search.problem import SearchProblem
@@ -51,8 +62,6 @@ from pcevolve.search.space import ClassFrames, SearchSpace
 
 logger = logging.getLogger(__name__)
 
-STAGE_SEEDS = {"representation": 1, "decoder": 2, "release": 3, "public": 4, "search": 5, "delivery": 6}
-
 
 class RunError(Exception):
     """A run cannot start or continue; the message says why and what to do."""
@@ -60,28 +69,30 @@ class RunError(Exception):
 
 @dataclass
 class RunOutcome:
-    """What the summary screen shows."""
+    """What the summary screen shows.
+
+    ``seconds`` holds only the stages that do not read private data; the others' times are in
+    ``secure/timings.json`` (named in ``private_stages``).
+    """
 
     folder: Path
     class_names: tuple[str, ...]
     synthetic_counts: list[int]
     seconds: dict[str, float] = field(default_factory=dict)
+    private_stages: tuple[str, ...] = ()
     epsilon: dict[str, float] = field(default_factory=dict)
     total_epsilon: float = 0.0
     delta: float = 0.0
+    is_dp: bool = True
     best_fitness: float = float("nan")
     baseline_fitness: float = float("nan")
     reencode_agreement: float = float("nan")
     generations: int = 0
 
 
-def _stage_seed(seed: int, stage: str) -> int:
-    return int(np.random.SeedSequence([seed, STAGE_SEEDS[stage]]).generate_state(1)[0])
-
-
-def _noise(config: RunConfig, stage: str):
-    secure = config.privacy.secure_noise
-    return make_noise_source(secure=secure, seed=None if secure else _stage_seed(config.seed, stage))
+def run_randomness(config: RunConfig) -> RunRandomness:
+    """The run's random sources: public streams from ``seed``; mechanism noise secure unless reproducible."""
+    return RunRandomness(config.seed, reproducible_noise=config.privacy.reproducible_noise)
 
 
 class _Stages:
@@ -116,13 +127,23 @@ def open_run(config: RunConfig | None, *, root: str | Path = "runs",
         if config is not None and config_hash(config) != config_hash(saved):
             raise RunError(f"{folder.path} was started with another configuration; resume it without a config "
                            "or start a new run with another name")
+        _open_ledger(folder, saved)  # refuses now, before any data is read, if the ledger cannot be trusted
         return saved, folder, True
     assert config is not None
     target = Path(root) / config.name
     if target.exists():
         raise RunError(f"run folder {target} already exists: resume it with `pcevolve run --resume {target}` "
                        "or choose another `name:` in the config")
-    return config, RunFolder.create(root, config), False
+    folder = RunFolder.create(root, config)
+    SecureZone(folder).create_ledger(config.privacy)
+    return config, folder, False
+
+
+def _open_ledger(folder: RunFolder, config: RunConfig) -> BudgetLedger:
+    try:
+        return SecureZone(folder).open_ledger(config.privacy)
+    except SecureZoneError as error:
+        raise RunError(str(error)) from None
 
 
 def _load_data(config: RunConfig) -> tuple[LabeledDataset, np.ndarray | None]:
@@ -133,30 +154,28 @@ def _load_data(config: RunConfig) -> tuple[LabeledDataset, np.ndarray | None]:
     return private, public
 
 
-def _check_private_unchanged(folder: RunFolder, private: LabeledDataset, source: str) -> None:
-    """Stored in ``secure/`` (never delivered): exact counts and hashes of private data are not DP."""
-    path = folder.path / "secure" / "private_fingerprint.json"
-    fingerprint = private.fingerprint()
-    if path.exists():
-        if read_json(path) != fingerprint:
-            raise RunError(f"the private data at {source} changed since this run "
-                           "started; a resumed run must read the same private data")
-    else:
-        path.parent.mkdir(exist_ok=True)
-        atomic_write_json(path, fingerprint)
+def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray | None) -> None:
+    """What the data must satisfy for every stage to run, checked before any budget is spent."""
+    search = config.search
+    if public is None or len(public) < 2:
+        raise RunError(f"the public pool {config.data.public} holds {0 if public is None else len(public)} "
+                       "sample(s); the search's feature basis needs at least two (and DP training needs public "
+                       "negatives)")
+    if len(public) <= search.basis_dim:
+        raise RunError(f"the public pool {config.data.public} holds {len(public)} samples, not more than "
+                       f"search.basis_dim = {search.basis_dim}; give a larger pool or lower basis_dim")
+    if len(private.class_names) < 2:
+        raise RunError(f"the private data at {config.data.private} has one class; a labelled synthetic set needs "
+                       "at least two")
 
 
-PRIVATE_DIAGNOSTICS = ("private_loss", "clipped_fraction")
-
-
-def _record_split(folder: RunFolder, entry: dict[str, Any]) -> None:
+def _record_split(folder: RunFolder, secure: SecureZone, entry: dict[str, Any]) -> None:
     """Training records: DP-safe fields to records.jsonl, private diagnostics (not DP) to secure/diagnostics.jsonl."""
-    kind = entry.get("kind", "representation_epoch")
-    public = {k: v for k, v in entry.items() if k != "kind" and k not in PRIVATE_DIAGNOSTICS}
+    public, private = split_training_record(entry)
+    kind = public.pop("kind", "representation_epoch")
     folder.record(kind, **public)
-    if any(k in entry for k in PRIVATE_DIAGNOSTICS):
-        (folder.path / "secure").mkdir(exist_ok=True)
-        append_jsonl(folder.path / "secure" / "diagnostics.jsonl", entry)
+    if private is not None:
+        secure.record_diagnostics(private)
 
 
 def _refuse_interrupted(ledger: BudgetLedger, stages: _Stages, stage: str, ledger_stage: str) -> None:
@@ -172,14 +191,23 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     started_all = time.perf_counter()
     seconds: dict[str, float] = {}
     stages = _Stages(folder)
-    privacy = config.privacy
-    ledger = BudgetLedger.open(folder.ledger_path, privacy.epsilon, privacy.delta, dict(privacy.stages),
-                               neighbouring=privacy.neighbouring)
+    secure = SecureZone(folder)
+    randomness = run_randomness(config)
+    ledger = _open_ledger(folder, config)
+    if not ledger.is_dp:
+        logger.warning("reproducible noise: this run is NOT differentially private")
+    private_stages = ["data", "representation", "release"]
+    if config.decoder.training != "public":
+        private_stages.append("decoder")
 
     t = time.perf_counter()
     say("reading data")
     private, public = _load_data(config)
-    _check_private_unchanged(folder, private, config.data.private)
+    try:
+        secure.check_private_unchanged(private, config.data.private)
+    except SecureZoneError as error:
+        raise RunError(str(error)) from None
+    _check_data(config, private, public)
     sample_shape = tuple(private.samples.shape[1:])
     class_names = private.class_names
     seconds["data"] = time.perf_counter() - t
@@ -192,12 +220,13 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     else:
         _refuse_interrupted(ledger, stages, "representation", "representation")
         say("stage 2: contrastive representation (DP-SGD)")
-        encoder = build_encoder(config.representation, seed=config.seed)
+        encoder = build_encoder(config.representation, seed=randomness.public_seed("representation"))
         result = train_representation(
             encoder, private.samples, public, config=config.representation, augment=config.augment, ledger=ledger,
-            noise=_noise(config, "representation"), seed=config.seed, progress=progress,
-            on_record=lambda r: _record_split(folder, r))
+            noise=randomness.noise("representation"), seed=randomness.public_seed("representation"),
+            progress=progress, on_record=lambda r: _record_split(folder, secure, r))
         encoder.eval().save(encoder_dir)
+        secure.add_timings({f"representation.{k}": v for k, v in result.seconds.items()})
         folder.record("representation", **result.to_json())
         stages.finish("representation", result.to_json())
     seconds["representation"] = time.perf_counter() - t
@@ -213,9 +242,12 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
         uses_private = config.decoder.training != "public"
         trained = train_decoder(config.decoder, encoder=encoder, sample_shape=sample_shape, public_samples=public,
                                 private_samples=private.samples if uses_private else None, ledger=ledger,
-                                noise=_noise(config, "decoder"), seed=config.seed, progress=progress)
+                                noise=randomness.noise("decoder"), seed=randomness.public_seed("decoder"),
+                                progress=progress)
         decoder = trained.decoder
         decoder.save(decoder_dir)
+        if trained.dp is not None:
+            secure.add_timings({"decoder.dp_training": trained.dp.seconds})
         folder.record("decoder", **trained.to_json())
         stages.finish("decoder", trained.to_json())
     seconds["decoder"] = time.perf_counter() - t
@@ -236,11 +268,12 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
         _refuse_interrupted(ledger, stages, "release", "fitness")
         say("stage 3a: DP release of class statistics")
         _, private_features = encoder.encode_both(private.samples, batch_size=256, progress=progress)
+        # The frequencies are published in release.npz: drawn from their own public stream, never the noise's.
         rff = RandomFourierFeatures.draw(basis.dim, search.rff_features, bandwidth=bandwidth,
-                                         rng=np.random.default_rng(_stage_seed(config.seed, "release")))
+                                         rng=randomness.public("rff"))
         release = release_statistics(basis.reduce(private_features), private.labels, num_classes=len(class_names),
                                      clip_norm=clip_norm, rff=rff, shares=search.release_shares, ledger=ledger,
-                                     noise=_noise(config, "release"))
+                                     noise=randomness.noise("fitness"))
         del private_features
         release.save(release_path)
         summary = {"noise_multiplier": release.noise_multiplier, "clip_norm": clip_norm,
@@ -263,7 +296,7 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
 
     say(f"stage 3b: evolutionary search ({search.population} × up to {search.generations} generations)")
     # An exact round trip needs no checks; a learned surrogate is checked against real round trips and refitted.
-    outcome = run_search(problem, EvolutionSettings.from_config(search), seed=config.seed,
+    outcome = run_search(problem, EvolutionSettings.from_config(search), seed=randomness.public_seed("search"),
                          folder=folder.path / "search", record=lambda r: folder.record("generation", **r),
                          round_trip=None if exact else real_round_trip,
                          surrogate_data=None if exact else surrogate_data,
@@ -281,19 +314,24 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     t = time.perf_counter()
     best_vector, best_fitness = ranked[0]
     agreement, counts = _deliver(config, folder, stages, space, best_vector, targets, basis, encoder, decoder,
-                                 class_names, say, progress)
+                                 class_names, say, progress, randomness)
     write_fitness_curve(folder.path / "fitness_curve.png", generation_records(folder.records("generation")))
     seconds["delivery"] = time.perf_counter() - t
     seconds["total"] = time.perf_counter() - started_all
 
+    # Times of stages that read private data (and the total, which contains them) stay in secure/.
+    secure.add_timings({f"{stage}.seconds": seconds[stage] for stage in (*private_stages, "total")})
+    shareable = {stage: value for stage, value in seconds.items() if stage not in (*private_stages, "total")}
     account = {stage: ledger.spent(stage) for stage in ledger.stages}
     outcome = RunOutcome(folder=folder.path, class_names=tuple(class_names), synthetic_counts=counts,
-                         seconds=seconds, epsilon=account, total_epsilon=ledger.spent(), delta=ledger.delta,
+                         seconds=shareable, private_stages=tuple(private_stages), epsilon=account,
+                         total_epsilon=ledger.spent(), delta=ledger.delta, is_dp=ledger.is_dp,
                          best_fitness=best_fitness, baseline_fitness=baseline_fitness,
                          reencode_agreement=agreement, generations=engine.generation)
-    folder.record("summary", seconds=seconds, epsilon=account, total_epsilon=outcome.total_epsilon,
-                  best_fitness=best_fitness, baseline_fitness=baseline_fitness, reencode_agreement=agreement,
-                  synthetic_counts=counts)
+    folder.record("summary", seconds=shareable, epsilon=account, total_epsilon=outcome.total_epsilon,
+                  dp=ledger.is_dp, best_fitness=best_fitness, baseline_fitness=baseline_fitness,
+                  reencode_agreement=agreement, synthetic_counts=counts)
+    folder.settle_times()
     return outcome
 
 
@@ -315,13 +353,14 @@ def build_problem(config: RunConfig, release: StatisticsRelease,
     basis, not the noisy DP class covariances.
     """
     search = config.search
+    randomness = run_randomness(config)
     targets = FitnessTargets.from_release(release.statistics, release.rff,
                                           validation_per_class=search.validation_per_class,
-                                          rng=np.random.default_rng(_stage_seed(config.seed, "search")),
+                                          rng=randomness.public("search"),
                                           discriminant_covariance=basis.within_covariance())
     space = SearchSpace(ClassFrames.from_gaussians(targets.means, targets.covariances))
     return SearchProblem.build(space, targets, search.weights, surrogate, per_class=search.candidate_per_class,
-                               eval_seeds=search.eval_seeds, seed=config.seed)
+                               eval_seeds=search.eval_seeds, seed=randomness.public_seed("search"))
 
 
 def load_public_side(folder: RunFolder) -> tuple[PublicBasis, SurrogateData, float, float]:
@@ -339,10 +378,9 @@ def _public_side(config, folder, stages, encoder, decoder, public, say, progress
     path = folder.path / "public_side.npz"
     if stages.done("public") is not None:
         return load_public_side(folder)
-    if public is None or len(public) < 2:
-        raise RunError("the search needs a public pool (data.public) for its basis; none was given")
+    assert public is not None  # _check_data refused a run without a public pool before any budget was spent
     say("public features: basis and round-trip surrogate (free)")
-    rng = np.random.default_rng(_stage_seed(config.seed, "public"))
+    rng = run_randomness(config).public("public")
     chosen = np.sort(rng.choice(len(public), min(len(public), max(search.roundtrip_public, 2 * search.basis_dim)),
                                 replace=False))
     _, features = encoder.encode_both(public[chosen], batch_size=256, progress=progress)
@@ -369,7 +407,7 @@ def _public_side(config, folder, stages, encoder, decoder, public, say, progress
 
 
 def _deliver(config, folder, stages, space, best_vector, targets, basis, encoder, decoder, class_names, say,
-             progress):
+             progress, randomness):
     done = stages.done("delivery")
     if done is not None:
         return done["reencode_agreement"], done["counts"]
@@ -377,7 +415,7 @@ def _deliver(config, folder, stages, space, best_vector, targets, basis, encoder
     # Per-class size from the *noisy* counts (post-processing): exact private counts are not released.
     noisy = np.maximum(np.round(targets.counts), 1).astype(np.int64)
     counts = noisy * config.search.synthetic_multiplier
-    rng = np.random.default_rng(_stage_seed(config.seed, "delivery"))
+    rng = randomness.public("delivery")
     delivered = decode_candidate(space, best_vector, counts, oversample=config.search.delivery_oversample, rng=rng,
                                  basis=basis, encoder=encoder, decoder=decoder, targets=targets)
     labels, reencoded_classes, agreement = delivered.labels, delivered.reencoded_classes, delivered.agreement

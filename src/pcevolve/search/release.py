@@ -8,7 +8,10 @@ and sensitivity are stated in :mod:`pcevolve.privacy.statistics`. After this cal
 holds only the noisy result; everything it computes from it is post-processing.
 
 The RFF bandwidth is the median pairwise distance of *public* coordinates and the frequencies
-come from the run's seeded generator: neither depends on the private data.
+come from the run's public ``rff`` stream: neither depends on the private data, and neither
+shares a generator with the release's noise (which is secure by default). The frequencies are
+saved in ``release.npz``; drawn from the noise's own generator they would let anyone subtract
+the noise (``pcevolve.randomness``).
 """
 
 from __future__ import annotations
@@ -71,6 +74,23 @@ class StatisticsRelease:
                        noise_multiplier=float(data["noise_multiplier"]))
 
 
+def release_mechanism(ledger: BudgetLedger, *, num_classes: int, clip_norm: float, rff: RandomFourierFeatures,
+                      shares: tuple[float, ...], noise_multiplier: float | None = None) -> ClassStatisticsRelease:
+    """The release a run makes, calibrated against ``ledger``'s ``fitness`` stage (no data read, nothing charged).
+
+    ``noise_multiplier=None``: the smallest noise whose single event costs at most the stage's
+    remaining budget, found by the accountant. ``pcevolve budget plan`` calls this on a fresh
+    ledger, so the noise it prints is the noise a run adds.
+    """
+    settings = dict(num_classes=num_classes, clip_norm=clip_norm, components=COMPONENTS, second_moment="full",
+                    rff=rff, shares=dict(zip(COMPONENTS, shares, strict=True)), neighbouring=ledger.neighbouring)
+    budget = ledger.remaining(STAGE)
+    if noise_multiplier is None and budget > 0:
+        return ClassStatisticsRelease.calibrated(budget, ledger.delta, **settings)
+    # A zero budget has nothing to calibrate against: any release is refused by the ledger.
+    return ClassStatisticsRelease(noise_multiplier=noise_multiplier or 1.0, **settings)
+
+
 def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, num_classes: int,
                        clip_norm: float, rff: RandomFourierFeatures, shares: tuple[float, ...],
                        ledger: BudgetLedger, noise: NoiseSource,
@@ -86,14 +106,8 @@ def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, n
         BudgetExceeded: The ledger refused (no budget left, or a given noise multiplier costs
             too much); nothing is drawn.
     """
-    settings = dict(num_classes=num_classes, clip_norm=clip_norm, components=COMPONENTS, second_moment="full",
-                    rff=rff, shares=dict(zip(COMPONENTS, shares, strict=True)), neighbouring=ledger.neighbouring)
-    budget = ledger.remaining(STAGE)
-    if noise_multiplier is None and budget > 0:
-        release = ClassStatisticsRelease.calibrated(budget, ledger.delta, **settings)
-    else:
-        # A zero budget has nothing to calibrate against: any release is refused by the ledger below.
-        release = ClassStatisticsRelease(noise_multiplier=noise_multiplier or 1.0, **settings)
+    release = release_mechanism(ledger, num_classes=num_classes, clip_norm=clip_norm, rff=rff, shares=shares,
+                                noise_multiplier=noise_multiplier)
     noisy = release.release(private_coordinates, labels, ledger=ledger, stage=STAGE, noise=noise,
                             description="class statistics in the public basis: count, sum, second moment, RFF")
     return StatisticsRelease(statistics=noisy, rff=rff, clip_norm=clip_norm,

@@ -1,0 +1,115 @@
+"""``runs/NAME/secure/``: what a run keeps that must never leave the secure zone, and the ledger it guards.
+
+Everything here is computed from private data outside a DP mechanism, or is a secret:
+
+* ``ledger.key`` — 32 random bytes that sign ``ledger.json`` (HMAC-SHA256). A resumed run
+  refuses a ledger whose signature does not match, so a ledger rewritten to "forget" spent
+  budget is detected. Whoever holds the whole run folder *except* ``secure/`` can still
+  check the ledger's arithmetic (every ε is recomputed from its events), not forge it.
+* ``private_fingerprint.json`` — exact per-class counts and a content hash of the private data
+  (a resumed run must read the same data).
+* ``diagnostics.jsonl`` — DP-SGD's loss and clipping rate on private batches.
+* ``timings.json`` — wall-clock seconds of the stages that read private data: they grow with
+  the private (Poisson) batch sizes and with n, which the DP analysis keeps secret.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pcevolve.io import append_jsonl, atomic_write_bytes, atomic_write_json, read_json
+from pcevolve.privacy import BudgetLedger
+from pcevolve.privacy.ledger import LedgerError, new_ledger_key
+
+if TYPE_CHECKING:
+    from pcevolve.config import PrivacyConfig
+    from pcevolve.data import LabeledDataset
+    from pcevolve.run_folder import RunFolder
+
+PRIVATE_DIAGNOSTICS = ("private_loss", "clipped_fraction")
+
+
+class SecureZoneError(Exception):
+    """The secure part of a run folder is missing or does not match; the message says what to do."""
+
+
+class SecureZone:
+    """The ``secure/`` folder of one run folder."""
+
+    def __init__(self, folder: "RunFolder") -> None:
+        self.folder = folder
+        self.root = folder.path / "secure"
+
+    @property
+    def key_path(self) -> Path:
+        return self.root / "ledger.key"
+
+    # ------------------------------------------------------------------ the ledger
+
+    def create_ledger(self, privacy: "PrivacyConfig") -> BudgetLedger:
+        """A new run's signed, empty ledger (and its key); both exist before any stage runs."""
+        self.root.mkdir(exist_ok=True)
+        key = new_ledger_key()
+        atomic_write_bytes(self.key_path, key.hex().encode("ascii"))
+        os.chmod(self.key_path, 0o600)
+        return BudgetLedger(privacy.epsilon, privacy.delta, dict(privacy.stages), path=self.folder.ledger_path,
+                            neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise, key=key)
+
+    def open_ledger(self, privacy: "PrivacyConfig") -> BudgetLedger:
+        """The run's ledger, checked against its key and the config's privacy settings.
+
+        Raises:
+            SecureZoneError: The ledger or its key is missing or unreadable, its signature does not
+                match, or its settings differ from the config: resuming would lose track of the
+                budget already spent, so the run refuses.
+        """
+        path = self.folder.ledger_path
+        restart = "Start a new run (another `name:`); the budget this run spent stays spent."
+        if not path.exists():
+            raise SecureZoneError(f"{path} is missing, so the privacy budget this run already spent is unknown; "
+                                  f"refusing to resume. {restart}")
+        try:
+            key = bytes.fromhex(self.key_path.read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            raise SecureZoneError(f"{self.key_path} is missing or damaged, so {path} cannot be verified; refusing "
+                                  f"to resume. {restart}") from None
+        try:
+            return BudgetLedger.open(path, privacy.epsilon, privacy.delta, dict(privacy.stages),
+                                     neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise,
+                                     key=key)
+        except (LedgerError, ValueError) as error:
+            raise SecureZoneError(f"cannot resume with {path}: {error}. {restart}") from None
+
+    # ------------------------------------------------------------------ private facts
+
+    def check_private_unchanged(self, private: "LabeledDataset", source: str) -> None:
+        """Store the private data's fingerprint on the first call; later calls refuse changed data."""
+        path = self.root / "private_fingerprint.json"
+        fingerprint = private.fingerprint()
+        if path.exists():
+            if read_json(path) != fingerprint:
+                raise SecureZoneError(f"the private data at {source} changed since this run started; a resumed "
+                                      "run must read the same private data")
+            return
+        self.root.mkdir(exist_ok=True)
+        atomic_write_json(path, fingerprint)
+
+    def record_diagnostics(self, entry: dict[str, Any]) -> None:
+        """Append one record of private training diagnostics (not DP)."""
+        self.root.mkdir(exist_ok=True)
+        append_jsonl(self.root / "diagnostics.jsonl", entry)
+
+    def add_timings(self, seconds: dict[str, float]) -> None:
+        """Merge wall-clock seconds of private stages into ``timings.json``."""
+        path = self.root / "timings.json"
+        known = read_json(path) if path.exists() else {}
+        atomic_write_json(path, {**known, **seconds})
+
+
+def split_training_record(entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A training record's shareable fields, and the whole record when it holds private diagnostics."""
+    public = {k: v for k, v in entry.items() if k not in PRIVATE_DIAGNOSTICS}
+    private = entry if any(k in entry for k in PRIVATE_DIAGNOSTICS) else None
+    return public, private

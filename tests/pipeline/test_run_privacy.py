@@ -1,0 +1,171 @@
+"""What a run folder gives away to someone with every file but ``secure/``; secure noise by default; no spending
+on a config or a resume that cannot be trusted."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from pcevolve.cli.main import app
+from pcevolve.config import dump_config
+from pcevolve.pipeline import RunError, open_run, run_pipeline
+from pcevolve.pipeline.plan import plan_budget
+from pcevolve.privacy import BudgetLedger
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import release_attack  # noqa: E402  (the attack bench/release_attack.py runs on real run folders)
+
+REPRODUCIBLE = {"privacy.reproducible_noise": True}
+
+
+def _run(config, root):
+    config, folder, _ = open_run(config, root=root)
+    run_pipeline(config, folder)
+    return folder.path
+
+
+@pytest.fixture(scope="module")
+def secure_run(tiny_config, tmp_path_factory):
+    return _run(tiny_config(name="secure"), tmp_path_factory.mktemp("secure"))
+
+
+@pytest.fixture(scope="module")
+def reproducible_run(tiny_config, tmp_path_factory):
+    return _run(tiny_config(name="reproducible", **REPRODUCIBLE), tmp_path_factory.mktemp("reproducible"))
+
+
+def _counts(folder):
+    with np.load(folder / "release.npz", allow_pickle=False) as data:
+        return data["counts"]
+
+
+def test_default_run_uses_secure_noise_and_the_attack_recovers_nothing(secure_run):
+    ledger = json.loads((secure_run / "ledger.json").read_text())
+    assert ledger["dp"] is True and ledger["settings"]["noise"] == "secure"
+    found = release_attack.attack(secure_run)
+    assert not found["recovered"], found["hypotheses"]
+    assert found["stream_copies"] == []
+
+
+def test_two_runs_of_the_same_config_draw_different_release_noise(secure_run, tiny_config, tmp_path):
+    again = _run(tiny_config(name="secure"), tmp_path)
+    assert not np.array_equal(_counts(secure_run), _counts(again))
+
+
+def test_reproducible_noise_is_regenerable_and_labelled_not_dp_but_shares_no_stream_with_public_arrays(
+        reproducible_run):
+    found = {h.name: h for h in release_attack.hypotheses(reproducible_run)}
+    # Anyone with config.yaml regenerates the noise: exactly why this mode is labelled not DP ...
+    assert found["seed, reproducible scheme"].recovered
+    assert np.allclose(found["seed, reproducible scheme"].counts, 20)  # 20 private images per class
+    # ... while the published frequencies, and every other saved array, are no copy of a noise stream.
+    assert not found["saved frequencies"].recovered and not found["seed, old scheme"].recovered
+    assert release_attack.stream_copies(reproducible_run) == []
+    ledger = json.loads((reproducible_run / "ledger.json").read_text())
+    assert ledger["dp"] is False and "NOT DP" in ledger["notice"]
+    assert [r for r in _records(reproducible_run) if r["kind"] == "summary"][0]["dp"] is False
+
+
+def test_the_stream_check_catches_a_public_array_drawn_from_the_noise_stream():
+    stream = release_attack.stream_normals(3, "fitness", 100_000)
+    planted = 0.25 + stream[500:756].reshape(32, 8) / 1.7  # frequencies W ~ N(0, 1/ℓ²) after 500 other draws
+    assert release_attack.is_affine_copy(planted, stream)
+    assert not release_attack.is_affine_copy(np.random.default_rng(0).standard_normal(256), stream)
+    noisy = np.array([20.0, 20.0, 20.0]) + 4.0 * stream[:3]
+    assert release_attack.recover_counts(noisy, 4.0, stream).recovered
+
+
+def _records(folder):
+    return [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+
+
+def test_shared_files_hold_no_private_timing(secure_run):
+    records = _records(secure_run)
+    assert all("time" not in r for r in records)
+    summary = [r for r in records if r["kind"] == "summary"][0]
+    assert set(summary["seconds"]) == {"decoder", "public features", "search", "delivery"}
+    for marker in ("representation", "decoder"):
+        assert "seconds" not in json.loads((secure_run / "stages" / f"{marker}.json").read_text()).get("dp", {})
+    assert "seconds" not in json.loads((secure_run / "stages" / "representation.json").read_text())
+    timings = json.loads((secure_run / "secure" / "timings.json").read_text())
+    assert {"representation.seconds", "release.seconds", "total.seconds", "representation.dp_training"} <= set(timings)
+    entries = json.loads((secure_run / "ledger.json").read_text())["entries"]
+    assert all(len(entry["time"]) == 10 for entry in entries)  # a date: charge times would time private epochs
+    # Modification times of shared files are the run's start: they cannot time the private stages either.
+    times = {p.stat().st_mtime for p in secure_run.rglob("*") if "secure" not in p.relative_to(secure_run).parts}
+    assert len(times) == 1
+
+
+def test_plan_sigma_equals_the_sigma_the_run_records(secure_run, tiny_config):
+    events = [e["event"] for e in json.loads((secure_run / "ledger.json").read_text())["entries"]]
+    run_dpsgd = {e["noise_multiplier"] for e in events if e["kind"] == "subsampled_gaussian_steps"}
+    run_release = [e["noise_multiplier"] for e in events if e["kind"] == "gaussian_release"]
+    plan = plan_budget(tiny_config(name="secure"), num_samples=60)
+    assert run_dpsgd == {plan.representation.noise_multiplier}
+    assert run_release == [plan.release.noise_multiplier]
+    assert BudgetLedger.load(secure_run / "ledger.json").spent() == pytest.approx(plan.total.epsilon, rel=1e-12)
+    config = secure_run / "config.yaml"
+    shown = CliRunner().invoke(app, ["budget", "plan", "--config", str(config), "--n", "60"])
+    assert shown.exit_code == 0 and f"{plan.release.noise_multiplier:.4f}" in shown.output
+
+
+def test_resume_without_a_trustworthy_ledger_refuses(tiny_config, tmp_path):
+    folder = _run(tiny_config(name="lost", **REPRODUCIBLE), tmp_path)
+    ledger, key = folder / "ledger.json", folder / "secure" / "ledger.key"
+    saved = ledger.read_bytes()
+    ledger.unlink()
+    with pytest.raises(RunError, match="missing"):
+        open_run(None, resume=folder)
+    ledger.write_text("{not json")
+    with pytest.raises(RunError, match="not a readable JSON ledger"):
+        open_run(None, resume=folder)
+    # A consistent ledger that "forgot" its charges (hash fixed, as a careful editor would) fails its signature.
+    fresh = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "fitness": 5.0, "decoder": 0.0, "delivery": 0.0},
+                         path=tmp_path / "empty.json", reproducible_noise=True)
+    ledger.write_bytes((tmp_path / "empty.json").read_bytes())
+    assert fresh.spent() == 0
+    with pytest.raises(RunError, match="signature"):
+        open_run(None, resume=folder)
+    ledger.write_bytes(saved)
+    key.unlink()
+    with pytest.raises(RunError, match="ledger.key"):
+        open_run(None, resume=folder)
+
+
+@pytest.mark.parametrize("section, key, value", [("search", "mutation", "gausian"),
+                                                 ("decoder", "name", "nearest"),
+                                                 ("representation", "backbone", "resnet50")])
+def test_unknown_registry_keys_are_refused_before_any_ledger_exists(tiny_config, tmp_path, section, key, value):
+    path = tmp_path / "run.yaml"
+    dump_config(tiny_config(name="typo"), path)
+    mapping = yaml.safe_load(path.read_text())
+    mapping[section][key] = value
+    path.write_text(yaml.safe_dump(mapping))
+    result = CliRunner().invoke(app, ["run", str(path), "--runs-root", str(tmp_path / "runs"), "--quiet"])
+    assert result.exit_code == 1 and f"{section}.{key}" in result.output and value in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "runs").exists()  # no folder, so no ledger and no ε spent
+
+
+def test_a_stage_that_would_be_refused_later_is_refused_at_load(tiny_config, tmp_path):
+    path = tmp_path / "run.yaml"
+    dump_config(tiny_config(name="dp-decoder"), path)
+    mapping = yaml.safe_load(path.read_text())
+    mapping["decoder"]["training"] = "public-then-dp"  # the decoder stage has ε cap 0 by default
+    path.write_text(yaml.safe_dump(mapping))
+    result = CliRunner().invoke(app, ["run", str(path), "--runs-root", str(tmp_path / "runs"), "--quiet"])
+    assert result.exit_code == 1 and "privacy.stages.decoder" in result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_cli_summary_says_not_dp_for_reproducible_noise(tiny_config, tmp_path):
+    path = tmp_path / "run.yaml"
+    dump_config(tiny_config(name="labelled", **REPRODUCIBLE), path)
+    result = CliRunner().invoke(app, ["run", str(path), "--runs-root", str(tmp_path / "runs"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "NOT DIFFERENTIALLY PRIVATE" in result.output and "NOT DP" in result.output
+    assert "timings.json" in result.output.replace("\n", "")
