@@ -19,7 +19,7 @@ def test_evaluate_writes_the_report_and_prints_the_headline(fake_run, tmp_path):
     data = tmp_path / "data"
     result = _invoke(run, "--test", data / "test", "--full", data / "full", "--epochs", "1", "--quiet")
     assert result.exit_code == 0, result.output
-    for text in ("synthetic (ours)", "few-shot real", "full real", "against the seed", "+17.8%", "51.2%",
+    for text in ("synthetic (ours)", "few-shot real", "full real", "against the original", "+17.8%", "51.2%",
                  "worst class", "report.html"):
         assert text in result.output, text
     assert (run / "report" / "report.html").exists() and (run / "report" / "evaluation.json").exists()

@@ -35,12 +35,13 @@ def evaluate(
         raise typer.Exit(1) from None
     console = Console()
     print_headline(evaluation, console)
-    console.print(f"report: {folder / 'report.html'} · {folder / 'report.md'} · {folder / 'evaluation.json'} "
-                  f"({evaluation.seconds['total']:.0f} s)", soft_wrap=True, highlight=False)
+    console.print(f"report: {folder / 'report.html'} · {folder / 'report.md'} · {folder / 'evaluation.json'}; "
+                  f"exact private figures and timings: {evaluation.inputs.folder / 'secure' / 'evaluation.json'}",
+                  soft_wrap=True, highlight=False)
 
 
 def print_headline(evaluation: RunEvaluation, console: Console) -> None:
-    """The headline table: each line's accuracy, the seed's comparisons, the strongest attack, fired hints."""
+    """The headline table: each line's accuracy, the original method's comparisons, the strongest attack, hints."""
     head = evaluation.headline()
     table = Table(title=f"pcevolve evaluate — {evaluation.inputs.folder}")
     for column, justify in (("training set", "left"), ("CNN acc.", "right"), ("probe acc.", "right")):
@@ -49,8 +50,8 @@ def print_headline(evaluation: RunEvaluation, console: Console) -> None:
         name = f"[bold]{line['label']}[/bold]" if key == "synthetic" else line["label"]
         table.add_row(name, pct(line["cnn_accuracy"]), pct(line["probe_accuracy"]))
     console.print(table)
-    compare = Table(title="against the seed (CNN)")
-    for column in ("comparison", "ours", "seed"):
+    compare = Table(title="against the original method's reported figures (CNN)")
+    for column in ("comparison", "ours", "original"):
         compare.add_column(column)
     seed = head["seed"]
     for key, label in (("delta_over_fewshot", "Δ over few-shot real"), ("gap_to_full", "gap to full real"),
@@ -60,7 +61,8 @@ def print_headline(evaluation: RunEvaluation, console: Console) -> None:
     compare.add_row("attack success (strongest)", f"{interval(attack)} {attack['space']}/{attack['attack']}",
                     seed["attack_success"]["text"])
     console.print(compare)
-    console.print(f"(ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g}); worst class: "
+    claim = "" if evaluation.inputs.ledger.is_dp else " — NOT DP: the run used reproducible noise"
+    console.print(f"(ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g}){claim}; worst class: "
                   f"{evaluation.per_class()[0]['class']}", soft_wrap=True)
     for hint in evaluation.hints:
         if hint.fired:

@@ -62,7 +62,7 @@ from pcevolve.evaluation.utility import (
 )
 
 EVALUATION_FORMAT = "pcevolve.evaluation"
-EVALUATION_VERSION = 1
+EVALUATION_VERSION = 2  # 2: private counts as DP estimates; exact ones in secure/
 
 #: The seed's reported figures (SPEC §10). It does not say whether its percentages are points or relative.
 SEED_FIGURES: dict[str, Any] = {
@@ -230,37 +230,57 @@ class RunEvaluation:
             row["worst"] = position == 0
         return rows
 
+    def member_estimates(self) -> list[int] | None:
+        """Members per class as a shared report states them: min(DP count, test images) per class.
+
+        The attacks use min(exact count, test images) members per class; the exact number is not DP,
+        so what leaves the secure zone is this estimate from the release (post-processing).
+        """
+        dp = self.inputs.dp_private_counts()
+        if dp is None:
+            return None
+        test = np.bincount(self.inputs.test.labels, minlength=self.inputs.classes)
+        return [int(min(d, t)) for d, t in zip(dp, test, strict=True)]
+
     def to_json(self) -> dict[str, Any]:
-        """Every number of the evaluation (``evaluation.json``)."""
+        """Every number of the evaluation that may leave the secure zone (``report/evaluation.json``).
+
+        Exact private counts, member counts, the attacks' ROC curves (their steps are 1/members),
+        the few-shot lines' step counts and every timing are left out: :meth:`to_secure_json` has them.
+        """
         ledger = self.inputs.ledger
         copies = self.copies.to_json()
         copies.update({"near_copy_threshold": self.near_copy_threshold, "near_copy_rms": NEAR_COPY_RMS,
                        "near_copies": int(self.copies.near_copies(self.near_copy_threshold).size),
                        "rms_scale": self.pixel_scale, "space": "pixels"})
+        estimates = self.member_estimates()
         return {
             "format": EVALUATION_FORMAT, "version": EVALUATION_VERSION,
-            "run": {"folder": str(self.inputs.folder), "name": self.inputs.config.name, "seed": self.inputs.config.seed},
+            "run": {"folder": str(self.inputs.folder), "name": self.inputs.config.name,
+                    "seed": self.inputs.config.seed},
+            "dp": ledger.is_dp,
             "settings": {**asdict(self.settings), "independent_backbone": INDEPENDENT_BACKBONE,
                          "search_backbone": self.inputs.config.representation.backbone,
                          "classic_augmentation_flip": self.inputs.config.augment.flip},
-            "data": {**self.inputs.describe(), "members": self.member_count, "non_members": self.member_count,
+            "data": {**self.inputs.describe(),
+                     "members_per_class_dp_estimate": estimates,
                      "non_members_from": "test folder (also in the utility test set)"},
             "headline": self.headline(),
-            "utility": [r.to_json() for r in self.utility],
+            "utility": [_shareable_utility(r.to_json()) for r in self.utility],
             "distribution": {space: {which: {metric: value.to_json() for metric, value in metrics.items()}
                                      for which, metrics in sets.items()}
                              for space, sets in self.distribution.items()},
             "privacy": {
-                "caveat": "Attack and copy statistics are computed on the private data: evaluation inside the secure "
-                          "zone, not a DP release.",
+                "caveat": PRIVATE_FIGURES_CAVEAT,
                 "epsilon": self.epsilon, "delta": self.delta,
-                "attacks": {space: {name: result.to_json(curve=True) for name, result in by_name.items()}
+                "attacks": {space: {name: _shareable_attack(result.to_json()) for name, result in by_name.items()}
                             for space, by_name in self.attacks.items()},
                 "exceeds_dp_bound": self.exceeds_dp_bound(),
                 "copies": copies,
             },
             "per_class": self.per_class(),
             "ledger": {"total_epsilon": ledger.spent(), "cap": ledger.total_epsilon, "delta": ledger.delta,
+                       "dp": ledger.is_dp,
                        "stages": {stage: {"cap": cap, "epsilon": ledger.spent(stage)}
                                   for stage, cap in ledger.stages.items()},
                        "events": [entry.to_json() for entry in ledger.history]},
@@ -268,8 +288,50 @@ class RunEvaluation:
                        "best_fitness": (max(r["engine"]["best_so_far"] for r in self.inputs.generations)
                                         if self.inputs.generations else None)},
             "hints": [hint.to_json() for hint in self.hints],
+        }
+
+    def to_secure_json(self) -> dict[str, Any]:
+        """The exact private-derived figures a shared report leaves out (``secure/evaluation.json``)."""
+        return {
+            "format": EVALUATION_FORMAT + ".secure", "version": EVALUATION_VERSION,
+            "private_per_class": self.inputs.exact_private_counts(),
+            "members": self.member_count, "non_members": self.member_count,
+            "utility": [{"line": r.key, "model": r.model, "steps": r.steps, "seconds": r.seconds}
+                        for r in self.utility],
+            "attacks": {space: {name: result.to_json(curve=True) for name, result in by_name.items()}
+                        for space, by_name in self.attacks.items()},
             "seconds": self.seconds,
         }
+
+
+#: What a shared report must say about the figures in it that come from the private data.
+PRIVATE_FIGURES_CAVEAT = (
+    "Not covered by the DP guarantee: these figures are computed on the private images themselves, inside the "
+    "secure zone — the few-shot real reference lines (models trained on the private images) and their "
+    "per-class accuracies and distribution distances; every membership-attack result (success, AUC, TPR, per "
+    "class); every copy-check distance (synthetic → nearest private, private → nearest private); and which "
+    "synthetic images the sample grid leaves out as near copies. Read them as an audit of this run, not as "
+    "released statistics. The private set's size is given by the run's noisy (DP) counts; exact counts, member "
+    "counts, ROC curves and timings stay in the run's secure/evaluation.json."
+)
+
+
+def _shareable_attack(attack: dict[str, Any]) -> dict[str, Any]:
+    """An attack's JSON without the counts that give away the number of private images."""
+    def strip(result: dict[str, Any] | None) -> dict[str, Any] | None:
+        if result is None:
+            return None
+        return {k: v for k, v in result.items() if k not in ("members", "non_members", "min_resolvable_fpr", "roc")}
+
+    return {**attack, "overall": strip(attack["overall"]), "per_class": [strip(r) for r in attack["per_class"]]}
+
+
+def _shareable_utility(result: dict[str, Any]) -> dict[str, Any]:
+    """A utility line without its timing; for lines trained on private images also without size and step count."""
+    out = {k: v for k, v in result.items() if k != "seconds"}
+    if result["reference_only"]:  # its size and steps count the private images exactly
+        out["steps"] = out["train_size"] = None
+    return out
 
 
 def _value(value: float) -> float | None:

@@ -57,6 +57,8 @@ class RunInputs:
         public_available: Images in the public folder before thinning.
         ledger: The run's privacy ledger (every ε recomputed on loading).
         generations: The search's generation records, last record per generation.
+        dp_counts: The run's noisy (DP) per-class counts from ``release.npz``: what a shared report says about
+            the private set's size, instead of the exact counts (None for a run without a release).
     """
 
     folder: Path
@@ -71,20 +73,32 @@ class RunInputs:
     public_available: int
     ledger: BudgetLedger
     generations: list[dict[str, Any]]
+    dp_counts: np.ndarray | None = None
 
     @property
     def classes(self) -> int:
         return len(self.class_names)
 
+    def dp_private_counts(self) -> list[int] | None:
+        """The DP per-class counts rounded to whole images (post-processing of the release)."""
+        if self.dp_counts is None:
+            return None
+        return [max(int(round(float(c))), 0) for c in self.dp_counts]
+
+    def exact_private_counts(self) -> list[int]:
+        """The private set's exact per-class counts: for ``secure/`` only."""
+        return np.bincount(self.private.labels, minlength=self.classes).tolist()
+
     def describe(self) -> dict[str, Any]:
-        """Sizes and sources of every set (JSON-ready; counts only, no content)."""
+        """Sizes and sources of every set (JSON-ready; counts only, no content; the private set by its DP counts)."""
         def counts(dataset: LabeledDataset | None) -> list[int] | None:
             return None if dataset is None else np.bincount(dataset.labels, minlength=self.classes).tolist()
 
         data = self.config.data
         return {"class_names": list(self.class_names), "image_size": data.image_size, "image_mode": data.image_mode,
                 "synthetic": {"path": str(self.folder / "synthetic"), "per_class": counts(self.synthetic)},
-                "private": {"path": data.private, "per_class": counts(self.private)},
+                # Exact private counts are not DP: a shared report carries the release's noisy counts instead.
+                "private": {"path": data.private, "per_class_dp_estimate": self.dp_private_counts()},
                 "test": {"path": _source_root(self.test), "per_class": counts(self.test)},
                 "full": None if self.full is None else {"path": _source_root(self.full), "per_class": counts(self.full),
                                                         "available": self.full_available},
@@ -183,9 +197,13 @@ def load_run_inputs(run_dir: str | os.PathLike[str], test_dir: str | os.PathLike
     except (LedgerError, ValueError, OSError) as error:
         raise EvaluationError(f"ledger {folder / 'ledger.json'}: {_one_line(error)}") from None
     generations = generation_records(RunFolder(folder).records("generation"))
+    dp_counts = None
+    if (folder / "release.npz").is_file():
+        with np.load(folder / "release.npz", allow_pickle=False) as release:
+            dp_counts = np.asarray(release["counts"], dtype=np.float64)
     return RunInputs(folder=folder, config=config, class_names=names, synthetic=synthetic, private=private,
                      test=test, full=full, full_available=full_available, public=public,
-                     public_available=public_available, ledger=ledger, generations=generations)
+                     public_available=public_available, ledger=ledger, generations=generations, dp_counts=dp_counts)
 
 
 def _read_public(config: RunConfig, rng: np.random.Generator, most: int) -> tuple[np.ndarray | None, int]:

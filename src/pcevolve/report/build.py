@@ -83,7 +83,7 @@ def _headline(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     cnn, probe = head["comparisons"]["cnn"], head["comparisons"]["probe"]
     seed = head["seed"]
     attack = head["attack_success"]
-    compare = Table(("comparison", "ours (CNN)", "ours (probe)", "seed"), (
+    compare = Table(("comparison", "ours (CNN)", "ours (probe)", "original method"), (
         ("Δ over few-shot real", comparison_text(cnn["delta_over_fewshot"]),
          comparison_text(probe["delta_over_fewshot"]), seed["delta_over_fewshot"]["text"]),
         ("gap to full real (full − ours)", comparison_text(cnn["gap_to_full"]), comparison_text(probe["gap_to_full"]),
@@ -92,16 +92,23 @@ def _headline(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
          seed["synthetic_aug_over_fewshot"]["text"]),
         ("membership attack success (strongest attack)", f"{interval(attack)} — {attack['space']}/{attack['attack']}",
          _DASH, seed["attack_success"]["text"]),
-    ), caption="Ours against the seed's reported figures (SPEC §10). pts = percentage points.")
+    ), caption="Ours against the figures the original method reports for its own experiment (500 private images, "
+               "5 classes, ε = 8). pts = percentage points.")
+    members = _members(evaluation)
+    claim = (f"released under (ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g}) by the run's ledger"
+             if evaluation.inputs.ledger.is_dp else
+             f"NOT differentially private: the run used reproducible noise (ε {evaluation.epsilon:.3f} would hold "
+             "only if nobody could regenerate the noise, and anyone with the run's config can)")
     blocks = [
         Paragraph(f"Synthetic set: {len(evaluation.inputs.synthetic.labels)} images in "
-                  f"{evaluation.inputs.classes} classes, released under (ε, δ) = ({evaluation.epsilon:.3f}, "
-                  f"{evaluation.delta:g}) by the run's ledger."),
+                  f"{evaluation.inputs.classes} classes, {claim}.",
+                  tone="text" if evaluation.inputs.ledger.is_dp else "warning"),
         utility, compare,
-        Paragraph("The seed does not say whether its percentages are percentage points or relative gains; ours are "
-                  "given both ways. Best-threshold attack success is optimistic: with no leak at all it averages "
-                  f"about {50 + 44 / math.sqrt(max(evaluation.member_count, 1)):.1f}% for "
-                  f"{evaluation.member_count} members.", tone="note"),
+        Paragraph("The original method does not say whether its percentages are percentage points or relative "
+                  "gains; ours are given both ways. Best-threshold attack success is optimistic: with no leak at all "
+                  f"it averages about {50 + 44 / math.sqrt(max(members, 1)):.1f}% for about {members} members.",
+                  tone="note"),
+        Paragraph(data["privacy"]["caveat"], tone="note"),
     ]
     fired = [h for h in data["hints"] if h["fired"]]
     if fired:
@@ -112,6 +119,7 @@ def _headline(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
 
 def _per_class(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     rows = data["per_class"]
+    members = _class_members(evaluation)
     table = Table(
         ("class", "synthetic", "CNN acc. (ours)", "CNN acc. (few-shot real)", "probe acc. (ours)",
          "MMD² (search space)", "MMD² (independent)", "strongest attack success (AUC)",
@@ -124,8 +132,8 @@ def _per_class(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
                num(r["nearest_private_rms_median"], 3), str(r["near_copies"])) for r in rows),
         highlight=(0,) if rows else (),
         caption="Worst class first (lowest CNN accuracy of ours), highlighted. Attack success per class is the "
-                f"best of the four attacks on that class's members alone; with {_class_members(evaluation)} members "
-                f"per class chance alone gives about {50 + 44 / math.sqrt(max(_class_members(evaluation), 1)):.0f}%.")
+                f"best of the four attacks on that class's members alone; with about {members} members per class "
+                f"chance alone gives about {50 + 44 / math.sqrt(max(members, 1)):.0f}%.")
     names = evaluation.inputs.class_names
     blocks: list[Any] = [table]
     notes = []
@@ -150,10 +158,15 @@ def _per_class(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
 
 
 def _class_members(evaluation: RunEvaluation) -> int:
-    """Fewest members of a class in the attacks (for the chance level of per-class success)."""
-    counts = [r.members for by_name in evaluation.attacks.values() for attack in by_name.values()
-              for r in attack.per_class if r is not None]
-    return min(counts) if counts else 0
+    """Fewest members of a class in the attacks, as the DP counts estimate it (for the chance level per class)."""
+    estimates = evaluation.member_estimates()
+    return min(estimates) if estimates else 0
+
+
+def _members(evaluation: RunEvaluation) -> int:
+    """Members in the attacks, as the DP counts estimate it (the exact number is not DP)."""
+    estimates = evaluation.member_estimates()
+    return sum(estimates) if estimates else 0
 
 
 def _hints(data: dict[str, Any]) -> Section:
@@ -162,23 +175,26 @@ def _hints(data: dict[str, Any]) -> Section:
                   tuple((h["rule"], "YES" if h["fired"] else "no", h["observed"], h["threshold"], h["advice"])
                         for h in hints),
                   highlight=tuple(i for i, h in enumerate(hints) if h["fired"]),
-                  caption="SPEC R8.7's quick table applied to this evaluation; fired rules are highlighted.")
+                  caption="The built-in troubleshooting rules applied to this evaluation; fired rules are highlighted.")
     fired = [h for h in hints if h["fired"]]
     lead = (Paragraph(f"{len(fired)} rule(s) fired.", tone="warning") if fired
             else Paragraph("No rule fired."))
-    return Section("Troubleshooting (SPEC R8.7)", (lead, table), anchor="troubleshooting")
+    return Section("Troubleshooting", (lead, table), anchor="troubleshooting")
 
 
 def _utility(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     results = data["utility"]
-    table = Table(("training set", "model", "train size", "epochs", "optimizer steps", "accuracy", "macro-F1",
-                   "seconds"),
-                  tuple((r["label"], r["model"], str(r["train_size"]),
+    private_size = sum(data["data"]["private"]["per_class_dp_estimate"] or [])
+    table = Table(("training set", "model", "train size", "epochs", "optimizer steps", "accuracy", "macro-F1"),
+                  tuple((r["label"], r["model"],
+                         f"≈ {private_size} (DP count)" if r["train_size"] is None else str(r["train_size"]),
                          _DASH if r["epochs"] is None else str(r["epochs"]),
-                         _DASH if r["steps"] is None else str(r["steps"]), pct(r["accuracy"]), pct(r["macro_f1"]),
-                         f"{r['seconds']:.0f}") for r in results),
+                         _DASH if r["steps"] is None else str(r["steps"]), pct(r["accuracy"]), pct(r["macro_f1"]))
+                        for r in results),
                   caption="Every (line, model) pair. Same CNN recipe for every line: Adam 1e-3, batch 32, the same "
-                          "number of epochs; the probe picks its L2 strength by cross-validation on its training set.")
+                          "number of epochs; the probe picks its L2 strength by cross-validation on its training set. "
+                          "Lines trained on the private images show the run's noisy (DP) count instead of their exact "
+                          "size and step count.")
     blocks: list[Any] = [table]
     ours = evaluation.result("synthetic", "cnn")
     if ours is not None:
@@ -213,7 +229,7 @@ def _distribution(data: dict[str, Any]) -> Section:
                           "scale (same MMD bandwidth, same projections): the few-shot column is how close real data "
                           "gets.")
     return Section("Distribution", (table, Paragraph(
-        "Two spaces (SPEC R7.2): the one the search optimised (the run's own encoder) and an independent one the "
+        "Two spaces: the one the search optimised (the run's own encoder) and an independent one the "
         "search never saw (ImageNet EfficientNet-Lite2, untrained here). A set tuned to its own encoder looks "
         "better in the first than in the second.", tone="note")), anchor="distribution")
 
@@ -238,15 +254,16 @@ def _attacks(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
                   caption="Members: the private images; non-members: as many real test images of the same classes. "
                           "DCR = distance to the closest synthetic record; DOMIAS = synthetic vs public density "
                           "ratio. Bound: TPR ≤ e^ε·FPR + δ for any (ε, δ)-DP release.")
-    m = evaluation.member_count
+    m = _members(evaluation)
     return Section("Membership inference", (
         Paragraph(privacy["caveat"], tone="note"),
         table,
         Plot("roc_curves", figures.roc_curves(evaluation.attacks, epsilon=evaluation.epsilon, delta=evaluation.delta),
              "ROC curves of the attacks; dashed: the ε-DP bound; dotted: chance."),
-        Paragraph(f"{m} members and {m} non-members (non-members are also in the utility test set; the attacks score "
-                  f"them against the synthetic set only). A TPR at an FPR below 1/{m} is the TPR at FPR 0. "
-                  f"Target for a private set: AUC and success ≈ 50% (seed: 51.2%).", tone="note"),
+        Paragraph(f"About {m} members (by the run's DP counts) and as many non-members (non-members are also in the "
+                  "utility test set; the attacks score them against the synthetic set only). A TPR at an FPR below "
+                  f"about 1/{m} is the TPR at FPR 0. Target for a private set: AUC and success ≈ 50% (the original "
+                  "method reports 51.2%).", tone="note"),
     ), anchor="attacks")
 
 
@@ -338,14 +355,18 @@ def _settings(data: dict[str, Any]) -> Section:
         entry = described.get(name)
         if entry is None:
             continue
-        size = sum(entry["per_class"]) if "per_class" in entry else entry.get("used")
+        if name == "private":
+            estimate = entry["per_class_dp_estimate"]
+            size = _DASH if estimate is None else f"≈ {sum(estimate)} (noisy DP count)"
+        else:
+            size = str(sum(entry["per_class"]) if "per_class" in entry else entry.get("used"))
         extra = f" of {entry['available']}" if "available" in entry else ""
         sets.append((name, entry["path"], f"{size}{extra}"))
-    timing = tuple((step, f"{seconds:.1f}") for step, seconds in data["seconds"].items())
-    return Section("Settings, data and timing", (
+    estimates = described["members_per_class_dp_estimate"]
+    return Section("Settings and data", (
         Table(("setting", "value"), tuple(rows)),
         Table(("set", "path", "images used"), tuple(sets),
               caption="The full set and the public pool are thinned by a seeded choice. Non-members for the attacks: "
-                      f"{described['non_members']} test images ({described['non_members_from']})."),
-        Table(("step", "seconds"), timing),
+                      f"about {sum(estimates or [])} test images ({described['non_members_from']}). The private "
+                      "set's exact size, and the evaluation's timings, stay in the run's secure/evaluation.json."),
     ), anchor="settings")

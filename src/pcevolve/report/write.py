@@ -20,6 +20,7 @@ from pcevolve.report.build import GRID_PER_CLASS, build_document
 from pcevolve.report.document import Document, SampleGrid
 from pcevolve.report.render import render_html, render_markdown
 from pcevolve.report.safety import check_no_private_samples
+from pcevolve.run_folder import RunFolder
 
 
 def write_document(folder: str | os.PathLike[str], document: Document, *, private: np.ndarray,
@@ -55,8 +56,19 @@ def write_document(folder: str | os.PathLike[str], document: Document, *, privat
 
 def write_report(evaluation: RunEvaluation, *, folder: str | os.PathLike[str] | None = None,
                  grid_per_class: int = GRID_PER_CLASS) -> Path:
-    """Build and write the report of an evaluation into ``folder`` (default ``RUN/report``)."""
-    target = Path(folder) if folder is not None else evaluation.inputs.folder / "report"
+    """Build and write the report of an evaluation into ``folder`` (default ``RUN/report``).
+
+    The exact private figures the report leaves out go to ``RUN/secure/evaluation.json``; with the
+    default folder, the report's files get the run's start time, so their times do not reveal how
+    long the evaluation on the private data took.
+    """
+    run = evaluation.inputs.folder
+    target = Path(folder) if folder is not None else run / "report"
     document = build_document(evaluation, grid_per_class=grid_per_class)
-    return write_document(target, document, private=evaluation.inputs.private.samples,
-                          evaluation_json=evaluation.to_json())
+    written = write_document(target, document, private=evaluation.inputs.private.samples,
+                             evaluation_json=evaluation.to_json())
+    (run / "secure").mkdir(exist_ok=True)
+    atomic_write_json(run / "secure" / "evaluation.json", evaluation.to_secure_json())
+    if folder is None and (run / "manifest.json").is_file():
+        RunFolder(run).settle_times()
+    return written
