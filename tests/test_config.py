@@ -13,7 +13,7 @@ def test_defaults_are_the_seeds():
     assert config.search.generations == 120
     assert config.privacy.epsilon == 8.0
     assert config.privacy.delta == 1e-5
-    assert config.privacy.stages == {"representation": 3.0, "fitness": 5.0, "decoder": 0.0, "delivery": 0.0}
+    assert config.privacy.split == {"representation": 0.375, "fitness": 0.625, "decoder": 0.0, "delivery": 0.0}
     assert config.representation.temperature == 0.07
     assert config.representation.queue_size == 8192
     assert config.representation.momentum == 0.999
@@ -45,10 +45,13 @@ def test_bad_value_names_key_value_and_file(tmp_path):
     assert str(path) in message and "representation.queue_size" in message and "100" in message
 
 
-def test_stage_split_cannot_exceed_total(tmp_path):
+def test_split_shares_must_sum_to_one_and_the_old_caps_say_what_replaced_them(tmp_path):
     path = tmp_path / "run.yaml"
-    path.write_text("privacy:\n  epsilon: 4\n", encoding="utf-8")  # default split sums to 8
-    with pytest.raises(ConfigError, match="more than the total epsilon"):
+    path.write_text("privacy:\n  split: {representation: 0.5, fitness: 0.6}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="must sum to 1"):
+        load_config(path)
+    path.write_text("privacy:\n  stages: {representation: 3, fitness: 5}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="privacy.split"):
         load_config(path)
 
 
@@ -92,8 +95,8 @@ def test_noise_is_secure_by_default_and_the_old_switch_says_what_replaced_it(tmp
     ("representation:\n  trainable_blocks: 40\n", "representation.trainable_blocks"),
     ("search:\n  basis_dim: 300\n", "search.basis_dim"),
     ("data:\n  public: null\n", "data.public"),
-    ("privacy:\n  stages: {representation: 3, fitness: 0}\n", "privacy.stages.fitness"),
-    ("decoder:\n  training: dp\n", "privacy.stages.decoder"),
+    ("privacy:\n  split: {representation: 1, fitness: 0}\n", "privacy.split.fitness"),
+    ("decoder:\n  training: dp\n", "privacy.split.decoder"),
 ])
 def test_parts_and_cross_field_rules_are_checked_when_the_config_is_loaded(tmp_path, text, key):
     path = tmp_path / "run.yaml"
@@ -105,5 +108,5 @@ def test_parts_and_cross_field_rules_are_checked_when_the_config_is_loaded(tmp_p
 
 
 def test_stages_left_out_have_no_budget():
-    config = RunConfig.model_validate({"privacy": {"stages": {"fitness": 5.0}}})
-    assert config.privacy.stages == {"representation": 0.0, "fitness": 5.0, "decoder": 0.0, "delivery": 0.0}
+    config = RunConfig.model_validate({"privacy": {"split": {"fitness": 1.0}}})
+    assert config.privacy.split == {"representation": 0.0, "fitness": 1.0, "decoder": 0.0, "delivery": 0.0}

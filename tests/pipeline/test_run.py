@@ -50,7 +50,8 @@ def test_run_writes_the_synthetic_set_ledger_and_records(uninterrupted):
         assert (folder / name).exists(), name
     ledger = BudgetLedger.load(folder / "ledger.json")  # recomputes every ε from the events
     assert {e.stage for e in ledger.history} == {"representation", "fitness"}
-    assert ledger.spent() <= 8.0 + 1e-9 and ledger.spent("fitness") <= 5.0 + 1e-9
+    # The whole budget asked for is spent: the accountant's total is 8 within 1 %, never above.
+    assert 0.99 * 8.0 <= ledger.spent() <= 8.0 and ledger.spent("fitness") <= ledger.stages["fitness"]
     records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
     generations = [r for r in records if r["kind"] == "generation"]
     assert [r["generation"] for r in generations] == list(range(len(generations)))

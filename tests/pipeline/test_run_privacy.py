@@ -155,10 +155,10 @@ def test_a_stage_that_would_be_refused_later_is_refused_at_load(tiny_config, tmp
     path = tmp_path / "run.yaml"
     dump_config(tiny_config(name="dp-decoder"), path)
     mapping = yaml.safe_load(path.read_text())
-    mapping["decoder"]["training"] = "public-then-dp"  # the decoder stage has ε cap 0 by default
+    mapping["decoder"]["training"] = "public-then-dp"  # the decoder stage has no share by default
     path.write_text(yaml.safe_dump(mapping))
     result = CliRunner().invoke(app, ["run", str(path), "--runs-root", str(tmp_path / "runs"), "--quiet"])
-    assert result.exit_code == 1 and "privacy.stages.decoder" in result.output
+    assert result.exit_code == 1 and "privacy.split.decoder" in result.output
     assert not (tmp_path / "runs").exists()
 
 
@@ -169,3 +169,13 @@ def test_cli_summary_says_not_dp_for_reproducible_noise(tiny_config, tmp_path):
     assert result.exit_code == 0, result.output
     assert "NOT DIFFERENTIALLY PRIVATE" in result.output and "NOT DP" in result.output
     assert "timings.json" in result.output.replace("\n", "")
+
+
+def test_a_run_killed_before_its_ledger_existed_resumes_and_a_lone_key_refuses(tiny_config, tmp_path):
+    config, folder, _ = open_run(tiny_config(name="early", **REPRODUCIBLE), root=tmp_path)
+    assert not (folder.path / "ledger.json").exists()  # made after the data is read, before the first charge
+    _, resumed, _ = open_run(None, resume=folder.path)  # nothing was ever charged: fine to continue
+    (folder.path / "secure").mkdir(exist_ok=True)
+    (folder.path / "secure" / "ledger.key").write_text("00" * 32)
+    with pytest.raises(RunError, match="missing"):
+        open_run(None, resume=folder.path)  # a key without its ledger: the ledger was lost

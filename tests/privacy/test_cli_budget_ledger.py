@@ -28,14 +28,15 @@ def test_budget_plan_shows_the_split_and_the_seed_dpsgd_sigma():
     for text in ("representation", "fitness", "decoder", "delivery", "37.5%", "62.5%",
                  "no private access", "q = batch / n", "625 steps"):
         assert text in out, text
-    # The original method's schedule (batch 64, 80 epochs) needs σ ≈ 4.9 under RDP, 4.56 under PLD.
-    assert "original method's schedule, σ on RDP │  4.893" in out and "PLD σ 4.558" in out
-    # The configured schedule (20 epochs, 157 steps) needs less noise for the same ε: the σ a run uses.
-    assert "157" in out and "σ (accountant, for the stage cap)    │ 2.4371" in out
-    # The release a run makes: the configured shares, the full second moment (528 numbers in 32-d), z = 0.8919.
-    assert "second moment Σ z zᵀ" in out and "528" in out and "1.784" in out and "0.8919" in out
+    # The shares 3/8 and 5/8 are scaled until the composition reaches 8: caps 3.936 and 6.560.
+    assert "3.936" in out and "6.560" in out
+    # The original method's schedule (batch 64, 80 epochs) at that cap, and the configured one's σ a run uses.
+    assert "original method's schedule, σ on RDP │  3.883" in out and "PLD σ 3.628" in out
+    assert "157" in out and "σ (accountant, for the stage cap)    │ 1.9825" in out
+    # The release a run makes: the configured shares, the full second moment (528 numbers in 32-d), z = 0.7083.
+    assert "second moment Σ z zᵀ" in out and "528" in out and "0.7083" in out
     assert "diagonal" not in out and "DP checks at delivery" not in out
-    assert "ε = 6.069" in out  # the accountant's total over the planned events
+    assert "ε = 7.995" in out and "of the 8 asked" in out  # the accountant's total over the planned events
     assert "absl" not in out and "SPEC" not in out
 
 
@@ -58,10 +59,12 @@ def test_budget_plan_says_not_dp_for_reproducible_noise(tmp_path):
     assert "NOT DIFFERENTIALLY PRIVATE" in result.output
 
 
-def test_budget_plan_refuses_a_total_below_the_stage_split():
-    result = runner.invoke(budget_commands.app, ["plan", "--epsilon", "4"])
+def test_budget_plan_refuses_a_split_that_does_not_add_up(tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({"privacy": {"split": {"representation": 0.5, "fitness": 0.6}}}))
+    result = runner.invoke(budget_commands.app, ["plan", "--config", str(config)])
     assert result.exit_code == 2
-    assert "stage budgets sum to 8" in result.output
+    assert "must sum to 1" in result.output
 
 
 def _write_ledger(folder, *, reproducible: bool = False) -> BudgetLedger:

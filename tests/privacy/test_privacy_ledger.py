@@ -132,8 +132,9 @@ def test_unknown_stage_and_foreign_events_are_errors():
 
 
 def test_invalid_budgets_are_refused():
-    with pytest.raises(ValueError, match="sum to"):
-        BudgetLedger(4.0, DELTA, SEED_STAGES)
+    with pytest.raises(ValueError, match="exceeds the total"):
+        BudgetLedger(4.0, DELTA, SEED_STAGES)  # the fitness cap 5 alone is more than the total
+    BudgetLedger(6.0, DELTA, SEED_STAGES)  # caps summing to more than the total are allocations; the total guards
     with pytest.raises(ValueError):
         BudgetLedger(8.0, 0.0, SEED_STAGES)
     with pytest.raises(ValueError):
@@ -168,7 +169,9 @@ def test_dpsgd_charged_per_epoch_gives_the_same_epsilon_as_one_event():
 def test_from_config_uses_the_run_budget():
     ledger = BudgetLedger.from_config(PrivacyConfig(neighbouring="replace_one"))
     assert ledger.total_epsilon == 8.0 and ledger.delta == 1e-5 and ledger.neighbouring == "replace_one"
-    assert dict(ledger.stages) == SEED_STAGES
+    assert dict(ledger.stages) == SEED_STAGES  # shares 3/8 and 5/8 of 8
+    scaled = BudgetLedger.from_config(PrivacyConfig(), caps={"representation": 3.9, "fitness": 6.5})
+    assert dict(scaled.stages) == {"representation": 3.9, "fitness": 6.5}
 
 
 # ---------------------------------------------------------------- persistence and resume
@@ -454,3 +457,11 @@ def test_version_one_ledgers_are_refused_with_the_reason(tmp_path):
     path.write_text('{"format": "pcevolve.privacy.ledger", "version": 1}')
     with pytest.raises(LedgerCorrupt, match="version 1 did not record where its noise came from"):
         BudgetLedger.load(path)
+
+
+def test_caps_summing_to_more_than_the_total_are_still_bound_by_the_total():
+    ledger = BudgetLedger(1.0, DELTA, {"a": 0.8, "b": 0.8})
+    ledger.charge("a", LaplaceRelease(1 / 0.7))  # ε 0.7 ≤ cap 0.8
+    with pytest.raises(BudgetExceeded) as info:
+        ledger.charge("b", LaplaceRelease(1 / 0.7))  # within b's cap, but the total would reach 1.4
+    assert info.value.scope == "total" and ledger.spent() <= 1.0

@@ -59,12 +59,12 @@ def plan(
         console.print(f"[bold red]{NOT_DP_WARNING}[/bold red]")
     console.print("Every ε below is the accountant's (dp-accounting): PLD reported, RDP shown beside it; "
                   "the ledger reports the smaller sound bound.")
-    console.print(_stage_table(run))
+    console.print(_stage_table(run, result))
     for stage_plan in (result.representation, result.decoder):
         if stage_plan is not None:
-            console.print(_dpsgd_table(stage_plan, run, num_samples))
+            console.print(_dpsgd_table(stage_plan, run, num_samples, result.caps))
     if result.release is not None:
-        _print_release(console, result.release, run)
+        _print_release(console, result.release, run, result.caps["fitness"])
     _print_total(console, result, run)
 
 
@@ -75,15 +75,15 @@ def _with_budget(run: RunConfig, epsilon: float | None, delta: float | None) -> 
         return RunConfig.model_validate({**run.model_dump(), "privacy": privacy})
     except ValidationError as exc:
         problems = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
-        raise ValueError(f"privacy settings are invalid: {problems} (set privacy.stages in --config)") from None
+        raise ValueError(f"privacy settings are invalid: {problems} (set privacy.split in --config)") from None
 
 
-def _stage_table(run: RunConfig) -> Table:
+def _stage_table(run: RunConfig, result: BudgetPlan) -> Table:
     privacy = run.privacy
-    table = Table(title="Stage split (ε caps in the ledger)")
+    table = Table(title="Stage split: shares of ε, and the ε caps they become in the ledger")
     table.add_column("stage")
-    table.add_column("ε cap", justify="right")
     table.add_column("share", justify="right")
+    table.add_column("ε cap", justify="right")
     table.add_column("private access")
     uses = {
         "representation": "DP-SGD (Poisson-subsampled Gaussian), per-sample clipping",
@@ -92,21 +92,23 @@ def _stage_table(run: RunConfig) -> Table:
                     else "budget unused: the decoder trains on public data"),
         "delivery": "decoding and writing the synthetic set: post-processing, reads no private data",
     }
-    for stage, cap in privacy.stages.items():
+    for stage, share in privacy.split.items():
+        cap = result.caps.get(stage, 0.0)
         access = uses.get(stage, "ledger-charged releases") if cap > 0 else "no private access (post-processing only)"
-        table.add_row(stage, f"{cap:g}", f"{cap / privacy.epsilon:.1%}", access)
+        table.add_row(stage, f"{share:.1%}", f"{cap:.3f}", access)
     return table
 
 
-def _dpsgd_table(stage: DPSGDStagePlan, run: RunConfig, n: int) -> Table:
+def _dpsgd_table(stage: DPSGDStagePlan, run: RunConfig, n: int, caps: dict[str, float]) -> Table:
     privacy = run.privacy
+    stage_cap = caps[stage.stage]
     schedule = stage.schedule
     q = schedule.sampling_probability
     if stage.stage == "representation":
         batch, epochs, where = run.representation.batch_size, run.representation.epochs, "representation"
     else:
         batch, epochs, where = run.decoder.dp_batch_size, run.decoder.dp_epochs, "decoder (dp_batch_size, dp_epochs)"
-    table = Table(title=f"{stage.stage}: DP-SGD for ε cap {privacy.stages[stage.stage]:g}")
+    table = Table(title=f"{stage.stage}: DP-SGD for ε cap {stage_cap:.3f}")
     table.add_column("setting")
     table.add_column("value", justify="right")
     table.add_column("note")
@@ -128,7 +130,7 @@ def _dpsgd_table(stage: DPSGDStagePlan, run: RunConfig, n: int) -> Table:
                       f"{stage.steps * q:.1f} epochs; training stops there")
     if stage.stage == "representation" and n >= _SEED_BATCH and (batch, epochs) != (_SEED_BATCH, _SEED_EPOCHS):
         seed_q, seed_steps = dpsgd_schedule(n, _SEED_BATCH, _SEED_EPOCHS)
-        cap = privacy.stages["representation"]
+        cap = stage_cap
         kwargs = {"sampling_probability": seed_q, "steps": seed_steps, "neighbouring": privacy.neighbouring}
         seed_pld = dpsgd_noise_multiplier(cap, privacy.delta, accountant="pld", **kwargs)
         seed_rdp = (dpsgd_noise_multiplier(cap, privacy.delta, accountant="rdp", **kwargs)
@@ -139,10 +141,9 @@ def _dpsgd_table(stage: DPSGDStagePlan, run: RunConfig, n: int) -> Table:
     return table
 
 
-def _print_release(console: Console, release: ReleasePlan, run: RunConfig) -> None:
+def _print_release(console: Console, release: ReleasePlan, run: RunConfig, cap: float) -> None:
     search = run.search
-    table = Table(title=f"fitness: per-class statistics released once for ε cap {run.privacy.stages['fitness']:g} "
-                        "(one Gaussian event)")
+    table = Table(title=f"fitness: per-class statistics released once for ε cap {cap:.3f} (one Gaussian event)")
     table.add_column("released per class")
     table.add_column("numbers", justify="right")
     table.add_column("L2 bound per record", justify="right")
@@ -165,11 +166,12 @@ def _print_release(console: Console, release: ReleasePlan, run: RunConfig) -> No
 def _print_total(console: Console, result: BudgetPlan, run: RunConfig) -> None:
     total = result.total
     privacy = run.privacy
-    caps = sum(privacy.stages.values())
+    caps = sum(result.caps.values())
     console.print(
         f"\nIf every stage spends its plan, the accountant's total is ε = {total.epsilon:.3f} ({total.bound}; "
-        f"RDP {_fmt(total.rdp_epsilon)}) ≤ {privacy.epsilon:g} at δ = {privacy.delta:g}: the composition of the "
-        f"events above, not the sum of the stage caps ({caps:g})."
+        f"RDP {_fmt(total.rdp_epsilon)}) of the {privacy.epsilon:g} asked, at δ = {privacy.delta:g}. The stage caps "
+        f"sum to {caps:.3f}: they are the shares scaled until the composition of the events above, which is "
+        "sub-additive, reaches the total."
     )
 
 

@@ -41,17 +41,17 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         problems.append(f"search.basis_dim: {search.basis_dim} is more than the encoder's feature_dim "
                         f"{rep.feature_dim}; the search basis lives inside the encoder's feature space")
 
-    stages = privacy.stages
+    stages = privacy.split
     if config.data.public is None:
         problems.append("data.public: the search needs a public pool for its feature basis (and DP training needs "
                         "public negatives); give a folder of unlabelled public samples")
     if stages.get("fitness", 0.0) <= 0.0:
-        problems.append("privacy.stages.fitness: the search is judged on one DP release of class statistics, "
-                        "which needs a budget above 0")
+        problems.append("privacy.split.fitness: the search is judged on one DP release of class statistics, "
+                        "which needs a share above 0")
     uses_private = decoder.training != "public"
     if uses_private and stages.get("decoder", 0.0) <= 0.0:
-        problems.append(f"privacy.stages.decoder: decoder.training {decoder.training!r} trains on the private "
-                        "data under DP and needs a budget above 0 (or use training: public)")
+        problems.append(f"privacy.split.decoder: decoder.training {decoder.training!r} trains on the private "
+                        "data under DP and needs a share above 0 (or use training: public)")
     return problems
 
 

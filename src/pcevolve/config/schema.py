@@ -194,13 +194,22 @@ class DecoderConfig(_Frozen):
 StageName = Literal["representation", "fitness", "decoder", "delivery"]
 
 
+STAGES: tuple[StageName, ...] = ("representation", "fitness", "decoder", "delivery")
+
+
 class PrivacyConfig(_Frozen):
-    """One total budget split across stages (SPEC R9.1). ε of a stage is its cap in the ledger."""
+    """One total budget, split across stages by shares (SPEC R9.1).
+
+    The run turns the shares into per-stage ε caps for the ledger, scaled so that the accountant's composition
+    of every planned release is the total ``epsilon`` (within 1 %, never above): composition is sub-additive, so
+    caps that merely summed to ``epsilon`` would leave budget unspent (3 + 5 composes to 6.07, not 8).
+    """
 
     epsilon: float = Field(8.0, gt=0.0)
     delta: float = Field(1e-5, gt=0.0, lt=1.0)
-    stages: dict[StageName, float] = Field(
-        default_factory=lambda: {"representation": 3.0, "fitness": 5.0, "decoder": 0.0, "delivery": 0.0}
+    # Seed split 3 : 5 of ε = 8 (representation : fitness); decoder and delivery read no private data by default.
+    split: dict[StageName, float] = Field(
+        default_factory=lambda: {"representation": 0.375, "fitness": 0.625, "decoder": 0.0, "delivery": 0.0}
     )
     neighbouring: Literal["add_remove", "replace_one"] = "add_remove"
     # Mechanism noise and private sampling come from the operating system's secure source. True derives them from
@@ -210,29 +219,27 @@ class PrivacyConfig(_Frozen):
 
     @model_validator(mode="before")
     @classmethod
-    def _renamed_secure_noise(cls, data: object) -> object:
+    def _renamed_keys(cls, data: object) -> object:
         if isinstance(data, dict) and "secure_noise" in data:
             raise ValueError("privacy.secure_noise was removed: noise is secure by default now; for reproducible "
                              "(not DP) noise in tests and research set privacy.reproducible_noise: true")
+        if isinstance(data, dict) and "stages" in data:
+            raise ValueError("privacy.stages (ε per stage) was replaced by privacy.split (each stage's share of "
+                             "epsilon, summing to 1), e.g. split: {representation: 0.375, fitness: 0.625}; the run "
+                             "scales the shares so that the accountant's total is exactly epsilon")
         return data
 
-    @field_validator("stages")
+    @field_validator("split")
     @classmethod
-    def _non_negative(cls, stages: dict[str, float]) -> dict[str, float]:
-        for name, value in stages.items():
-            if value < 0:
-                raise ValueError(f"stage {name!r} has a negative budget {value}")
+    def _shares(cls, split: dict[str, float]) -> dict[str, float]:
+        for name, value in split.items():
+            if not value >= 0:
+                raise ValueError(f"stage {name!r} has a negative share {value}")
+        total = sum(split.values())
+        if abs(total - 1.0) > 1e-9:
+            raise ValueError(f"the shares of privacy.split must sum to 1, got {total:g}")
         # A stage left out has no budget (post-processing only); every stage has an entry in the ledger.
-        return {name: float(stages.get(name, 0.0)) for name in ("representation", "fitness", "decoder", "delivery")}
-
-    @model_validator(mode="after")
-    def _stages_fit_total(self) -> "PrivacyConfig":
-        # Stage caps are upper bounds per stage; composition across stages is at most their sum,
-        # so a split whose sum exceeds the total could never be honoured.
-        total = sum(self.stages.values())
-        if total > self.epsilon + 1e-12:
-            raise ValueError(f"stage budgets sum to {total:g}, more than the total epsilon {self.epsilon:g}")
-        return self
+        return {name: float(split.get(name, 0.0)) for name in STAGES}
 
 
 class RunConfig(_Frozen):

@@ -7,6 +7,10 @@
 σ it reports is the σ a run records, and its total is the accountant's composition of exactly the
 events the run will charge (when every stage spends its plan). It reads no data: n, the number
 of private samples, is a public input (docs/privacy.md §2).
+
+:func:`stage_caps` turns the config's shares (``privacy.split``) into the ledger's per-stage caps:
+the shares scaled by one factor s ≥ 1, the largest for which the planned events compose to at most
+the total ε. Composition is sub-additive, so s = 1 (caps summing to ε) would leave budget unspent.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ class BudgetPlan:
     decoder: DPSGDStagePlan | None
     release: ReleasePlan | None
     total: PrivacyAccount
-    ledger: BudgetLedger
+    caps: dict[str, float]
 
 
 def _dpsgd(ledger: BudgetLedger, stage: str, mode: str, sigma: float, schedule: DPSGDPlan, clip_norm: float, *,
@@ -75,8 +79,15 @@ def _dpsgd(ledger: BudgetLedger, stage: str, mode: str, sigma: float, schedule: 
     return DPSGDStagePlan(stage, mode, sigma, schedule, steps, clip_norm, ledger.spent(stage))
 
 
-def plan_budget(config: RunConfig, num_samples: int) -> BudgetPlan:
+#: The total a calibrated split reaches is within this fraction below the target, never above it.
+TOTAL_TOLERANCE = 0.005
+
+
+def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] | None = None) -> BudgetPlan:
     """The noise and ε of every DP stage of ``config`` for ``num_samples`` private samples.
+
+    Args:
+        caps: The ledger's stage caps to plan with; default :func:`stage_caps` (what a run uses).
 
     Raises:
         ValueError: ``num_samples`` < 1.
@@ -84,8 +95,11 @@ def plan_budget(config: RunConfig, num_samples: int) -> BudgetPlan:
     if num_samples < 1:
         raise ValueError(f"the number of private samples must be at least 1, got {num_samples}")
     privacy = config.privacy
-    ledger = BudgetLedger(privacy.epsilon, privacy.delta, dict(privacy.stages), neighbouring=privacy.neighbouring,
-                          reproducible_noise=privacy.reproducible_noise)
+    caps = stage_caps(config, num_samples) if caps is None else caps
+    # Each stage calibrates against its own cap, as in a run; the simulated ledger's total is left roomy so that
+    # the plan can report what a set of caps composes to (stage_caps keeps a run's caps within the true total).
+    ledger = BudgetLedger(max(privacy.epsilon, sum(caps.values())), privacy.delta, caps,
+                          neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise)
     representation = decoder = release = None
     if ledger.stages["representation"] > 0:
         mode, sigma, schedule = representation_sigma(ledger, config.representation, num_samples)
@@ -104,4 +118,45 @@ def plan_budget(config: RunConfig, num_samples: int) -> BudgetPlan:
         ledger.charge(RELEASE_STAGE, mechanism.event, description="planned")
         sizes = {"count": 1, "sum": d, "second_moment": d * (d + 1) // 2, "rff": 2 * m}
         release = ReleasePlan(mechanism.noise_multiplier, mechanism.noise_stds(), sizes, ledger.spent(RELEASE_STAGE))
-    return BudgetPlan(representation, decoder, release, ledger.account(), ledger)
+    return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps))
+
+
+def stage_caps(config: RunConfig, num_samples: int) -> dict[str, float]:
+    """Per-stage ε caps ∝ ``privacy.split`` whose planned events compose to the total ε (within 0.5 %, not above).
+
+    Root-finding (regula falsi, Illinois variant) on the common factor s between 1 (caps sum to ε: always
+    affordable) and the factor at which the largest cap reaches ε; the accountant's total is non-decreasing in s,
+    and the answer is always a factor whose total was computed and found ≤ ε.
+    """
+    privacy = config.privacy
+    target = privacy.epsilon
+
+    def scaled(factor: float) -> dict[str, float]:
+        return {stage: min(factor * share * target, target) for stage, share in privacy.split.items()}
+
+    def excess(factor: float) -> float:
+        return plan_budget(config, num_samples, caps=scaled(factor)).total.epsilon - target
+
+    low, high = 1.0, 1.0 / max(privacy.split.values())
+    f_low, f_high = excess(low), excess(high)
+    if f_high <= 0:
+        return scaled(high)
+    side = 0
+    for _ in range(30):
+        if f_low >= -TOTAL_TOLERANCE * target:
+            break
+        middle = high - f_high * (high - low) / (f_high - f_low)
+        if not low < middle < high:
+            middle = 0.5 * (low + high)
+        f_middle = excess(middle)
+        if f_middle <= 0:
+            low, f_low = middle, f_middle
+            if side == -1:
+                f_high *= 0.5  # Illinois: keep the stale end from stalling the interpolation
+            side = -1
+        else:
+            high, f_high = middle, f_middle
+            if side == 1:
+                f_low *= 0.5
+            side = 1
+    return scaled(low)

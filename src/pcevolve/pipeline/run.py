@@ -16,8 +16,11 @@ Randomness (``pcevolve.randomness``): every mechanism draws from the secure sour
 config asks for reproducible noise (then the run is labelled not DP everywhere); every public
 choice comes from its own seeded stream, never from the noise's generator.
 
-Resume: the ledger (signed with a key in ``secure/``) exists from the moment the run folder does,
-and a resumed run refuses to continue without it. Each stage writes its outputs and then a marker
+Budget: the ledger (signed with a key in ``secure/``) is made right after the data is read, before
+the first charge, with stage caps scaled from ``privacy.split`` so that the accountant's total over
+the planned releases is the total ε (``pipeline.plan.stage_caps``).
+
+Resume: a run that has (or had) a ledger refuses to continue without it intact. Each stage writes its outputs and then a marker
 ``stages/<name>.json``; a resumed run loads finished stages instead of recomputing them, and the
 search continues from its last generation checkpoint, so with reproducible noise the delivered set
 equals an uninterrupted run's. A DP stage interrupted *between* its first charge and its marker
@@ -47,6 +50,7 @@ from pcevolve.evolution import EvolutionSettings
 from pcevolve.fitness import FitnessTargets
 from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
 from pcevolve.pipeline.deliver import decode_candidate, write_image_folder, write_synthetic_arrays
+from pcevolve.pipeline.plan import plan_budget, stage_caps
 from pcevolve.pipeline.plots import write_fitness_curve
 from pcevolve.pipeline.secure_zone import SecureZone, SecureZoneError, split_training_record
 from pcevolve.privacy import BudgetLedger
@@ -127,16 +131,15 @@ def open_run(config: RunConfig | None, *, root: str | Path = "runs",
         if config is not None and config_hash(config) != config_hash(saved):
             raise RunError(f"{folder.path} was started with another configuration; resume it without a config "
                            "or start a new run with another name")
-        _open_ledger(folder, saved)  # refuses now, before any data is read, if the ledger cannot be trusted
+        if SecureZone(folder).has_ledger():
+            _open_ledger(folder, saved)  # refuses now, before any data is read, if the ledger cannot be trusted
         return saved, folder, True
     assert config is not None
     target = Path(root) / config.name
     if target.exists():
         raise RunError(f"run folder {target} already exists: resume it with `pcevolve run --resume {target}` "
                        "or choose another `name:` in the config")
-    folder = RunFolder.create(root, config)
-    SecureZone(folder).create_ledger(config.privacy)
-    return config, folder, False
+    return config, RunFolder.create(root, config), False
 
 
 def _open_ledger(folder: RunFolder, config: RunConfig) -> BudgetLedger:
@@ -144,6 +147,19 @@ def _open_ledger(folder: RunFolder, config: RunConfig) -> BudgetLedger:
         return SecureZone(folder).open_ledger(config.privacy)
     except SecureZoneError as error:
         raise RunError(str(error)) from None
+
+
+def _ledger(folder: RunFolder, config: RunConfig, num_samples: int) -> BudgetLedger:
+    """The run's ledger: reopened and verified if it has one, else made now, before the first charge, with stage
+    caps scaled from ``privacy.split`` so that the accountant's total over the planned releases is the total ε."""
+    secure = SecureZone(folder)
+    if secure.has_ledger():
+        return _open_ledger(folder, config)
+    caps = stage_caps(config, num_samples)
+    ledger = secure.create_ledger(config.privacy, caps)
+    folder.record("budget", caps=caps, split=dict(config.privacy.split), epsilon=config.privacy.epsilon,
+                  planned_total=plan_budget(config, num_samples, caps=caps).total.epsilon)
+    return ledger
 
 
 def _load_data(config: RunConfig) -> tuple[LabeledDataset, np.ndarray | None]:
@@ -193,9 +209,6 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     stages = _Stages(folder)
     secure = SecureZone(folder)
     randomness = run_randomness(config)
-    ledger = _open_ledger(folder, config)
-    if not ledger.is_dp:
-        logger.warning("reproducible noise: this run is NOT differentially private")
     private_stages = ["data", "representation", "release"]
     if config.decoder.training != "public":
         private_stages.append("decoder")
@@ -208,6 +221,9 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     except SecureZoneError as error:
         raise RunError(str(error)) from None
     _check_data(config, private, public)
+    ledger = _ledger(folder, config, len(private.labels))
+    if not ledger.is_dp:
+        logger.warning("reproducible noise: this run is NOT differentially private")
     sample_shape = tuple(private.samples.shape[1:])
     class_names = private.class_names
     seconds["data"] = time.perf_counter() - t

@@ -48,14 +48,24 @@ class SecureZone:
 
     # ------------------------------------------------------------------ the ledger
 
-    def create_ledger(self, privacy: "PrivacyConfig") -> BudgetLedger:
-        """A new run's signed, empty ledger (and its key); both exist before any stage runs."""
+    def create_ledger(self, privacy: "PrivacyConfig", caps: dict[str, float]) -> BudgetLedger:
+        """The run's signed, empty ledger with these stage caps, and its key; written before any charge."""
         self.root.mkdir(exist_ok=True)
         key = new_ledger_key()
         atomic_write_bytes(self.key_path, key.hex().encode("ascii"))
         os.chmod(self.key_path, 0o600)
-        return BudgetLedger(privacy.epsilon, privacy.delta, dict(privacy.stages), path=self.folder.ledger_path,
+        return BudgetLedger(privacy.epsilon, privacy.delta, caps, path=self.folder.ledger_path,
                             neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise, key=key)
+
+    def has_ledger(self) -> bool:
+        """Whether this run has (or had) a ledger: then it must be found intact to continue.
+
+        A run gets its ledger after reading its data and before its first charge, so a folder without a ledger,
+        without a key and without any finished stage has spent nothing.
+        """
+        stages = self.folder.path / "stages"
+        return (self.folder.ledger_path.exists() or self.key_path.exists()
+                or (stages.is_dir() and any(stages.glob("*.json"))))
 
     def open_ledger(self, privacy: "PrivacyConfig") -> BudgetLedger:
         """The run's ledger, checked against its key and the config's privacy settings.
@@ -76,11 +86,19 @@ class SecureZone:
             raise SecureZoneError(f"{self.key_path} is missing or damaged, so {path} cannot be verified; refusing "
                                   f"to resume. {restart}") from None
         try:
-            return BudgetLedger.open(path, privacy.epsilon, privacy.delta, dict(privacy.stages),
-                                     neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise,
-                                     key=key)
+            ledger = BudgetLedger.load(path, key=key)
         except (LedgerError, ValueError) as error:
             raise SecureZoneError(f"cannot resume with {path}: {error}. {restart}") from None
+        # The caps were calibrated when the ledger was made (they depend on n); the rest must match the config.
+        wanted = {"total ε": privacy.epsilon, "δ": privacy.delta, "neighbouring relation": privacy.neighbouring,
+                  "reproducible noise": privacy.reproducible_noise, "stages": sorted(privacy.split)}
+        found = {"total ε": ledger.total_epsilon, "δ": ledger.delta, "neighbouring relation": ledger.neighbouring,
+                 "reproducible noise": ledger.reproducible_noise, "stages": sorted(ledger.stages)}
+        differ = [name for name in wanted if wanted[name] != found[name]]
+        if differ:
+            raise SecureZoneError(f"cannot resume with {path}: it was made for other privacy settings "
+                                  f"({', '.join(differ)}). {restart}")
+        return ledger
 
     # ------------------------------------------------------------------ private facts
 

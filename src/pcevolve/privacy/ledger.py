@@ -160,7 +160,8 @@ class BudgetLedger:
     Args:
         total_epsilon: The run's total ε.
         delta: The run's δ; every ε is computed at it.
-        stages: Stage name → ε cap. Caps must be non-negative and sum to at most ``total_epsilon``.
+        stages: Stage name → ε cap, each non-negative and at most ``total_epsilon``. They may sum to more: the
+            accountant composes stages sub-additively, and every charge is also checked against the total.
         path: Where to keep the ledger file. It must not exist yet (use :meth:`load` or
             :meth:`open` to resume); it is written at once and after every charge.
         neighbouring: The neighbouring relation all sensitivities refer to.
@@ -201,8 +202,11 @@ class BudgetLedger:
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"stage {name!r} cap must be non-negative and finite, got {cap!r}")
             caps[name] = value
-        if math.fsum(caps.values()) > total * (1 + 1e-12):
-            raise ValueError(f"stage caps sum to {math.fsum(caps.values()):g}, more than the total ε {total:g}")
+        # Caps may sum to more than the total: composition is sub-additive, so a run's caps are scaled until the
+        # accountant's total over all stages is the total ε. The total is the guarantee; a cap above it never is.
+        for name, value in caps.items():
+            if value > total * (1 + 1e-12):
+                raise ValueError(f"stage {name!r} cap {value:g} exceeds the total ε {total:g}")
         if not (0.0 < pld_discretization <= 0.1):
             raise ValueError(f"pld_discretization must be in (0, 0.1], got {pld_discretization!r}")
         self._total = total
@@ -230,9 +234,16 @@ class BudgetLedger:
     # ----------------------------------------------------------------- construction
 
     @classmethod
-    def from_config(cls, privacy: "PrivacyConfig", *, path: str | os.PathLike[str] | None = None) -> "BudgetLedger":
-        """A new ledger with the budget of a :class:`~pcevolve.config.PrivacyConfig`."""
-        return cls(privacy.epsilon, privacy.delta, dict(privacy.stages), path=path,
+    def from_config(cls, privacy: "PrivacyConfig", *, caps: Mapping[str, float] | None = None,
+                    path: str | os.PathLike[str] | None = None) -> "BudgetLedger":
+        """A new ledger with the budget of a :class:`~pcevolve.config.PrivacyConfig`.
+
+        Args:
+            caps: Stage caps; default the shares of ``privacy.split`` times the total ε (caps summing to ε,
+                which composition spends only in part: a run scales them, see ``pcevolve.pipeline.plan``).
+        """
+        stages = dict(caps) if caps is not None else {k: v * privacy.epsilon for k, v in privacy.split.items()}
+        return cls(privacy.epsilon, privacy.delta, stages, path=path,
                    neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise)
 
     @classmethod

@@ -1,0 +1,32 @@
+"""The stage caps a run uses: the shares scaled until the accountant's total is the ε asked for."""
+
+import pytest
+
+from pcevolve.config import parse_config
+from pcevolve.pipeline.plan import TOTAL_TOLERANCE, plan_budget, stage_caps
+
+
+@pytest.mark.parametrize("privacy, n", [
+    ({}, 500),
+    ({"epsilon": 1.0}, 500),
+    ({"epsilon": 8.0, "split": {"representation": 0.5, "fitness": 0.5}}, 200),
+    ({"epsilon": 2.0, "neighbouring": "replace_one"}, 500),
+    ({"epsilon": 3.0, "split": {"fitness": 1.0}}, 50),
+])
+def test_calibrated_caps_compose_to_the_total_asked_for(privacy, n):
+    config = parse_config({"privacy": privacy})
+    caps = stage_caps(config, n)
+    total = plan_budget(config, n, caps=caps).total.epsilon
+    target = config.privacy.epsilon
+    assert target * (1 - TOTAL_TOLERANCE) <= total <= target
+    shares = config.privacy.split
+    scale = {stage: caps[stage] / (share * target) for stage, share in shares.items() if share > 0}
+    assert max(scale.values()) == pytest.approx(min(scale.values()))  # one factor for every stage: the split holds
+    assert min(scale.values()) >= 1.0
+
+
+def test_given_sigma_configs_are_planned_with_the_steps_the_budget_allows():
+    config = parse_config({"representation": {"noise_multiplier": 3.0, "epochs": 200}})
+    plan = plan_budget(config, 500)
+    assert plan.representation.mode == "given" and 0 < plan.representation.steps < plan.representation.schedule.steps
+    assert plan.total.epsilon <= config.privacy.epsilon
