@@ -13,7 +13,8 @@ def test_defaults_are_the_seeds():
     assert config.search.generations == 120
     assert config.privacy.epsilon == 8.0
     assert config.privacy.delta == 1e-5
-    assert config.privacy.split == {"representation": 0.375, "fitness": 0.625, "decoder": 0.0, "delivery": 0.0}
+    # Measured, not the seed's 3 : 5: the whole budget on the release (schema.py says why).
+    assert config.privacy.split == {"representation": 0.0, "fitness": 1.0, "decoder": 0.0, "delivery": 0.0}
     assert config.representation.temperature == 0.07
     assert config.representation.queue_size == 8192
     assert config.representation.momentum == 0.999

@@ -32,6 +32,8 @@ def _tiny_config(data_root, name="tiny", **overrides):
                    "basis_dim": 8, "roundtrip_public": 100, "roundtrip_every": 2, "roundtrip_per_class": 4,
                    "rff_features": 32, "validation_per_class": 20, "synthetic_multiplier": 1,
                    "top_candidates": 2, "coarse_generations": 2, "polynomial_every": 3},
+        # The seed's split, not the default (all on the release), so that end-to-end tests run DP-SGD too.
+        "privacy": {"split": {"representation": 0.375, "fitness": 0.625}},
     }
     for dotted, value in overrides.items():
         section, key = dotted.split(".")

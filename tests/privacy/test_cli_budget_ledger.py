@@ -21,8 +21,20 @@ from pcevolve.run_folder import RunFolder
 runner = CliRunner()
 
 
-def test_budget_plan_shows_the_split_and_the_seed_dpsgd_sigma():
-    result = runner.invoke(budget_commands.app, ["plan", "--epsilon", "8", "--delta", "1e-5"])
+SEED_SPLIT = {"privacy": {"split": {"representation": 0.375, "fitness": 0.625}}}
+
+
+def test_budget_plan_by_default_puts_the_whole_budget_on_the_release():
+    result = runner.invoke(budget_commands.app, ["plan"])
+    assert result.exit_code == 0, result.output
+    assert "100.0%" in result.output and "8.000" in result.output and "DP-SGD for" not in result.output
+    assert "ε = 7.999" in result.output  # calibration never overshoots: just below 8
+
+
+def test_budget_plan_shows_the_split_and_the_seed_dpsgd_sigma(tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump(SEED_SPLIT))
+    result = runner.invoke(budget_commands.app, ["plan", "--epsilon", "8", "--delta", "1e-5", "--config", str(config)])
     assert result.exit_code == 0, result.output
     out = result.output
     for text in ("representation", "fitness", "decoder", "delivery", "37.5%", "62.5%",
@@ -43,7 +55,7 @@ def test_budget_plan_shows_the_split_and_the_seed_dpsgd_sigma():
 def test_budget_plan_with_a_given_sigma_reports_affordable_steps(tmp_path):
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump({"representation": {"noise_multiplier": 2.0, "epochs": 10},
-                                      "privacy": {"neighbouring": "replace_one"}}))
+                                      "privacy": {"neighbouring": "replace_one", **SEED_SPLIT["privacy"]}}))
     result = runner.invoke(budget_commands.app, ["plan", "--config", str(config), "--n", "200"])
     assert result.exit_code == 0, result.output
     assert "σ (given in the config)" in result.output and "steps the budget allows" in result.output
@@ -69,7 +81,8 @@ def test_budget_plan_refuses_a_split_that_does_not_add_up(tmp_path):
 
 def _write_ledger(folder, *, reproducible: bool = False) -> BudgetLedger:
     privacy = RunConfig().privacy.model_copy(update={"reproducible_noise": reproducible})
-    ledger = BudgetLedger.from_config(privacy, path=folder.ledger_path)
+    ledger = BudgetLedger.from_config(privacy, caps={"representation": 3.0, "fitness": 5.0, "decoder": 0.0,
+                                                     "delivery": 0.0}, path=folder.ledger_path)
     rng = np.random.default_rng(0) if reproducible else SecureNoise()
     ledger.charge("representation", SubsampledGaussianSteps(0.128, 4.6, 300), description="epochs 1-38")
     GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="fitness", noise=rng,

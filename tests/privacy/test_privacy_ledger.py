@@ -167,7 +167,8 @@ def test_dpsgd_charged_per_epoch_gives_the_same_epsilon_as_one_event():
 
 
 def test_from_config_uses_the_run_budget():
-    ledger = BudgetLedger.from_config(PrivacyConfig(neighbouring="replace_one"))
+    ledger = BudgetLedger.from_config(PrivacyConfig(neighbouring="replace_one",
+                                                    split={"representation": 0.375, "fitness": 0.625}))
     assert ledger.total_epsilon == 8.0 and ledger.delta == 1e-5 and ledger.neighbouring == "replace_one"
     assert dict(ledger.stages) == SEED_STAGES  # shares 3/8 and 5/8 of 8
     scaled = BudgetLedger.from_config(PrivacyConfig(), caps={"representation": 3.9, "fitness": 6.5})

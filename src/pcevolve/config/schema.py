@@ -207,9 +207,12 @@ class PrivacyConfig(_Frozen):
 
     epsilon: float = Field(8.0, gt=0.0)
     delta: float = Field(1e-5, gt=0.0, lt=1.0)
-    # Seed split 3 : 5 of ε = 8 (representation : fitness); decoder and delivery read no private data by default.
+    # Default: the whole budget on the release (the seed splits 3 : 5 between representation and fitness). Measured
+    # on the demo at ε = 8, two seeds, secure noise: the seed's split gave CNN 73.6% / 72.5%, labels right 73.8% /
+    # 67.9%; all on the release 76.7% / 74.6%, 75.9% / 72.2%, and ran faster in less memory. Stage 2 still trains
+    # contrastively on the public pool (free); give ``representation`` a share to fine-tune it on the private data.
     split: dict[StageName, float] = Field(
-        default_factory=lambda: {"representation": 0.375, "fitness": 0.625, "decoder": 0.0, "delivery": 0.0}
+        default_factory=lambda: {"representation": 0.0, "fitness": 1.0, "decoder": 0.0, "delivery": 0.0}
     )
     neighbouring: Literal["add_remove", "replace_one"] = "add_remove"
     # Mechanism noise and private sampling come from the operating system's secure source. True derives them from
