@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pcevolve.pipeline.secure_zone import SecureZone
 from pcevolve.privacy.ledger import BudgetLedger, LedgerError
 from pcevolve.randomness import NOT_DP_WARNING
 from pcevolve.run_folder import RunFolder
@@ -26,9 +27,9 @@ def show(
 ) -> None:
     """Print a ledger as a table; reloading it checks every recorded ε against its events."""
     path = run_dir if run_dir.is_file() else RunFolder(run_dir).ledger_path
-    key_path = path.parent / "secure" / "ledger.key"  # present inside the secure zone only
+    secure = SecureZone(RunFolder(path.parent))  # its key is present inside the secure zone only
     try:
-        key = bytes.fromhex(key_path.read_text(encoding="ascii").strip()) if key_path.is_file() else None
+        key = secure.read_key()
         ledger = BudgetLedger.load(path, key=key)
     except (FileNotFoundError, LedgerError, ValueError) as exc:  # ValueError: a damaged key file
         typer.echo(f"error: {exc}", err=True)
@@ -39,7 +40,7 @@ def show(
     console.print(f"[bold]Privacy ledger[/bold] {path}: total ε cap {ledger.total_epsilon:g}, "
                   f"δ = {ledger.delta:g}, neighbouring relation: {relation}")
     if key is not None:
-        console.print(f"signature: matches this run's key ({key_path}), so the file was not rewritten")
+        console.print(f"signature: matches this run's key ({secure.key_path}), so the file was not rewritten")
     if ledger.is_dp:
         console.print("noise: drawn from the operating system's secure random source (nobody can regenerate it)")
     else:

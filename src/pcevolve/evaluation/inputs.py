@@ -87,12 +87,12 @@ class RunInputs:
 
     def exact_private_counts(self) -> list[int]:
         """The private set's exact per-class counts: for ``secure/`` only."""
-        return np.bincount(self.private.labels, minlength=self.classes).tolist()
+        return list(self.private.class_counts().values())
 
     def describe(self) -> dict[str, Any]:
         """Sizes and sources of every set (JSON-ready; counts only, no content; the private set by its DP counts)."""
-        def counts(dataset: LabeledDataset | None) -> list[int] | None:
-            return None if dataset is None else np.bincount(dataset.labels, minlength=self.classes).tolist()
+        def counts(dataset: LabeledDataset | None) -> list[int] | None:  # every set is read with the same classes
+            return None if dataset is None else list(dataset.class_counts().values())
 
         data = self.config.data
         return {"class_names": list(self.class_names), "image_size": data.image_size, "image_mode": data.image_mode,

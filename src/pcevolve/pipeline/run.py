@@ -209,9 +209,8 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     stages = _Stages(folder)
     secure = SecureZone(folder)
     randomness = run_randomness(config)
-    private_stages = ["data", "representation", "release"]
-    if config.decoder.training != "public":
-        private_stages.append("decoder")
+    decoder_reads_private = config.decoder.training != "public"
+    private_stages = ["data", "representation", "release", *(["decoder"] if decoder_reads_private else [])]
 
     t = time.perf_counter()
     say("reading data")
@@ -255,9 +254,8 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     else:
         _refuse_interrupted(ledger, stages, "decoder", "decoder")
         say(f"stage 4: decoder ({config.decoder.training})")
-        uses_private = config.decoder.training != "public"
         trained = train_decoder(config.decoder, encoder=encoder, sample_shape=sample_shape, public_samples=public,
-                                private_samples=private.samples if uses_private else None, ledger=ledger,
+                                private_samples=private.samples if decoder_reads_private else None, ledger=ledger,
                                 noise=randomness.noise("decoder"), seed=randomness.public_seed("decoder"),
                                 progress=progress)
         decoder = trained.decoder

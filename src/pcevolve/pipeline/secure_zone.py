@@ -46,6 +46,16 @@ class SecureZone:
     def key_path(self) -> Path:
         return self.root / "ledger.key"
 
+    def read_key(self) -> bytes | None:
+        """The ledger's signing key, or ``None`` when this copy of the run folder has no ``secure/ledger.key``.
+
+        Raises:
+            ValueError: The key file exists but is not the hex the run wrote.
+        """
+        if not self.key_path.is_file():
+            return None
+        return bytes.fromhex(self.key_path.read_text(encoding="ascii").strip())
+
     # ------------------------------------------------------------------ the ledger
 
     def create_ledger(self, privacy: "PrivacyConfig", caps: dict[str, float]) -> BudgetLedger:
@@ -81,8 +91,10 @@ class SecureZone:
             raise SecureZoneError(f"{path} is missing, so the privacy budget this run already spent is unknown; "
                                   f"refusing to resume. {restart}")
         try:
-            key = bytes.fromhex(self.key_path.read_text(encoding="ascii").strip())
+            key = self.read_key()
         except (OSError, ValueError):
+            key = None
+        if key is None:
             raise SecureZoneError(f"{self.key_path} is missing or damaged, so {path} cannot be verified; refusing "
                                   f"to resume. {restart}") from None
         try:
