@@ -20,9 +20,9 @@ Budget: the ledger (signed with a key in ``secure/``) is made right after the da
 the first charge, with stage caps scaled from ``privacy.split`` so that the accountant's total over
 the planned releases is the total ε (``pipeline.plan.stage_caps``).
 
-Resume: a run that has (or had) a ledger refuses to continue without it intact. Each stage writes its outputs and then a marker
-``stages/<name>.json``; a resumed run loads finished stages instead of recomputing them, and the
-search continues from its last generation checkpoint, so with reproducible noise the delivered set
+Resume: a run that has (or had) a ledger refuses to continue without it intact. Each stage writes
+its outputs and then a marker ``stages/<name>.json``; a resumed run loads finished stages instead of
+recomputing them, and the search continues from its last generation checkpoint, so with reproducible noise the delivered set
 equals an uninterrupted run's. A DP stage interrupted *between* its first charge and its marker
 cannot be resumed: its budget is spent and re-running it would pay again, so the run stops with a
 message saying so (start a new run).
