@@ -147,7 +147,7 @@ def main() -> None:
     heldout, pool = public[order[: args.heldout]], public[order[args.heldout :]]
 
     encoder = (ImageEncoder.load(args.encoder) if args.encoder
-               else build_encoder(config.representation, seed=args.seed)).eval()
+               else build_encoder(config.representation, seed=args.seed, sample_shape=public.shape[1:])).eval()
     results: dict = {"config": config.decoder.model_dump(), "threads": torch.get_num_threads(),
                      "public_pool": int(len(pool)), "heldout_public": int(len(heldout))}
     untrained = build_decoder(config.decoder, feature_dim=encoder.feature_dim, sample_shape=public.shape[1:],

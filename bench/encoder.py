@@ -70,7 +70,7 @@ def main() -> None:
     results: dict = {"config": rep.model_dump(), "epsilon_representation": args.epsilon, "threads": torch.get_num_threads()}
 
     # Throughput of the frozen trunk on augmented views (what the view banks cost).
-    encoder = build_encoder(rep, seed=args.seed)
+    encoder = build_encoder(rep, seed=args.seed, sample_shape=private.samples.shape[1:])
     batch = to_float_images(private.samples[:256])
     views = ImageAugmentation(strength=config.augment.strength)(batch, generator=torch.Generator().manual_seed(0))
     started = time.perf_counter()

@@ -43,7 +43,7 @@ from pcevolve.encoders import ImageEncoder
 from pcevolve.evaluation import classification_metrics, linear_probe, predict, train_cnn
 from pcevolve.evaluation.features import independent_encoder, pooled_features
 from pcevolve.evolution import EvolutionSettings
-from pcevolve.pipeline import build_problem, load_public_side, round_trip_model
+from pcevolve.pipeline import build_problem, class_territories, load_public_side, round_trip_model
 from pcevolve.pipeline.deliver import decode_candidate
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.noise import GeneratorNoise
@@ -73,10 +73,11 @@ def probe_result(features, labels, test_features, test_labels, *, classes):
     return {"accuracy": float(metrics.accuracy), "per_class": [float(a) for a in metrics.per_class_accuracy]}
 
 
-def decode_set(problem, vector, counts, *, oversample, seed, basis, encoder, decoder):
+def decode_set(problem, vector, counts, *, oversample, seed, basis, encoder, decoder, territories=None):
     """The run's own delivery step (pipeline.deliver.decode_candidate) for any individual."""
     return decode_candidate(problem.space, vector, counts, oversample=oversample, rng=np.random.default_rng(seed),
-                            basis=basis, encoder=encoder, decoder=decoder, targets=problem.targets)
+                            basis=basis, encoder=encoder, decoder=decoder, targets=problem.targets,
+                            territories=territories)
 
 
 def timed_generation(problem: SearchProblem, population: int, seed: int) -> float:
@@ -105,9 +106,11 @@ def main() -> None:
     basis, public_pairs, clip_norm, _ = load_public_side(folder)
     checked = folder.path / "search" / "roundtrips.npz"
     # The round trip as the run ended: exact for a retrieval decoder, else the surrogate after its last refit.
-    surrogate = round_trip_model(decoder, basis, SurrogateData.load(checked) if checked.exists() else public_pairs)
-    exact = isinstance(decoder, KnownEncodings)
     release = StatisticsRelease.load(folder.path / "release.npz")
+    territories = class_territories(config, release, basis, decoder)
+    surrogate = round_trip_model(decoder, basis, SurrogateData.load(checked) if checked.exists() else public_pairs,
+                                 territories)
+    exact = isinstance(decoder, KnownEncodings)
     problem = build_problem(config, release, surrogate, basis=basis)
     private = read_image_folder(config.data.private, size=config.data.image_size, mode=config.data.image_mode)
     test = read_image_folder(config.data.test, size=config.data.image_size, mode=config.data.image_mode)
@@ -121,7 +124,7 @@ def main() -> None:
     # delivery is not a row-by-row decode).
     evolved = read_image_folder(folder.path / "synthetic", size=config.data.image_size, mode=config.data.image_mode)
     counts = np.bincount(evolved.labels, minlength=classes)
-    decode = dict(seed=args.seed + 11, basis=basis, encoder=encoder, decoder=decoder)
+    decode = dict(seed=args.seed + 11, basis=basis, encoder=encoder, decoder=decoder, territories=territories)
     baseline = decode_set(problem, problem.space.baseline(), counts, oversample=1.0, **decode)
     sets = {"evolved_delivered": (evolved.samples, evolved.labels),
             "baseline_dp_gaussians": (baseline.samples, baseline.labels)}
@@ -185,7 +188,7 @@ def main() -> None:
                                                       "patience": args.schedules, **update})
             history: list[dict] = []
             with tempfile.TemporaryDirectory() as scratch:
-                start = round_trip_model(decoder, basis, public_pairs)
+                start = round_trip_model(decoder, basis, public_pairs, territories)
                 outcome = run_search(build_problem(config, release, start, basis=basis),
                                      EvolutionSettings.from_config(search), seed=config.seed, folder=Path(scratch),
                                      record=history.append, round_trip=None if exact else real_round_trip,

@@ -7,7 +7,9 @@ from pydantic import ValidationError
 from pcevolve.config import DecoderConfig
 from pcevolve.decoders import KnownEncodings, NearestPublicDecoder, load_decoder
 from pcevolve.search.basis import PublicBasis
+from pcevolve.decoders.check import unit_vectors
 from pcevolve.search.roundtrip import ExactRoundTrip
+from pcevolve.search.territory import ClassTerritories
 
 
 class StubEncoder:
@@ -86,6 +88,34 @@ def test_exact_round_trip_in_the_reduced_space_matches_the_decoder():
     chosen = exact.choose(z)
     np.testing.assert_array_equal(chosen, decoder.nearest(basis.expand(z)))
     np.testing.assert_allclose(exact.predict(z), basis.reduce(encodings[chosen]))
+
+
+def test_class_territories_confine_retrieval_and_the_exact_round_trip_alike():
+    pool = _pool(60, seed=4)
+    decoder, _ = _fitted(pool)
+    basis = PublicBasis.fit(decoder.encodings, 4)
+    territories = ClassTerritories(members=(np.arange(0, 60, 3), np.arange(1, 60, 3)))
+    z = np.random.default_rng(5).standard_normal((40, 4)) * 0.5
+    labels = np.repeat([0, 1], 20)
+    exact = ExactRoundTrip.build(decoder.encodings, basis, territories)
+    chosen = exact.choose(z, labels)
+    assert np.all(chosen[:20] % 3 == 0) and np.all(chosen[20:] % 3 == 1)
+    # Within its territory each row gets what the unconfined decoder would give it among those samples.
+    for k in (0, 1):
+        members = territories.members[k]
+        rows = labels == k
+        scores = unit_vectors(basis.expand(z[rows]).astype(np.float32)) @ unit_vectors(decoder.encodings[members]).T
+        np.testing.assert_array_equal(chosen[rows], members[np.argmax(scores, axis=1)])
+    np.testing.assert_allclose(exact.predict(z, labels), basis.reduce(decoder.encodings[chosen]))
+    # Delivery: distinct samples, each class from its own territory; a territory smaller than the request is
+    # used round by round.
+    rows = decoder.assign_distinct(basis.expand(z).astype(np.float32), labels, territories=territories)
+    assert np.all(rows[:20] % 3 == 0) and np.all(rows[20:] % 3 == 1) and len(set(rows.tolist())) == 40
+    many = np.zeros(45, dtype=np.int64)
+    rows = decoder.assign_distinct(np.ones((45, 6), np.float32), many, territories=territories)
+    assert set(rows.tolist()) == set(territories.members[0].tolist()) and np.bincount(rows).max() == 3
+    with pytest.raises(ValueError, match="each row's class"):
+        exact.choose(z)
 
 
 def test_unfitted_decoder_and_wrong_inputs_are_refused():

@@ -119,3 +119,30 @@ def test_bulk_trunk_activations_can_feed_a_trainable_top(encoder):
     encoder.top(cached).sum().backward()
     assert any(p.grad is not None for p in encoder.top.parameters())
     encoder.zero_grad(set_to_none=True)
+
+
+def test_pixel_view_joins_the_projection_with_the_downsampled_image_and_survives_save_and_load(tmp_path):
+    from pcevolve.config import RepresentationConfig
+    from pcevolve.encoders import build_encoder
+
+    config = RepresentationConfig(input_size=32, proj_hidden_dim=32, feature_dim=64, pixel_view=14)
+    encoder = build_encoder(config, seed=0, sample_shape=(28, 28)).eval()
+    assert (encoder.meta.pixel_side, encoder.meta.pixel_channels) == (14, 1)
+    assert encoder.feature_dim == 64 + 14 * 14 and encoder.projected_dim == 64
+    images = _images(5, seed=4)
+    pooled, features = encoder.encode_both(images)
+    assert features.shape == (5, 64 + 196)
+    np.testing.assert_allclose(np.linalg.norm(features, axis=1), 1.0, rtol=1e-5)
+    # The second half is the image itself, averaged over 2x2 blocks and scaled to unit length / √2.
+    blocks = images.astype(np.float64).reshape(5, 14, 2, 14, 2).mean(axis=(2, 4)).reshape(5, -1) / 255
+    np.testing.assert_allclose(features[:, 64:], blocks / np.linalg.norm(blocks, axis=1, keepdims=True) / np.sqrt(2),
+                               atol=1e-6)
+    with torch.no_grad():
+        differentiable = encoder.search_features(to_float_images(images)).numpy()
+    np.testing.assert_allclose(differentiable, features, atol=1e-5)
+    encoder.save(tmp_path)
+    np.testing.assert_array_equal(ImageEncoder.load(tmp_path).encode_both(images)[1], features)
+    # Colour keeps its channels; an image smaller than the view keeps its own size; 0 turns the view off.
+    assert build_encoder(config, seed=0, sample_shape=(10, 12, 3)).feature_dim == 64 + 3 * 10 * 10
+    off = RepresentationConfig(input_size=32, proj_hidden_dim=32, feature_dim=64, pixel_view=0)
+    assert build_encoder(off, seed=0, sample_shape=(28, 28)).feature_dim == 64

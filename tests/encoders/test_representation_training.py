@@ -29,7 +29,7 @@ def digits():
 def _run(digits, *, budget=1.0, seed=0, noise_seed=1, public=True, ledger=None, **overrides):
     private, pool = digits
     config = RepresentationConfig(**{**SMALL, **overrides})
-    encoder = build_encoder(config, seed=seed)
+    encoder = build_encoder(config, seed=seed, sample_shape=private.shape[1:])
     ledger = ledger or BudgetLedger(8.0, 1e-5, {"representation": budget, "fitness": 5.0}, reproducible_noise=True)
     result = train_representation(encoder, private, pool if public else None, config=config, augment=AugmentConfig(),
                                   ledger=ledger, noise=GeneratorNoise(np.random.default_rng(noise_seed)), seed=seed)
@@ -69,7 +69,7 @@ def test_zero_budget_keeps_the_pretrained_trunk_and_never_reads_private_data(dig
     private, pool = digits
     guarded = np.zeros_like(private).view(_Untouchable)
     config = RepresentationConfig(**SMALL)
-    encoder = build_encoder(config, seed=0)
+    encoder = build_encoder(config, seed=0, sample_shape=private.shape[1:])
     ledger = BudgetLedger(8.0, 1e-5, {"representation": 0.0, "fitness": 5.0}, reproducible_noise=True)
     result = train_representation(encoder, guarded, pool, config=config, augment=AugmentConfig(), ledger=ledger,
                                   noise=GeneratorNoise(np.random.default_rng(0)), seed=0)
@@ -136,7 +136,8 @@ def test_public_choices_do_not_depend_on_the_private_batch_sizes(digits, monkeyp
         monkeypatch.setattr(DPSGDMechanism, "sample_batch", record_batch)
         config = RepresentationConfig(**SMALL)
         ledger = BudgetLedger(8.0, 1e-5, {"representation": 1.0, "fitness": 5.0}, reproducible_noise=True)
-        train_representation(build_encoder(config, seed=0), private_images, pool, config=config,
+        train_representation(build_encoder(config, seed=0, sample_shape=private_images.shape[1:]), private_images,
+                             pool, config=config,
                              augment=AugmentConfig(), ledger=ledger,
                              noise=GeneratorNoise(np.random.default_rng(noise_seed)), seed=0)
         monkeypatch.undo()

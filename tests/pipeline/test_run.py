@@ -45,7 +45,8 @@ def test_run_writes_the_synthetic_set_ledger_and_records(uninterrupted):
     counts = [len(list((folder / "synthetic" / n).glob("*.png"))) for n in names]
     assert counts == uninterrupted.synthetic_counts and all(c > 0 for c in counts)
     arrays = synthetic_arrays(folder)
-    assert len(arrays["labels"]) == sum(counts) and arrays["features"].shape[1] == 64
+    # The search features: the 64-d projection joined with the images' own pixels (the tiny config's 16 px, grey).
+    assert len(arrays["labels"]) == sum(counts) and arrays["features"].shape[1] == 64 + 16 * 16
     for name in ("ledger.json", "records.jsonl", "manifest.json", "config.yaml", "fitness_curve.png"):
         assert (folder / name).exists(), name
     ledger = BudgetLedger.load(folder / "ledger.json")  # recomputes every ε from the events
@@ -179,6 +180,10 @@ def test_cli_run_prints_a_summary_and_bad_data_fails_cleanly(tiny_config, tmp_pa
 def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_round_trip(tiny_config, tiny_data,
                                                                                           tmp_path):
     from pcevolve.data import read_image_folder, read_unlabeled_images
+    from pcevolve.decoders import load_decoder
+    from pcevolve.pipeline import class_territories, load_public_side
+    from pcevolve.run_folder import RunFolder
+    from pcevolve.search.release import StatisticsRelease
 
     config = tiny_config(name="retrieval", **{"decoder.name": "nearest-public"})
     outcome = _run(config, tmp_path)
@@ -194,3 +199,10 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
     assert len(set(delivered_rows)) == len(delivered_rows)  # and none twice (the pool is large enough)
     assert sum(outcome.synthetic_counts) == len(delivered_rows)
     assert BudgetLedger.load(folder / "ledger.json").spent() <= 8.0 + 1e-9
+    # Class k is delivered only from k's territory, which is rebuilt from the folder's public files alone.
+    territories = class_territories(config, StatisticsRelease.load(folder / "release.npz"),
+                                    load_public_side(RunFolder.open(folder))[0], load_decoder(folder / "decoder"))
+    pool = {k: {row.tobytes() for row in load_decoder(folder / "decoder").samples[members]}
+            for k, members in enumerate(territories.members)}
+    assert all(row in pool[k] for row, k in zip(delivered_rows, delivered.labels))
+    assert [r for r in records if r["kind"] == "territories"][0]["sizes"] == territories.sizes()

@@ -24,12 +24,18 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from pcevolve.config import DecoderConfig
-from pcevolve.decoders.base import META_FILE, DecoderTrainingResult, decoder_from_meta, write_decoder_meta
+from pcevolve.decoders.base import (
+    META_FILE,
+    DecoderTrainingResult,
+    decoder_from_meta,
+    write_decoder_meta,
+)
 from pcevolve.decoders.check import unit_vectors
 from pcevolve.io import atomic_write_npz
 
 if TYPE_CHECKING:
     from pcevolve.encoders import ImageEncoder
+    from pcevolve.search.territory import ClassTerritories
 
 _POOL = "pool.npz"
 _CHUNK = 2048  # query rows per similarity block: bounds memory at CHUNK × pool floats
@@ -48,6 +54,29 @@ def best_matches(queries: np.ndarray, keys: np.ndarray, offsets: np.ndarray | No
         if offsets is not None:
             scores += offsets
         chosen[start : start + rows] = np.argmax(scores, axis=1)
+    return chosen
+
+
+def _assign_distinct(queries: np.ndarray, pool: np.ndarray, candidates: int) -> np.ndarray:
+    """Rows of ``pool`` (unit float32) for unit ``queries``, fewest uses first (see ``assign_distinct``)."""
+    size = len(pool)
+    k = min(candidates, size)
+    uses = np.zeros(size, dtype=np.int64)
+    chosen = np.empty(len(queries), dtype=np.int64)
+    for start in range(0, len(queries), _CHUNK):
+        similarity = queries[start:start + _CHUNK] @ pool.T
+        top = np.argpartition(-similarity, k - 1, axis=1)[:, :k] if k < size else \
+            np.tile(np.arange(size), (len(similarity), 1))
+        order = np.argsort(-np.take_along_axis(similarity, top, axis=1), axis=1, kind="stable")
+        top = np.take_along_axis(top, order, axis=1)
+        for row, ranked in enumerate(top):
+            level = uses.min()
+            free = ranked[uses[ranked] == level]
+            # None of the k nearest is at the lowest use count: the best-matching one that is.
+            index = int(free[0]) if len(free) else int(np.flatnonzero(uses == level)[
+                np.argmax(similarity[row, uses == level])])
+            uses[index] += 1
+            chosen[start + row] = index
     return chosen
 
 
@@ -75,9 +104,9 @@ class NearestPublicDecoder:
 
     @property
     def pool_size(self) -> int:
-        return int(len(self.samples))
+        return len(self.samples)
 
-    def fit(self, public_samples: np.ndarray, *, encoder: "ImageEncoder", seed: int,
+    def fit(self, public_samples: np.ndarray, *, encoder: ImageEncoder, seed: int,
             progress: bool = False) -> DecoderTrainingResult:
         """Encode (a seeded subset of) the public pool once; nothing is trained and nothing is charged."""
         samples = np.asarray(public_samples)
@@ -120,47 +149,47 @@ class NearestPublicDecoder:
         return best_matches(self._check(features, labels), unit_vectors(self.encodings).T)  # float32, as stored
 
     def assign_distinct(self, features: np.ndarray, labels: np.ndarray | None = None, *,
-                        candidates: int = 64) -> np.ndarray:
+                        candidates: int = 64, territories: ClassTerritories | None = None) -> np.ndarray:
         """Pool indices with no sample used twice while the pool lasts.
 
         Rows are served in order; each takes the most similar pool sample among its
         ``candidates`` nearest that has been used fewest times so far, so a pool smaller than
         the request is used round by round (every sample once, then twice, …) rather than
-        piling onto a few. Deterministic for fixed inputs.
+        piling onto a few. With ``territories`` a row labelled k draws only from ``members[k]``
+        (and "the pool" above is that territory). Deterministic for fixed inputs.
         """
         queries = self._check(features, labels)
         pool = unit_vectors(self.encodings)  # float32, as stored
-        k = min(candidates, self.pool_size)
-        uses = np.zeros(self.pool_size, dtype=np.int64)
+        if territories is None:
+            return _assign_distinct(queries, pool, candidates)
+        if labels is None:
+            raise ValueError("retrieval within class territories needs each row's class")
+        labels = np.asarray(labels)
         chosen = np.empty(len(queries), dtype=np.int64)
-        for start in range(0, len(queries), _CHUNK):
-            similarity = queries[start:start + _CHUNK] @ pool.T
-            top = np.argpartition(-similarity, k - 1, axis=1)[:, :k] if k < self.pool_size else \
-                np.tile(np.arange(self.pool_size), (len(similarity), 1))
-            order = np.argsort(-np.take_along_axis(similarity, top, axis=1), axis=1, kind="stable")
-            top = np.take_along_axis(top, order, axis=1)
-            for row, ranked in enumerate(top):
-                level = uses.min()
-                free = ranked[uses[ranked] == level]
-                # None of the k nearest is at the lowest use count: the best-matching one that is.
-                index = int(free[0]) if len(free) else int(np.flatnonzero(uses == level)[
-                    np.argmax(similarity[row, uses == level])])
-                uses[index] += 1
-                chosen[start + row] = index
+        for k, members in enumerate(territories.members):
+            rows = np.flatnonzero(labels == k)
+            if len(rows):
+                chosen[rows] = members[_assign_distinct(queries[rows], pool[members], candidates)]
         return chosen
 
     def decode(self, features: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
         """Features (N, feature_dim) → the nearest pool samples (row by row); ``labels`` are not used."""
         return self.samples[self.nearest(features, labels)]
 
-    def decode_known(self, features: np.ndarray, labels: np.ndarray | None = None, *,
-                     distinct: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    def decode_known(self, features: np.ndarray, labels: np.ndarray | None = None, *, distinct: bool = True,
+                     territories: ClassTerritories | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Samples for ``features`` and their encodings (no encoder pass: they were stored at :meth:`fit`).
 
         With ``distinct`` (delivery) no pool sample is returned twice while the pool lasts
-        (:meth:`assign_distinct`); otherwise each row gets its nearest (:meth:`decode`).
+        (:meth:`assign_distinct`, within ``territories`` if given); otherwise each row gets its
+        nearest (:meth:`decode`).
         """
-        rows = self.assign_distinct(features, labels) if distinct else self.nearest(features, labels)
+        if distinct:
+            rows = self.assign_distinct(features, labels, territories=territories)
+        elif territories is not None:
+            raise ValueError("territories apply to distinct retrieval (delivery) only")
+        else:
+            rows = self.nearest(features, labels)
         return self.samples[rows], self.encodings[rows]
 
     def save(self, folder: str | os.PathLike[str]) -> Path:
@@ -172,7 +201,7 @@ class NearestPublicDecoder:
         return target
 
     @classmethod
-    def load(cls, folder: str | os.PathLike[str]) -> "NearestPublicDecoder":
+    def load(cls, folder: str | os.PathLike[str]) -> NearestPublicDecoder:
         """Rebuild a decoder written by :meth:`save`."""
         source = Path(folder)
         decoder = decoder_from_meta(cls, source)

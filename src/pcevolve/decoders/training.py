@@ -112,7 +112,7 @@ def train_public(network: ConvGenerator, public_samples: np.ndarray, *, encoder:
                 recon_log.append(loss.item())
                 if config.consistency_weight > 0 and step % config.consistency_every == 0:
                     sub = slice(0, config.consistency_batch)
-                    _, again = encoder(torch.sigmoid(logits[sub]))
+                    again = encoder.search_features(torch.sigmoid(logits[sub]))
                     cosine = F.cosine_similarity(again, inputs[sub], dim=-1).mean()
                     loss = loss + config.consistency_weight * (1.0 - cosine)
                     consistency_log.append(cosine.item())

@@ -4,7 +4,11 @@ Two outputs (issue: representation stage):
 
 * ``pooled``: the backbone's globally pooled features (1280-d for EfficientNet-Lite), used for
   distances (SPEC R5.3);
-* ``projected``: the projection head's output (256-d by default), the space the search moves in.
+* ``features``: what the search moves in — the projection head's output (256-d by default), joined, when
+  the encoder has a *pixel view*, with the image itself downsampled to ``pixel_side`` pixels a side. Both
+  parts are scaled to unit length and the joined vector by 1/√2, so each weighs the same and the whole has
+  unit length. The pixel view is a fixed public transform (no weights); it is there because pretrained
+  features and raw appearance mislabel different images (docs/search.md §5).
 
 Saved as safetensors (trainable weights only: top blocks and head) plus a JSON metadata file;
 the frozen trunk is re-loaded from its installed package, so nothing pickled is ever read.
@@ -12,6 +16,7 @@ the frozen trunk is re-loaded from its installed package, so nothing pickled is 
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -20,13 +25,19 @@ from typing import Protocol
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from torch import nn
 from tqdm.auto import tqdm
 
-from pcevolve.encoders.backbones import BACKBONES, BackboneTop, BackboneTrunk, load_split_backbone
+from pcevolve.encoders.backbones import (
+    BACKBONES,
+    BackboneTop,
+    BackboneTrunk,
+    load_split_backbone,
+)
 from pcevolve.encoders.bulk import inference_runner
-from pcevolve.encoders.preprocess import backbone_input, to_float_images
+from pcevolve.encoders.preprocess import backbone_input, pixel_view, to_float_images
 from pcevolve.encoders.projection import ProjectionHead
 from pcevolve.io import atomic_write_bytes, atomic_write_json, read_json
 
@@ -52,7 +63,9 @@ class EncoderMeta:
     trainable_blocks: int
     input_size: int
     proj_hidden_dim: int
-    feature_dim: int
+    feature_dim: int  # the projection head's output size
+    pixel_side: int = 0  # 0: no pixel view
+    pixel_channels: int = 0
 
 
 class ImageEncoder(nn.Module):
@@ -74,18 +87,31 @@ class ImageEncoder(nn.Module):
         input_size: int = 64,
         proj_hidden_dim: int = 2048,
         feature_dim: int = 256,
+        pixel_side: int = 0,
+        pixel_channels: int = 0,
         seed: int = 0,
-    ) -> "ImageEncoder":
-        """Load a registered backbone and attach a freshly initialised projection head."""
+    ) -> ImageEncoder:
+        """Load a registered backbone and attach a freshly initialised projection head.
+
+        ``pixel_side`` > 0 adds the pixel view (``pixel_channels`` 1 for grey, 3 for colour images).
+        """
+        if (pixel_side > 0) != (pixel_channels > 0):
+            raise ValueError(f"a pixel view needs both a side and channels, got {pixel_side} and {pixel_channels}")
         trunk, top = load_split_backbone(backbone, trainable_blocks=trainable_blocks)
         head = ProjectionHead(
             top.feature_dim, proj_hidden_dim, feature_dim, generator=torch.Generator().manual_seed(seed)
         )
-        meta = EncoderMeta(backbone, trainable_blocks, input_size, proj_hidden_dim, feature_dim)
+        meta = EncoderMeta(backbone, trainable_blocks, input_size, proj_hidden_dim, feature_dim, pixel_side,
+                           pixel_channels)
         return cls(meta, trunk, top, head)
 
     @property
     def feature_dim(self) -> int:
+        """Size of the search features (:meth:`encode`): the projection plus the pixel view, if any."""
+        return self.meta.feature_dim + self.meta.pixel_channels * self.meta.pixel_side**2
+
+    @property
+    def projected_dim(self) -> int:
         return self.meta.feature_dim
 
     @property
@@ -110,23 +136,38 @@ class ImageEncoder(nn.Module):
         pooled = self.top(self.trunk(self.prepare(images)))
         return pooled, self.head(pooled)
 
+    def join(self, projected: torch.Tensor, images: torch.Tensor) -> torch.Tensor:
+        """Search features from the projection of float ``images`` (N, C, H, W) in [0, 1] and the images."""
+        if self.meta.pixel_side == 0:
+            return projected
+        if images.shape[1] != self.meta.pixel_channels:
+            raise ValueError(f"this encoder's pixel view takes {self.meta.pixel_channels}-channel images, "
+                             f"got {images.shape[1]}")
+        pixels = pixel_view(images, side=self.meta.pixel_side)
+        return torch.cat([F.normalize(projected, dim=1), F.normalize(pixels, dim=1)], dim=1) / math.sqrt(2.0)
+
+    def search_features(self, images: torch.Tensor) -> torch.Tensor:
+        """Float images in [0, 1] → the search features, differentiably (a decoder's consistency loss)."""
+        return self.join(self(images)[1], images)
+
     @torch.no_grad()
     def encode_both(
         self, samples: np.ndarray, *, batch_size: int = 128, progress: bool = False
     ) -> tuple[np.ndarray, np.ndarray]:
-        """uint8 dataset images → (pooled, projected) float32 arrays, computed in batches."""
-        pooled_parts, projected_parts = [], []
+        """uint8 dataset images → (pooled, search features) float32 arrays, computed in batches."""
+        pooled_parts, feature_parts = [], []
         forward = inference_runner(self, len(samples))
         for batch in _batches(samples, batch_size, progress=progress, desc="encoding"):
-            pooled, projected = forward(to_float_images(batch))  # type: ignore[misc]
+            images = to_float_images(batch)
+            pooled, projected = forward(images)  # type: ignore[misc]
             pooled_parts.append(pooled.numpy())
-            projected_parts.append(projected.numpy())
+            feature_parts.append(self.join(projected, images).numpy())
         if not pooled_parts:
             return np.zeros((0, self.pooled_dim), np.float32), np.zeros((0, self.feature_dim), np.float32)
-        return np.concatenate(pooled_parts), np.concatenate(projected_parts)
+        return np.concatenate(pooled_parts), np.concatenate(feature_parts)
 
     def encode(self, samples: np.ndarray) -> np.ndarray:
-        """uint8 dataset images → projected features (N, feature_dim)."""
+        """uint8 dataset images → search features (N, feature_dim)."""
         return self.encode_both(samples)[1]
 
     def trainable_state(self) -> dict[str, torch.Tensor]:
@@ -147,7 +188,7 @@ class ImageEncoder(nn.Module):
         return target
 
     @classmethod
-    def load(cls, folder: str | os.PathLike[str]) -> "ImageEncoder":
+    def load(cls, folder: str | os.PathLike[str]) -> ImageEncoder:
         """Rebuild an encoder saved by :meth:`save`: pretrained trunk from its package, saved top and head."""
         source = Path(folder)
         meta = EncoderMeta(**read_json(source / "encoder.json"))
@@ -159,6 +200,8 @@ class ImageEncoder(nn.Module):
             input_size=meta.input_size,
             proj_hidden_dim=meta.proj_hidden_dim,
             feature_dim=meta.feature_dim,
+            pixel_side=meta.pixel_side,
+            pixel_channels=meta.pixel_channels,
         )
         state = load_file(str(source / "encoder.safetensors"))
         top = {k[len("top."):]: v for k, v in state.items() if k.startswith("top.")}

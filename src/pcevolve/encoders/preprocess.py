@@ -29,3 +29,8 @@ def backbone_input(images: torch.Tensor, *, size: int) -> torch.Tensor:
     if images.shape[-2:] != (size, size):
         images = F.interpolate(images, size=(size, size), mode="bilinear", align_corners=False, antialias=True)
     return (images - 0.5) / 0.5
+
+
+def pixel_view(images: torch.Tensor, *, side: int) -> torch.Tensor:
+    """(N, C, H, W) floats in [0, 1] → (N, C·side²): the images averaged down to ``side`` × ``side``, flattened."""
+    return F.adaptive_avg_pool2d(images, side).flatten(1)

@@ -74,16 +74,25 @@ class RepresentationResult:
         }
 
 
-def build_encoder(config: RepresentationConfig, *, seed: int) -> ImageEncoder:
-    """The pretrained encoder a config asks for, with its trainable depth resolved."""
+def build_encoder(config: RepresentationConfig, *, seed: int, sample_shape: tuple[int, ...]) -> ImageEncoder:
+    """The pretrained encoder a config asks for, with its trainable depth and pixel view resolved.
+
+    ``sample_shape`` is one dataset image's shape, (H, W) grey or (H, W, C) colour: the pixel view keeps
+    its channels and is at most ``config.pixel_view`` and at most the image's own size a side.
+    """
     spec = BACKBONES.get_part(config.backbone)
     blocks = config.trainable_blocks
     if blocks is None:
         blocks = trainable_blocks_for(spec, freeze_fraction=config.freeze_fraction)
     if blocks > spec.n_blocks:
         raise ValueError(f"trainable_blocks {blocks} exceeds the {spec.n_blocks} blocks of {config.backbone}")
+    if len(sample_shape) not in (2, 3):
+        raise ValueError(f"sample_shape must be (H, W) or (H, W, C), got {sample_shape}")
+    side = min(config.pixel_view, *sample_shape[:2])
+    channels = (sample_shape[2] if len(sample_shape) == 3 else 1) if side > 0 else 0
     return ImageEncoder.pretrained(config.backbone, trainable_blocks=blocks, input_size=config.input_size,
-                                   proj_hidden_dim=config.proj_hidden_dim, feature_dim=config.feature_dim, seed=seed)
+                                   proj_hidden_dim=config.proj_hidden_dim, feature_dim=config.feature_dim,
+                                   pixel_side=side, pixel_channels=channels, seed=seed)
 
 
 def _optimizer(params: list[torch.nn.Parameter], kind: str, lr: float, weight_decay: float) -> torch.optim.Optimizer:

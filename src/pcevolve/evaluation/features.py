@@ -1,7 +1,7 @@
 """Feature spaces the evaluation judges in (SPEC R7.2): the search's own and an independent one.
 
 * **Search space** — the run's saved encoder (``RUN/encoder``, EfficientNet-Lite0 fine-tuned under
-  DP plus its projection head), projected features: the space the fitness optimised.
+  DP plus its projection head, joined with the pixel view): the space the fitness optimised.
 * **Independent space** — EfficientNet-Lite2's ImageNet weights, globally pooled 1280-D features,
   nothing trained: a different, larger network that never saw the private data or the fitness.
   The synthetic set cannot have been tuned to it. Input size :data:`INDEPENDENT_INPUT_SIZE`:
@@ -48,5 +48,5 @@ def pooled_features(encoder: ImageEncoder, images: np.ndarray, *, batch_size: in
 
 def projected_features(encoder: ImageEncoder, images: np.ndarray, *, batch_size: int = 256,
                        progress: bool = False) -> np.ndarray:
-    """Projection-head features (float32, (N, feature_dim)) of uint8 images: the search's space."""
+    """The search features (float32, (N, feature_dim)) of uint8 images: projection, plus the pixel view if any."""
     return encoder.encode_both(images, batch_size=batch_size, progress=progress)[1]

@@ -4,11 +4,12 @@ from pcevolve.pipeline.run import (
     RunError,
     RunOutcome,
     build_problem,
+    class_territories,
     load_public_side,
     open_run,
     round_trip_model,
     run_pipeline,
 )
 
-__all__ = ["RunError", "RunOutcome", "build_problem", "load_public_side", "open_run", "round_trip_model",
+__all__ = ["RunError", "RunOutcome", "build_problem", "class_territories", "load_public_side", "open_run", "round_trip_model",
            "run_pipeline"]

@@ -20,6 +20,7 @@ from pcevolve.search.space import SearchSpace
 if TYPE_CHECKING:
     from pcevolve.decoders import Decoder
     from pcevolve.encoders import ImageEncoder
+    from pcevolve.search.territory import ClassTerritories
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,13 +41,19 @@ class DecodedSet:
         return float(np.mean(self.reencoded_classes == self.labels)) if len(self.labels) else float("nan")
 
 
+def delivery_counts(noisy_counts: np.ndarray, multiplier: int) -> np.ndarray:
+    """Per-class delivered size: ``multiplier`` × the *noisy* count (at least 1), post-processing of the release."""
+    return np.maximum(np.round(np.asarray(noisy_counts, dtype=np.float64)), 1).astype(np.int64) * int(multiplier)
+
+
 def decode_candidate(space: SearchSpace, individual: np.ndarray, counts: np.ndarray, *, oversample: float,
-                     rng: np.random.Generator, basis: PublicBasis, encoder: "ImageEncoder", decoder: "Decoder",
-                     targets: FitnessTargets) -> DecodedSet:
+                     rng: np.random.Generator, basis: PublicBasis, encoder: ImageEncoder, decoder: Decoder,
+                     targets: FitnessTargets, territories: ClassTerritories | None = None) -> DecodedSet:
     """Sample ``oversample × counts`` per class, decode, re-encode every sample, keep ``counts`` (consistent first).
 
     A decoder with :class:`~pcevolve.decoders.KnownEncodings` returns the encodings with the
-    samples (the encoder is not run again) and no sample twice while its pool lasts.
+    samples (the encoder is not run again) and no sample twice while its pool (or, with
+    ``territories``, the class's territory) lasts.
 
     Post-processing of the release: reads the DP targets, the released encoder and decoder, and
     synthetic samples only.
@@ -56,7 +63,7 @@ def decode_candidate(space: SearchSpace, individual: np.ndarray, counts: np.ndar
     z, labels = space.sample_counts(individual, drawn, rng)
     features = basis.expand(z).astype(np.float32)
     if isinstance(decoder, KnownEncodings):  # retrieval: encodings are stored, no sample is returned twice
-        samples, encodings = decoder.decode_known(features, labels, distinct=True)
+        samples, encodings = decoder.decode_known(features, labels, distinct=True, territories=territories)
     else:
         samples = decoder.decode(features, labels)
         encodings = reencode_check(encoder, samples, features).reencoded

@@ -49,20 +49,40 @@ from pcevolve.encoders import ImageEncoder, build_encoder, train_representation
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.fitness import FitnessTargets
 from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
-from pcevolve.pipeline.deliver import decode_candidate, write_image_folder, write_synthetic_arrays
+from pcevolve.pipeline.deliver import (
+    decode_candidate,
+    delivery_counts,
+    write_image_folder,
+    write_synthetic_arrays,
+)
 from pcevolve.pipeline.plan import plan_budget, stage_caps
 from pcevolve.pipeline.plots import write_fitness_curve
-from pcevolve.pipeline.secure_zone import SecureZone, SecureZoneError, split_training_record
+from pcevolve.pipeline.secure_zone import (
+    SecureZone,
+    SecureZoneError,
+    split_training_record,
+)
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.randomness import RunRandomness
 from pcevolve.run_folder import RunFolder
 from pcevolve.search.basis import PublicBasis, unit_rows
+from pcevolve.search.class_model import ClassModel
 from pcevolve.search.problem import SearchProblem
-from pcevolve.search.release import StatisticsRelease, public_bandwidth, release_statistics
-from pcevolve.search.roundtrip import ExactRoundTrip, RoundTripSurrogate, SurrogateData, round_trip
+from pcevolve.search.release import (
+    StatisticsRelease,
+    public_bandwidth,
+    release_statistics,
+)
+from pcevolve.search.roundtrip import (
+    ExactRoundTrip,
+    RoundTripSurrogate,
+    SurrogateData,
+    round_trip,
+)
 from pcevolve.search.runner import generation_records, rank_final, run_search
 from pcevolve.search.space import ClassFrames, SearchSpace
+from pcevolve.search.territory import ClassTerritories
 
 logger = logging.getLogger(__name__)
 
@@ -235,7 +255,8 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     else:
         _refuse_interrupted(ledger, stages, "representation", "representation")
         say("stage 2: contrastive representation (DP-SGD)")
-        encoder = build_encoder(config.representation, seed=randomness.public_seed("representation"))
+        encoder = build_encoder(config.representation, seed=randomness.public_seed("representation"),
+                                sample_shape=sample_shape)
         result = train_representation(
             encoder, private.samples, public, config=config.representation, augment=config.augment, ledger=ledger,
             noise=randomness.noise("representation"), seed=randomness.public_seed("representation"),
@@ -302,7 +323,11 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     # Stage 3b — the search, on the release only.
     t = time.perf_counter()
     exact = isinstance(decoder, KnownEncodings)
-    problem = build_problem(config, release, round_trip_model(decoder, basis, surrogate_data), basis=basis)
+    territories = class_territories(config, release, basis, decoder)
+    if territories is not None:
+        folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
+    problem = build_problem(config, release, round_trip_model(decoder, basis, surrogate_data, territories),
+                            basis=basis)
     space = problem.space
 
     def real_round_trip(z: np.ndarray) -> np.ndarray:
@@ -328,7 +353,7 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     t = time.perf_counter()
     best_vector, best_fitness = ranked[0]
     agreement, counts = _deliver(config, folder, stages, space, best_vector, targets, basis, encoder, decoder,
-                                 class_names, say, progress, randomness)
+                                 territories, class_names, say, progress, randomness)
     write_fitness_curve(folder.path / "fitness_curve.png", generation_records(folder.records("generation")))
     seconds["delivery"] = time.perf_counter() - t
     seconds["total"] = time.perf_counter() - started_all
@@ -349,12 +374,32 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     return outcome
 
 
-def round_trip_model(decoder: Decoder, basis: PublicBasis,
-                     surrogate_data: SurrogateData) -> ExactRoundTrip | RoundTripSurrogate:
-    """How the search predicts decode → re-encode: exactly for a retrieval decoder, else the learned surrogate."""
+def round_trip_model(decoder: Decoder, basis: PublicBasis, surrogate_data: SurrogateData,
+                     territories: ClassTerritories | None = None) -> ExactRoundTrip | RoundTripSurrogate:
+    """How the search predicts decode → re-encode: exactly for a retrieval decoder (within its class territories,
+    if any), else the learned surrogate."""
     if isinstance(decoder, KnownEncodings):
-        return ExactRoundTrip.build(decoder.encodings, basis)
+        return ExactRoundTrip.build(decoder.encodings, basis, territories)
     return surrogate_data.fit()
+
+
+def class_model_of(release: StatisticsRelease, basis: PublicBasis) -> ClassModel:
+    """The run's DP class model: the release's means with the public variances of the basis (post-processing)."""
+    return ClassModel.from_release(release.statistics, basis.variances)
+
+
+def class_territories(config: RunConfig, release: StatisticsRelease, basis: PublicBasis,
+                      decoder: Decoder) -> ClassTerritories | None:
+    """Each class's part of a retrieval decoder's pool (``search.territory`` per delivered sample), else None.
+
+    A pure function of the config, the release, the basis and the decoder's public pool: a resumed run and a
+    benchmark reading the run folder get the same territories.
+    """
+    if config.search.territory == 0 or not isinstance(decoder, KnownEncodings):
+        return None
+    counts = delivery_counts(release.statistics.counts, config.search.synthetic_multiplier)
+    sizes = np.ceil(config.search.territory * counts).astype(np.int64)
+    return ClassTerritories.of(basis.reduce(decoder.encodings), class_model_of(release, basis), sizes)
 
 
 def build_problem(config: RunConfig, release: StatisticsRelease,
@@ -363,15 +408,16 @@ def build_problem(config: RunConfig, release: StatisticsRelease,
 
     A pure function of the config, the release, the public basis and the round-trip model, so a
     resumed run (or a benchmark reading a finished run folder) rebuilds exactly the same problem.
-    The label discriminant (consistency term, delivery check) uses the public covariance of the
-    basis, not the noisy DP class covariances.
+    The label discriminant (consistency term, delivery check) is the run's DP class model
+    (:mod:`pcevolve.search.class_model`): public variances of the basis, not the noisy DP class
+    covariances, kept to the directions where the released means rise above their noise.
     """
     search = config.search
     randomness = run_randomness(config)
     targets = FitnessTargets.from_release(release.statistics, release.rff,
                                           validation_per_class=search.validation_per_class,
                                           rng=randomness.public("search"),
-                                          discriminant_covariance=basis.within_covariance())
+                                          discriminant_covariance=class_model_of(release, basis).covariance)
     space = SearchSpace(ClassFrames.from_gaussians(targets.means, targets.covariances))
     return SearchProblem.build(space, targets, search.weights, surrogate, per_class=search.candidate_per_class,
                                eval_seeds=search.eval_seeds, seed=randomness.public_seed("search"))
@@ -411,7 +457,7 @@ def _public_side(config, folder, stages, encoder, decoder, public, say, progress
     arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
     atomic_write_npz(path, clip_norm=np.array(clip_norm), bandwidth=np.array(bandwidth),
                      pairs_inputs=pairs.public_inputs, pairs_outputs=pairs.public_outputs, **arrays)
-    summary = {"public_features": int(len(chosen)), "basis_dim": basis.dim,
+    summary = {"public_features": len(chosen), "basis_dim": basis.dim,
                "basis_variance_share": float(basis.variances.sum()
                                              / max(np.var(unit_rows(features), axis=0, ddof=1).sum(), 1e-12)),
                "clip_norm": clip_norm, "rff_bandwidth": bandwidth, "surrogate_r2": surrogate_r2}
@@ -420,18 +466,18 @@ def _public_side(config, folder, stages, encoder, decoder, public, say, progress
     return basis, pairs, clip_norm, bandwidth
 
 
-def _deliver(config, folder, stages, space, best_vector, targets, basis, encoder, decoder, class_names, say,
-             progress, randomness):
+def _deliver(config, folder, stages, space, best_vector, targets, basis, encoder, decoder, territories,
+             class_names, say, progress, randomness):
     done = stages.done("delivery")
     if done is not None:
         return done["reencode_agreement"], done["counts"]
     say("delivery: decoding the best candidate at full size, re-encoding every sample (R6.3)")
     # Per-class size from the *noisy* counts (post-processing): exact private counts are not released.
-    noisy = np.maximum(np.round(targets.counts), 1).astype(np.int64)
-    counts = noisy * config.search.synthetic_multiplier
+    counts = delivery_counts(targets.counts, config.search.synthetic_multiplier)
     rng = randomness.public("delivery")
     delivered = decode_candidate(space, best_vector, counts, oversample=config.search.delivery_oversample, rng=rng,
-                                 basis=basis, encoder=encoder, decoder=decoder, targets=targets)
+                                 basis=basis, encoder=encoder, decoder=decoder, targets=targets,
+                                 territories=territories)
     labels, reencoded_classes, agreement = delivered.labels, delivered.reencoded_classes, delivered.agreement
     write_image_folder(folder.path / "synthetic", delivered.samples, labels, class_names)
     write_synthetic_arrays(folder.path / "synthetic.npz", features=delivered.features,

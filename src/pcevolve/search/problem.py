@@ -48,7 +48,7 @@ class SearchProblem:
         results = []
         for index in range(len(self.draws)):
             z, labels = self.candidate(individual, index)
-            roundtrip = self.surrogate.predict(z) if self.surrogate is not None else None
+            roundtrip = self.surrogate.predict(z, labels) if self.surrogate is not None else None
             results.append(evaluate(z, labels, self.targets, self.weights, roundtrip=roundtrip))
         terms = {name: float(np.mean([r.terms[name] for r in results])) for name in results[0].terms}
         return FitnessBreakdown(terms=terms, total=float(np.mean([r.total for r in results])))

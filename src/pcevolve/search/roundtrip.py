@@ -22,6 +22,7 @@ returns for a feature, and that sample's encoding, are known exactly, and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,13 +32,14 @@ from pcevolve.decoders.check import reencode_check
 from pcevolve.decoders.nearest import best_matches
 from pcevolve.io import atomic_write_npz
 from pcevolve.search.basis import PublicBasis, unit_rows
+from pcevolve.search.territory import ClassTerritories
 
 if TYPE_CHECKING:
     from pcevolve.decoders import Decoder
     from pcevolve.encoders import ImageEncoder
 
 
-def round_trip(coordinates: np.ndarray, *, basis: PublicBasis, decoder: "Decoder", encoder: "ImageEncoder",
+def round_trip(coordinates: np.ndarray, *, basis: PublicBasis, decoder: Decoder, encoder: ImageEncoder,
                batch_size: int = 256) -> tuple[np.ndarray, np.ndarray]:
     """Real round trip: coordinates → decoded samples → re-encoded coordinates. Returns (samples, coordinates)."""
     features = basis.expand(coordinates).astype(np.float32)
@@ -55,7 +57,7 @@ class RoundTripSurrogate:
     r2: float
 
     @classmethod
-    def fit(cls, inputs: np.ndarray, outputs: np.ndarray, *, ridge: float = 1e-3) -> "RoundTripSurrogate":
+    def fit(cls, inputs: np.ndarray, outputs: np.ndarray, *, ridge: float = 1e-3) -> RoundTripSurrogate:
         """Ridge regression of ``outputs`` on ``inputs`` (both (n, P)); ``r2`` is the in-sample R²."""
         x = np.asarray(inputs, dtype=np.float64)
         y = np.asarray(outputs, dtype=np.float64)
@@ -68,7 +70,8 @@ class RoundTripSurrogate:
         total = max((yc**2).sum(), 1e-12)
         return cls(weights=weights, bias=bias, r2=float(1.0 - residual / total))
 
-    def predict(self, coordinates: np.ndarray) -> np.ndarray:
+    def predict(self, coordinates: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
+        """ẑ for each row (the map is the same for every class: ``labels`` are not used)."""
         return np.asarray(coordinates, dtype=np.float64) @ self.weights + self.bias
 
     def agreement(self, coordinates: np.ndarray, actual: np.ndarray) -> float:
@@ -91,34 +94,54 @@ class ExactRoundTrip:
     (c + B z)/‖c + B z‖ the winner is argmaxₚ (c·uₚ + z·Bᵀuₚ) — the norm of the query does not
     change the argmax — so the search needs only P-dimensional products, and the predicted
     coordinates are the winner's own reduce(uₚ). Same choice as the decoder's row-by-row decode
-    (up to float32 rounding between near-tied pool samples).
+    (up to float32 rounding between near-tied pool samples). With class territories
+    (:mod:`pcevolve.search.territory`) a row labelled k is matched within ``members[k]`` only, as the
+    decoder does at delivery.
     """
 
     offsets: np.ndarray      # (n_pool,)  c·uₚ
     directions: np.ndarray   # (P, n_pool)  Bᵀuₚ
     coordinates: np.ndarray  # (n_pool, P)  reduce(uₚ)
+    territories: ClassTerritories | None = None
     r2: float = 1.0
 
     @classmethod
-    def build(cls, encodings: np.ndarray, basis: PublicBasis) -> "ExactRoundTrip":
-        """From the decoder's pool encodings (n_pool, d) and the search basis."""
+    def build(cls, encodings: np.ndarray, basis: PublicBasis,
+              territories: ClassTerritories | None = None) -> ExactRoundTrip:
+        """From the decoder's pool encodings (n_pool, d), the search basis and optional class territories."""
         units = unit_rows(encodings)
         # float32 scores: the decoder compares float32 cosines too, and the products are the search's hot spot
         # (candidate rows × pool size per evaluation).
         return cls(offsets=(units @ basis.centre).astype(np.float32),
                    directions=np.ascontiguousarray((units @ basis.directions).T, dtype=np.float32),
-                   coordinates=basis.reduce(encodings))
+                   coordinates=basis.reduce(encodings), territories=territories)
 
-    def choose(self, coordinates: np.ndarray) -> np.ndarray:
-        """Pool index the decoder returns for each row of ``coordinates``."""
+    @cached_property
+    def _per_class(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+        assert self.territories is not None
+        return tuple((rows, np.ascontiguousarray(self.directions[:, rows]), self.offsets[rows])
+                     for rows in self.territories.members)
+
+    def choose(self, coordinates: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
+        """Pool index the decoder returns for each row of ``coordinates`` (of class ``labels``, with territories)."""
         # A few rows at a time: their score block (rows × pool, ~2 MB) stays in cache between the product and the
         # argmax; one block for all rows is memory-bound and twice as slow (measured: 27 → 13 ms for 500 rows
         # against 20,000 pool samples).
-        return best_matches(np.asarray(coordinates, dtype=np.float32), self.directions, self.offsets,
-                            rows=_CHOOSE_ROWS)
+        queries = np.asarray(coordinates, dtype=np.float32)
+        if self.territories is None:
+            return best_matches(queries, self.directions, self.offsets, rows=_CHOOSE_ROWS)
+        if labels is None:
+            raise ValueError("a round trip with class territories needs each row's class")
+        labels = np.asarray(labels)
+        chosen = np.empty(len(queries), dtype=np.int64)
+        for k, (rows, directions, offsets) in enumerate(self._per_class):
+            mine = np.flatnonzero(labels == k)
+            if len(mine):
+                chosen[mine] = rows[best_matches(queries[mine], directions, offsets, rows=_CHOOSE_ROWS)]
+        return chosen
 
-    def predict(self, coordinates: np.ndarray) -> np.ndarray:
-        return self.coordinates[self.choose(coordinates)]
+    def predict(self, coordinates: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
+        return self.coordinates[self.choose(coordinates, labels)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,12 +152,12 @@ class SurrogateData:
     public_outputs: np.ndarray
     checked: dict[int, tuple[np.ndarray, np.ndarray]]
 
-    def with_check(self, generation: int, inputs: np.ndarray, outputs: np.ndarray) -> "SurrogateData":
+    def with_check(self, generation: int, inputs: np.ndarray, outputs: np.ndarray) -> SurrogateData:
         checked = dict(self.checked)
         checked[int(generation)] = (np.asarray(inputs, np.float64), np.asarray(outputs, np.float64))
         return SurrogateData(self.public_inputs, self.public_outputs, checked)
 
-    def before(self, generation: int) -> "SurrogateData":
+    def before(self, generation: int) -> SurrogateData:
         """Only the checks of generations before ``generation`` (what a run resumed there has seen)."""
         return SurrogateData(self.public_inputs, self.public_outputs,
                              {g: pair for g, pair in self.checked.items() if g < generation})
@@ -153,7 +176,7 @@ class SurrogateData:
         return atomic_write_npz(path, **arrays)
 
     @classmethod
-    def load(cls, path: Path) -> "SurrogateData":
+    def load(cls, path: Path) -> SurrogateData:
         with np.load(path, allow_pickle=False) as data:
             checked = {int(g): (data[f"inputs_{g}"], data[f"outputs_{g}"]) for g in data["generations"]}
             return cls(data["public_inputs"], data["public_outputs"], checked)

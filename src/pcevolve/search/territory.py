@@ -1,0 +1,53 @@
+"""Class territories: the part of a retrieval decoder's pool each class may draw from.
+
+A retrieval decoder returns the public image nearest to a requested feature, whatever that image
+shows. Left free, a synthetic "coat" lands on the nearest shirt as often as on a coat, and the
+delivered label is wrong (the demo delivered 27–31% wrong labels that way). A territory gives
+each class k the pool images the DP class model (:mod:`pcevolve.search.class_model`) assigns to k
+with the highest confidence — ``size_k`` of them — and the decoder retrieves class-k samples only
+there. The search still decides *which* territory images are delivered (those nearest to its
+evolved Gaussians); the territory decides which images can carry label k at all.
+
+Territories are disjoint (a pool image is assigned to one class; only a class the model assigns no
+pool image at all borrows its single best-scoring one), and a function of the DP release
+and public features only: post-processing, free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pcevolve.search.class_model import ClassModel
+
+
+@dataclass(frozen=True, eq=False)
+class ClassTerritories:
+    """``members[k]``: the (sorted) pool indices class k may draw from."""
+
+    members: tuple[np.ndarray, ...]
+
+    @classmethod
+    def of(cls, pool_coordinates: np.ndarray, model: ClassModel, sizes: np.ndarray) -> ClassTerritories:
+        """The ``sizes[k]`` pool points the model assigns to class k with the highest confidence (fewer if the
+        model assigns fewer; at least one per class: the pool point of highest score for k, if none is assigned)."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        if sizes.shape != (model.num_classes,) or np.any(sizes < 1):
+            raise ValueError(f"sizes must be {model.num_classes} positive counts, got {sizes}")
+        predicted, confidence = model.confidence(pool_coordinates)
+        members = []
+        for k, size in enumerate(sizes):
+            rows = np.flatnonzero(predicted == k)
+            if len(rows) == 0:  # no pool point is assigned to k: its single best-scoring point stands in
+                rows = np.array([int(np.argmax(model.scores(pool_coordinates)[:, k]))])
+            order = np.argsort(-confidence[rows], kind="stable")
+            members.append(np.sort(rows[order[:size]]))
+        return cls(members=tuple(members))
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.members)
+
+    def sizes(self) -> list[int]:
+        return [len(m) for m in self.members]

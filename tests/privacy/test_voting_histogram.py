@@ -1,0 +1,107 @@
+"""Private Evolution's voting histogram and the PE selector hosted on it: votes, charges, accounting, data access."""
+
+import dp_accounting
+import numpy as np
+import pytest
+from dp_accounting.pld import pld_privacy_accountant
+
+from pcevolve.privacy import (
+    BudgetExceeded,
+    BudgetLedger,
+    GaussianRelease,
+    GeneratorNoise,
+)
+from pcevolve.privacy import histogram as histogram_module
+from pcevolve.privacy.histogram import VotingHistogram, nearest_candidate_votes
+from pcevolve.search.pe_selector import PESettings, pe_select, pool_neighbours
+
+DELTA = 1e-5
+
+
+class _Locked(np.ndarray):
+    """A private array that fails the test when read while locked (outside the voting histogram)."""
+
+    locked = True
+
+    def __getitem__(self, key):
+        if _Locked.locked:
+            raise AssertionError("private data was read outside the mechanism")
+        return np.asarray(self.view(np.ndarray))[key]
+
+    def __array__(self, *args, **kwargs):
+        if _Locked.locked:
+            raise AssertionError("private data was read outside the mechanism")
+        return self.view(np.ndarray)
+
+
+def _ledger(epsilon=4.0, **kwargs):
+    return BudgetLedger(epsilon, DELTA, {"fitness": epsilon}, reproducible_noise=True, **kwargs)
+
+
+def test_each_record_votes_once_for_its_nearest_candidate_of_its_own_class():
+    candidates = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 0.0], [10.0, 0.0]])
+    candidate_labels = np.array([0, 0, 1, 1])
+    private = np.array([[1.0, 0.0], [9.0, 0.0], [8.0, 0.0], [0.5, 0.5]])
+    labels = np.array([0, 0, 1, 1])
+    np.testing.assert_array_equal(nearest_candidate_votes(private, labels, candidates, candidate_labels),
+                                  [1, 1, 1, 1])
+    # Removing one record changes one bin by one: the stated add/remove sensitivity.
+    fewer = nearest_candidate_votes(private[1:], labels[1:], candidates, candidate_labels)
+    assert np.abs(fewer - [1, 1, 1, 1]).sum() == 1
+    assert VotingHistogram(1.0).sensitivity == 1.0
+    assert VotingHistogram(1.0, neighbouring="replace_one").sensitivity == pytest.approx(np.sqrt(2))
+
+
+def test_a_release_charges_one_gaussian_event_and_a_refused_one_reads_and_draws_nothing():
+    ledger = _ledger(3.0)
+    mechanism = VotingHistogram(2.0)  # costs ε ≈ 2 of 3
+    candidates, candidate_labels = np.zeros((4, 3)), np.array([0, 0, 1, 1])
+    private, labels = np.ones((6, 3)), np.array([0, 1] * 3)
+    noisy = mechanism.release(private, labels, candidates, candidate_labels, ledger=ledger, stage="fitness",
+                              noise=GeneratorNoise(np.random.default_rng(0)))
+    assert noisy.shape == (4,) and list(ledger.events()) == [GaussianRelease(2.0)]
+    assert not np.allclose(noisy, nearest_candidate_votes(private, labels, candidates, candidate_labels))
+    generator = np.random.default_rng(1)
+    state = generator.bit_generator.state
+    guarded = np.ones((6, 3)).view(_Locked)
+    with pytest.raises(BudgetExceeded):
+        VotingHistogram(0.05).release(guarded, labels, candidates, candidate_labels, ledger=ledger,
+                                      stage="fitness", noise=GeneratorNoise(generator))
+    assert generator.bit_generator.state == state and len(ledger.events()) == 1
+
+
+def test_pe_spends_its_iterations_as_the_accountant_says_and_reads_private_data_only_in_the_histogram(
+        monkeypatch):
+    rng = np.random.default_rng(3)
+    pool = rng.standard_normal((300, 4))
+    private = np.concatenate([pool[:20] + 0.01, pool[100:120] + 0.01]).view(_Locked)
+    labels = np.repeat([0, 1], 20)
+    real_votes = histogram_module.nearest_candidate_votes
+
+    def unlocked(*args):
+        _Locked.locked = False
+        try:
+            return real_votes(*args)
+        finally:
+            _Locked.locked = True
+
+    monkeypatch.setattr(histogram_module, "nearest_candidate_votes", unlocked)
+    ledger = _ledger(4.0)
+    settings = PESettings(iterations=5, neighbours=4)
+    selection = pe_select(private, labels, pool, classes=2, per_class=30, settings=settings, ledger=ledger,
+                          stage="fitness", noise=GeneratorNoise(np.random.default_rng(4)),
+                          rng=np.random.default_rng(5))
+    assert len(ledger.events()) == 5
+    assert all(e == GaussianRelease(selection.noise_multiplier) for e in ledger.events())
+    reference = pld_privacy_accountant.PLDAccountant()
+    reference.compose(dp_accounting.GaussianDpEvent(selection.noise_multiplier), 5)
+    assert ledger.spent() == pytest.approx(reference.get_epsilon(DELTA), rel=1e-2)
+    assert 4.0 * 0.98 <= ledger.spent() <= 4.0
+    assert selection.indices.shape == (60,) and np.all(np.bincount(selection.labels) == 30)
+    assert np.all((selection.indices >= 0) & (selection.indices < 300))
+
+
+def test_pool_neighbours_are_the_nearest_others():
+    pool = np.array([[0.0], [1.0], [3.0], [10.0]])
+    np.testing.assert_array_equal(np.sort(pool_neighbours(pool, 1)[:, 0]), np.sort([1, 0, 1, 2]))
+    assert pool_neighbours(pool, 1)[3, 0] == 2
