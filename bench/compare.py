@@ -15,6 +15,12 @@ Systems (each with secure noise, each spending the whole ε through a ledger):
 * ``pe-histogram`` — Private Evolution's selector (``pcevolve.search.pe_selector``) in *our* feature space (the
   same run's encoder, basis and retrieval pool): 10 iterations of the DP voting histogram, 1,000 candidates per
   class, variations from the 16 nearest pool images; the whole ε on its own ledger.
+* ``pcevolve-selector`` — PCEvolve's exponential-mechanism selection over class prototypes
+  (``pcevolve.search.pcevolve_selector``) in the same space and pool: 5 rounds × 1 reference per class chosen
+  among 200 offers, 1,000 nearest pool images per class delivered around them; the whole ε on its own ledger.
+
+A finished run folder of ``ours`` under ``--runs-root`` is reused (its wall time is then not re-measured), so a
+new system can be added to an earlier comparison without re-running ours.
 
 Each delivered set is judged the same way: the small CNN of ``pcevolve evaluate`` (3 seeds) and a linear probe
 on independent EfficientNet-Lite2 features, both tested on every Fashion-MNIST test image of the task's classes
@@ -62,11 +68,13 @@ from pcevolve.privacy.noise import SecureNoise
 from pcevolve.privacy.statistics import ClassStatisticsRelease
 from pcevolve.run_folder import RunFolder
 from pcevolve.search.basis import PublicBasis
+from pcevolve.search.pcevolve_selector import PCEvolveSettings, pcevolve_select
 from pcevolve.search.pe_selector import PESettings, pe_select
 from pcevolve.search.release import StatisticsRelease
 from pcevolve.search.roundtrip import SurrogateData
 
-SYSTEMS = ("ours", "one-shot", "dp-labelled-public", "pe-histogram")
+SYSTEMS = ("ours", "one-shot", "dp-labelled-public", "pe-histogram", "pcevolve-selector")
+NEEDS_RUN = {"ours", "one-shot", "pe-histogram", "pcevolve-selector"}  # systems that use ours' run folder
 CNN_SEEDS = (0, 1, 2)
 PER_CLASS = 1000  # the self-training baseline's delivered images per class
 CONFIDENT_SHARE = 0.3  # its self-training set: this share of each class's most confident public images
@@ -128,6 +136,8 @@ def run_ours(epsilon: float, seed: int, root: Path) -> tuple[Path, float]:
     config.setdefault("privacy", {})["epsilon"] = epsilon
     path = root / f"{name}.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    if (root / name / "stages" / "delivery.json").exists():
+        return root / name, float("nan")
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "pcevolve.cli.main", "run", "-q", "--runs-root", str(root), str(path)],
                    check=True, stdout=subprocess.DEVNULL)
@@ -201,6 +211,22 @@ def pe_histogram(run: Path, judge: Judge, epsilon: float, seed: int,
     return decoder.samples[selection.indices], selection.labels, time.perf_counter() - started
 
 
+def pcevolve_selector(run: Path, judge: Judge, epsilon: float, seed: int,
+                      *, delta: float = 1e-5) -> tuple[np.ndarray, np.ndarray, float]:
+    """The hosted PCEvolve selector over the run's pool in the run's space, on a fresh ledger of the whole ε."""
+    started = time.perf_counter()
+    encoder = ImageEncoder.load(run / "encoder").eval()
+    decoder = load_decoder(run / "decoder")
+    basis, _, _, _ = load_public_side(RunFolder.open(run))
+    private = basis.reduce(encoder.encode_both(judge.private.samples, batch_size=256)[1])
+    pool = basis.reduce(decoder.encodings)
+    ledger = BudgetLedger(epsilon, delta, {"fitness": epsilon})
+    selection = pcevolve_select(private, judge.private.labels, pool, classes=len(judge.task), per_class=PER_CLASS,
+                                settings=PCEvolveSettings(), ledger=ledger, stage="fitness", noise=SecureNoise(),
+                                rng=np.random.default_rng([seed, 0xEC]))
+    return decoder.samples[selection.indices], selection.labels, time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=Path("data/demo"))
@@ -219,7 +245,7 @@ def main() -> None:
         for epsilon in args.epsilons:
             for seed in args.seeds:
                 run = None
-                if {"ours", "one-shot", "pe-histogram"} & set(args.systems):
+                if NEEDS_RUN & set(args.systems):
                     run, seconds = run_ours(epsilon, seed, root)
                     spent = json.loads((run / "ledger.json").read_text(encoding="utf-8"))
                     if "ours" in args.systems:
@@ -232,6 +258,11 @@ def main() -> None:
                         samples, labels, pe_seconds = pe_histogram(run, judge, epsilon, seed)
                         rows.append({"system": "pe-histogram", "epsilon": epsilon, "seed": seed,
                                      "seconds": pe_seconds, **judge(samples, labels, epsilon=epsilon)})
+                        print(json.dumps(rows[-1]), flush=True)
+                    if "pcevolve-selector" in args.systems:
+                        samples, labels, ec_seconds = pcevolve_selector(run, judge, epsilon, seed)
+                        rows.append({"system": "pcevolve-selector", "epsilon": epsilon, "seed": seed,
+                                     "seconds": ec_seconds, **judge(samples, labels, epsilon=epsilon)})
                         print(json.dumps(rows[-1]), flush=True)
                     if "one-shot" in args.systems:
                         samples, labels = one_shot(run)

@@ -471,7 +471,7 @@ def _deliver(config, folder, stages, space, best_vector, targets, basis, encoder
     done = stages.done("delivery")
     if done is not None:
         return done["reencode_agreement"], done["counts"]
-    say("delivery: decoding the best candidate at full size, re-encoding every sample (R6.3)")
+    say("delivery: decoding the best candidate at full size and checking that each sample lands in its class")
     # Per-class size from the *noisy* counts (post-processing): exact private counts are not released.
     counts = delivery_counts(targets.counts, config.search.synthetic_multiplier)
     rng = randomness.public("delivery")

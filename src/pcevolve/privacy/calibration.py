@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pcevolve.privacy.accounting import DEFAULT_PLD_DISCRETIZATION, account
 from pcevolve.privacy.events import (
+    ExponentialSelection,
     GaussianRelease,
     LaplaceRelease,
     Neighbouring,
@@ -140,6 +141,22 @@ def gaussian_noise_multiplier(
     return calibrate_noise_multiplier(epsilon_of, target_epsilon)
 
 
+def exponential_selection_epsilon(
+    target_epsilon: float,
+    delta: float,
+    *,
+    count: int,
+    neighbouring: Neighbouring = "add_remove",
+    pld_discretization: float = DEFAULT_PLD_DISCRETIZATION,
+) -> float:
+    """Largest per-selection ε such that ``count`` exponential-mechanism selections meet (ε, δ) together."""
+    # Calibrated as a "noise multiplier" z = 1/ε, which makes ε(z) non-increasing as the search expects.
+    epsilon_of = _epsilon_function(lambda z: ExponentialSelection(1.0 / z, count), delta=delta,
+                                   neighbouring=neighbouring, accountant="reported",
+                                   pld_discretization=pld_discretization)
+    return 1.0 / calibrate_noise_multiplier(epsilon_of, target_epsilon)
+
+
 def laplace_noise_multiplier(
     target_epsilon: float,
     delta: float,
@@ -186,7 +203,7 @@ def dpsgd_plan(num_samples: int, batch_size: int, epochs: int) -> DPSGDPlan:
     return DPSGDPlan(q, steps, math.ceil(num_samples / batch))
 
 
-def stage_dpsgd_noise_multiplier(ledger: "BudgetLedger", stage: str, *, sampling_probability: float,
+def stage_dpsgd_noise_multiplier(ledger: BudgetLedger, stage: str, *, sampling_probability: float,
                                  steps: int) -> float:
     """Smallest σ whose ``steps`` steps, composed with what ``stage`` already spent, fit the stage cap.
 
@@ -225,7 +242,7 @@ def dpsgd_noise_multiplier(
 
 
 def affordable_steps(
-    ledger: "BudgetLedger",
+    ledger: BudgetLedger,
     stage: str,
     *,
     sampling_probability: float,
