@@ -46,3 +46,35 @@ def roomy_ledger(neighbouring: str = "add_remove") -> BudgetLedger:
 
 def seeded(seed: int = 0) -> GeneratorNoise:
     return GeneratorNoise(np.random.default_rng(seed))
+
+
+class LockedPrivate(np.ndarray):
+    """A private array that fails the test when read while ``locked`` (i.e. outside the mechanism under test).
+
+    Make one with ``array.view(LockedPrivate)``; :func:`unlocking` wraps the function the mechanism reads it in.
+    """
+
+    locked = True
+
+    def __getitem__(self, key):
+        if LockedPrivate.locked:
+            raise AssertionError("private data was read outside the mechanism")
+        return np.asarray(self.view(np.ndarray))[key]
+
+    def __array__(self, *args, **kwargs):
+        if LockedPrivate.locked:
+            raise AssertionError("private data was read outside the mechanism")
+        return self.view(np.ndarray)
+
+
+def unlocking(function):
+    """``function`` with :class:`LockedPrivate` arrays readable while it runs (and locked again after)."""
+
+    def wrapper(*args, **kwargs):
+        LockedPrivate.locked = False
+        try:
+            return function(*args, **kwargs)
+        finally:
+            LockedPrivate.locked = True
+
+    return wrapper

@@ -4,6 +4,7 @@ import dp_accounting
 import numpy as np
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant
+from privacy_helpers import LockedPrivate, unlocking
 
 from pcevolve.privacy import (
     BudgetExceeded,
@@ -17,22 +18,6 @@ from pcevolve.privacy.prototype_selection import PrototypeSelection, prototype_u
 from pcevolve.search.pcevolve_selector import PCEvolveSettings, pcevolve_select
 
 DELTA = 1e-5
-
-
-class _Locked(np.ndarray):
-    """A private array that fails the test when read while locked (outside the selection mechanism)."""
-
-    locked = True
-
-    def __getitem__(self, key):
-        if _Locked.locked:
-            raise AssertionError("private data was read outside the mechanism")
-        return np.asarray(self.view(np.ndarray))[key]
-
-    def __array__(self, *args, **kwargs):
-        if _Locked.locked:
-            raise AssertionError("private data was read outside the mechanism")
-        return self.view(np.ndarray)
 
 
 def test_utilities_lie_in_0_1_and_vanish_where_another_prototype_is_nearer():
@@ -59,7 +44,7 @@ def test_a_call_charges_one_batch_of_draws_and_a_refused_one_reads_and_draws_not
     generator = np.random.default_rng(3)
     state = generator.bit_generator.state
     with pytest.raises(BudgetExceeded):
-        PrototypeSelection(5.0).release(np.ones((8, 3)).view(_Locked), labels, candidates, candidate_labels,
+        PrototypeSelection(5.0).release(np.ones((8, 3)).view(LockedPrivate), labels, candidates, candidate_labels,
                                         classes=2, draws=3, ledger=ledger, stage="fitness",
                                         noise=GeneratorNoise(generator))
     assert generator.bit_generator.state == state and len(ledger.events()) == 1
@@ -68,18 +53,9 @@ def test_a_call_charges_one_batch_of_draws_and_a_refused_one_reads_and_draws_not
 def test_selector_spends_what_the_accountant_says_and_reads_private_data_only_in_the_mechanism(monkeypatch):
     rng = np.random.default_rng(4)
     pool = np.concatenate([rng.normal(0, 1, (150, 3)), rng.normal(6, 1, (150, 3))])
-    private = np.concatenate([rng.normal(0, 1, (20, 3)), rng.normal(6, 1, (20, 3))]).view(_Locked)
+    private = np.concatenate([rng.normal(0, 1, (20, 3)), rng.normal(6, 1, (20, 3))]).view(LockedPrivate)
     labels = np.repeat([0, 1], 20)
-    real = selection_module.prototype_utilities
-
-    def unlocked(*args, **kwargs):
-        _Locked.locked = False
-        try:
-            return real(*args, **kwargs)
-        finally:
-            _Locked.locked = True
-
-    monkeypatch.setattr(selection_module, "prototype_utilities", unlocked)
+    monkeypatch.setattr(selection_module, "prototype_utilities", unlocking(selection_module.prototype_utilities))
     ledger = BudgetLedger(4.0, DELTA, {"fitness": 4.0}, reproducible_noise=True)
     settings = PCEvolveSettings(rounds=3, draws=2, candidates=40, neighbours=5)
     result = pcevolve_select(private, labels, pool, classes=2, per_class=50, settings=settings, ledger=ledger,
@@ -95,11 +71,11 @@ def test_selector_spends_what_the_accountant_says_and_reads_private_data_only_in
     assert 4.0 * 0.99 <= ledger.spent() <= 4.0
     assert len(result.indices) == 100 and len(set(result.indices.tolist())) == 100
     # With a large budget the draws follow the utilities: references fall on their own class's side.
-    _Locked.locked = False
+    LockedPrivate.locked = False
     rich = pcevolve_select(np.asarray(private.view(np.ndarray)), labels, pool, classes=2, per_class=50,
                            settings=settings, ledger=BudgetLedger(400.0, DELTA, {"fitness": 400.0},
                                                                   reproducible_noise=True),
                            stage="fitness", noise=GeneratorNoise(np.random.default_rng(7)),
                            rng=np.random.default_rng(8))
-    _Locked.locked = True
+    LockedPrivate.locked = True
     assert np.all(rich.references[1] >= 150) and np.all(rich.references[0] < 150)

@@ -4,6 +4,7 @@ import dp_accounting
 import numpy as np
 import pytest
 from dp_accounting.pld import pld_privacy_accountant
+from privacy_helpers import LockedPrivate, unlocking
 
 from pcevolve.privacy import (
     BudgetExceeded,
@@ -16,22 +17,6 @@ from pcevolve.privacy.histogram import VotingHistogram, nearest_candidate_votes
 from pcevolve.search.pe_selector import PESettings, pe_select, pool_neighbours
 
 DELTA = 1e-5
-
-
-class _Locked(np.ndarray):
-    """A private array that fails the test when read while locked (outside the voting histogram)."""
-
-    locked = True
-
-    def __getitem__(self, key):
-        if _Locked.locked:
-            raise AssertionError("private data was read outside the mechanism")
-        return np.asarray(self.view(np.ndarray))[key]
-
-    def __array__(self, *args, **kwargs):
-        if _Locked.locked:
-            raise AssertionError("private data was read outside the mechanism")
-        return self.view(np.ndarray)
 
 
 def _ledger(epsilon=4.0, **kwargs):
@@ -63,7 +48,7 @@ def test_a_release_charges_one_gaussian_event_and_a_refused_one_reads_and_draws_
     assert not np.allclose(noisy, nearest_candidate_votes(private, labels, candidates, candidate_labels))
     generator = np.random.default_rng(1)
     state = generator.bit_generator.state
-    guarded = np.ones((6, 3)).view(_Locked)
+    guarded = np.ones((6, 3)).view(LockedPrivate)
     with pytest.raises(BudgetExceeded):
         VotingHistogram(0.05).release(guarded, labels, candidates, candidate_labels, ledger=ledger,
                                       stage="fitness", noise=GeneratorNoise(generator))
@@ -74,18 +59,9 @@ def test_pe_spends_its_iterations_as_the_accountant_says_and_reads_private_data_
         monkeypatch):
     rng = np.random.default_rng(3)
     pool = rng.standard_normal((300, 4))
-    private = np.concatenate([pool[:20] + 0.01, pool[100:120] + 0.01]).view(_Locked)
+    private = np.concatenate([pool[:20] + 0.01, pool[100:120] + 0.01]).view(LockedPrivate)
     labels = np.repeat([0, 1], 20)
-    real_votes = histogram_module.nearest_candidate_votes
-
-    def unlocked(*args):
-        _Locked.locked = False
-        try:
-            return real_votes(*args)
-        finally:
-            _Locked.locked = True
-
-    monkeypatch.setattr(histogram_module, "nearest_candidate_votes", unlocked)
+    monkeypatch.setattr(histogram_module, "nearest_candidate_votes", unlocking(histogram_module.nearest_candidate_votes))
     ledger = _ledger(4.0)
     settings = PESettings(iterations=5, neighbours=4)
     selection = pe_select(private, labels, pool, classes=2, per_class=30, settings=settings, ledger=ledger,
