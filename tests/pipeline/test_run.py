@@ -205,4 +205,22 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
     pool = {k: {row.tobytes() for row in load_decoder(folder / "decoder").samples[members]}
             for k, members in enumerate(territories.members)}
     assert all(row in pool[k] for row, k in zip(delivered_rows, delivered.labels))
-    assert [r for r in records if r["kind"] == "territories"][0]["sizes"] == territories.sizes()
+    assert next(r for r in records if r["kind"] == "territories")["sizes"] == territories.sizes()
+
+
+def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(tiny_config, tmp_path, monkeypatch):
+    from pcevolve.search import territory as territory_module
+
+    real = territory_module.ClassTerritories.of
+
+    def starved(pool, model, sizes):  # class 0's territory shrinks to 2 images, as in a pool that lacks it
+        found = real(pool, model, sizes)
+        return territory_module.ClassTerritories(members=(found.members[0][:2], *found.members[1:]))
+
+    monkeypatch.setattr(territory_module.ClassTerritories, "of", staticmethod(starved))
+    config = tiny_config(name="starved", **{"decoder.name": "nearest-public"})
+    said: list[str] = []
+    config, folder, _ = open_run(config, root=tmp_path)
+    outcome = run_pipeline(config, folder, say=said.append)
+    warnings = [line for line in said if line.startswith("warning: only 2 public images")]
+    assert len(warnings) == 1 and repr(outcome.class_names[0]) in warnings[0] and "conv" in warnings[0]

@@ -326,6 +326,13 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     territories = class_territories(config, release, basis, decoder)
     if territories is not None:
         folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
+        wanted = delivery_counts(release.statistics.counts, search.synthetic_multiplier)
+        for name, size, count in zip(class_names, territories.sizes(), wanted, strict=True):
+            if size < count:
+                # Not an error (the run still delivers), but the user should know before sharing the set.
+                say(f"warning: only {size} public images look like class {name!r}, fewer than the {count} to deliver; "
+                    "they will be delivered more than once. The public pool may lack this class: check it, or use "
+                    "the conv decoder (decoder.name: conv)")
     problem = build_problem(config, release, round_trip_model(decoder, basis, surrogate_data, territories),
                             basis=basis)
     space = problem.space
