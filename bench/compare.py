@@ -195,36 +195,35 @@ def dp_labelled_public(judge: Judge, epsilon: float, *, delta: float = 1e-5,
     return judge.public[chosen], labels, time.perf_counter() - started
 
 
-def pe_histogram(run: Path, judge: Judge, epsilon: float, seed: int,
-                 *, delta: float = 1e-5) -> tuple[np.ndarray, np.ndarray, float]:
-    """PE over the run's pool in the run's space, on a fresh ledger of the whole ε with secure noise."""
+def _hosted_peer(run: Path, judge: Judge, epsilon: float, select, *,
+                 delta: float = 1e-5) -> tuple[np.ndarray, np.ndarray, float]:
+    """A hosted selector over the run's pool in the run's space, on a fresh ledger of the whole ε with secure noise.
+
+    ``select(private, pool, ledger)`` returns a selection with pool ``indices`` and their ``labels``.
+    """
     started = time.perf_counter()
     encoder = ImageEncoder.load(run / "encoder").eval()
     decoder = load_decoder(run / "decoder")
     basis, _, _, _ = load_public_side(RunFolder.open(run))
     private = basis.reduce(encoder.encode_both(judge.private.samples, batch_size=256)[1])
     pool = basis.reduce(decoder.encodings)
-    ledger = BudgetLedger(epsilon, delta, {"fitness": epsilon})
-    selection = pe_select(private, judge.private.labels, pool, classes=len(judge.task), per_class=PER_CLASS,
-                          settings=PESettings(), ledger=ledger, stage="fitness", noise=SecureNoise(),
-                          rng=np.random.default_rng([seed, 0x9E]))
+    selection = select(private, pool, BudgetLedger(epsilon, delta, {"fitness": epsilon}))
     return decoder.samples[selection.indices], selection.labels, time.perf_counter() - started
 
 
-def pcevolve_selector(run: Path, judge: Judge, epsilon: float, seed: int,
-                      *, delta: float = 1e-5) -> tuple[np.ndarray, np.ndarray, float]:
-    """The hosted PCEvolve selector over the run's pool in the run's space, on a fresh ledger of the whole ε."""
-    started = time.perf_counter()
-    encoder = ImageEncoder.load(run / "encoder").eval()
-    decoder = load_decoder(run / "decoder")
-    basis, _, _, _ = load_public_side(RunFolder.open(run))
-    private = basis.reduce(encoder.encode_both(judge.private.samples, batch_size=256)[1])
-    pool = basis.reduce(decoder.encodings)
-    ledger = BudgetLedger(epsilon, delta, {"fitness": epsilon})
-    selection = pcevolve_select(private, judge.private.labels, pool, classes=len(judge.task), per_class=PER_CLASS,
-                                settings=PCEvolveSettings(), ledger=ledger, stage="fitness", noise=SecureNoise(),
-                                rng=np.random.default_rng([seed, 0xEC]))
-    return decoder.samples[selection.indices], selection.labels, time.perf_counter() - started
+def pe_histogram(run: Path, judge: Judge, epsilon: float, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Private Evolution's selector (module docstring)."""
+    return _hosted_peer(run, judge, epsilon, lambda private, pool, ledger: pe_select(
+        private, judge.private.labels, pool, classes=len(judge.task), per_class=PER_CLASS, settings=PESettings(),
+        ledger=ledger, stage="fitness", noise=SecureNoise(), rng=np.random.default_rng([seed, 0x9E])))
+
+
+def pcevolve_selector(run: Path, judge: Judge, epsilon: float, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """PCEvolve's selector (module docstring)."""
+    return _hosted_peer(run, judge, epsilon, lambda private, pool, ledger: pcevolve_select(
+        private, judge.private.labels, pool, classes=len(judge.task), per_class=PER_CLASS,
+        settings=PCEvolveSettings(), ledger=ledger, stage="fitness", noise=SecureNoise(),
+        rng=np.random.default_rng([seed, 0xEC])))
 
 
 def main() -> None:
