@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pcevolve.privacy.events import GaussianRelease, Neighbouring, check_neighbouring
+from pcevolve.privacy.events import GaussianRelease, Neighbouring
 from pcevolve.privacy.ledger import BudgetLedger
+from pcevolve.privacy.mechanisms import GaussianMechanism, check_ledger_relation
 from pcevolve.privacy.noise import NoiseSource
 
 _ROWS = 1024  # private rows per distance block
@@ -61,21 +62,25 @@ class VotingHistogram:
     neighbouring: Neighbouring = field(default="add_remove", kw_only=True)
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.noise_multiplier) and self.noise_multiplier > 0):
-            raise ValueError(f"noise_multiplier must be positive and finite, got {self.noise_multiplier!r}")
-        check_neighbouring(self.neighbouring)
+        # The Gaussian mechanism's own checks: σ positive and finite, a known relation.
+        GaussianMechanism(self.sensitivity, self.noise_multiplier, neighbouring=self.neighbouring)
 
     @property
     def sensitivity(self) -> float:
         return 1.0 if self.neighbouring == "add_remove" else math.sqrt(2.0)
 
     @property
+    def gaussian(self) -> GaussianMechanism:
+        """The Gaussian mechanism on the vote vector: Δ₂ = :attr:`sensitivity`, std σ·Δ₂."""
+        return GaussianMechanism(self.sensitivity, self.noise_multiplier, neighbouring=self.neighbouring)
+
+    @property
     def noise_std(self) -> float:
-        return self.noise_multiplier * self.sensitivity
+        return self.gaussian.noise_std
 
     @property
     def event(self) -> GaussianRelease:
-        return GaussianRelease(self.noise_multiplier)
+        return self.gaussian.event
 
     def release(self, private: np.ndarray, labels: np.ndarray, candidates: np.ndarray, candidate_labels: np.ndarray,
                 *, ledger: BudgetLedger, stage: str, noise: NoiseSource, description: str = "") -> np.ndarray:
@@ -88,9 +93,7 @@ class VotingHistogram:
         if candidates.ndim != 2 or len(candidate_labels) != len(candidates):
             raise ValueError(f"candidates must be (N, P) with N labels, got {candidates.shape} and "
                              f"{candidate_labels.shape}")
-        if ledger.neighbouring != self.neighbouring:
-            raise ValueError(f"the histogram's sensitivity is stated for {self.neighbouring!r} neighbours but the "
-                             f"ledger accounts for {ledger.neighbouring!r}")
+        check_ledger_relation(self.neighbouring, ledger)
         ledger.charge(stage, self.event, description=description or "voting histogram over candidates",
                       noise=noise)
         votes = nearest_candidate_votes(private, np.asarray(labels), candidates, candidate_labels)

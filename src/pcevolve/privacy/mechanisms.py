@@ -50,7 +50,8 @@ def _exact_value(value: np.ndarray | float) -> np.ndarray:
     return array
 
 
-def _check_relation(mechanism: Neighbouring, ledger: "BudgetLedger") -> None:
+def check_ledger_relation(mechanism: Neighbouring, ledger: "BudgetLedger") -> None:
+    """Refuse a ledger that accounts for another neighbouring relation than the mechanism's sensitivity refers to."""
     if ledger.neighbouring != mechanism:
         raise ValueError(f"the mechanism's sensitivity is stated for {mechanism!r} neighbours but the ledger "
                          f"accounts for {ledger.neighbouring!r}")
@@ -95,7 +96,7 @@ class _AdditiveNoiseMechanism:
         """
         exact = _exact_value(value)
         source = as_noise_source(noise)
-        _check_relation(self.neighbouring, ledger)
+        check_ledger_relation(self.neighbouring, ledger)
         ledger.charge(stage, self.event, description=description or self.event.kind.replace("_", " "), noise=source)
         return _shaped(exact + self._draw(source, exact.shape))
 
@@ -211,7 +212,7 @@ class ExponentialMechanism:
         """
         probabilities = self.probabilities(utilities)
         source = as_noise_source(noise)
-        _check_relation(self.neighbouring, ledger)
+        check_ledger_relation(self.neighbouring, ledger)
         ledger.charge(stage, self.event, description=description or "exponential selection", noise=source)
         cumulative = np.cumsum(probabilities)
         u = float(source.uniform(1)[0]) * cumulative[-1]

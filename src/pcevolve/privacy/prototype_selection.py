@@ -22,17 +22,13 @@ scores candidates this way; written here from that description.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from pcevolve.privacy.events import (
-    ExponentialSelection,
-    Neighbouring,
-    check_neighbouring,
-)
+from pcevolve.privacy.events import ExponentialSelection, Neighbouring
 from pcevolve.privacy.ledger import BudgetLedger
+from pcevolve.privacy.mechanisms import ExponentialMechanism, check_ledger_relation
 from pcevolve.privacy.noise import NoiseSource
 
 
@@ -73,9 +69,13 @@ class PrototypeSelection:
     neighbouring: Neighbouring = field(default="add_remove", kw_only=True)
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.epsilon) and self.epsilon > 0):
-            raise ValueError(f"epsilon must be positive and finite, got {self.epsilon!r}")
-        check_neighbouring(self.neighbouring)
+        # The exponential mechanism's own checks: ε positive and finite, a known relation.
+        ExponentialMechanism(self.epsilon, utility_sensitivity=1.0, neighbouring=self.neighbouring)
+
+    @property
+    def draw(self) -> ExponentialMechanism:
+        """One draw: the exponential mechanism with Δu = 1 (utilities in [0, 1])."""
+        return ExponentialMechanism(self.epsilon, utility_sensitivity=1.0, neighbouring=self.neighbouring)
 
     def release(self, private: np.ndarray, labels: np.ndarray, candidates: np.ndarray,
                 candidate_labels: np.ndarray, *, classes: int, draws: int, ledger: BudgetLedger, stage: str,
@@ -88,20 +88,18 @@ class PrototypeSelection:
         candidate_labels = np.asarray(candidate_labels)
         if len(candidate_labels) != len(candidates) or draws < 1:
             raise ValueError("one label per candidate and at least one draw are needed")
-        if ledger.neighbouring != self.neighbouring:
-            raise ValueError(f"the selection is stated for {self.neighbouring!r} neighbours but the ledger accounts "
-                             f"for {ledger.neighbouring!r}")
+        check_ledger_relation(self.neighbouring, ledger)
         ledger.charge(stage, ExponentialSelection(self.epsilon, count=classes * draws),
                       description=description or "prototype selection (exponential mechanism)", noise=noise)
         utilities = prototype_utilities(private, labels, candidates, candidate_labels, classes=classes, tau=self.tau)
+        mechanism = self.draw
         chosen = []
         for k in range(classes):
             rows = np.flatnonzero(candidate_labels == k)
             if len(rows) == 0:
                 chosen.append(np.zeros(0, dtype=np.int64))
                 continue
-            logits = self.epsilon * utilities[rows] / 2.0
-            cumulative = np.cumsum(np.exp(logits - logits.max()))
+            cumulative = np.cumsum(mechanism.probabilities(utilities[rows]))
             picks = np.searchsorted(cumulative, noise.uniform(draws) * cumulative[-1], side="right")
             chosen.append(rows[np.minimum(picks, len(rows) - 1)])
         return chosen
