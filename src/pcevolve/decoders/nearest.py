@@ -164,13 +164,8 @@ class NearestPublicDecoder:
             return _assign_distinct(queries, pool, candidates)
         if labels is None:
             raise ValueError("retrieval within class territories needs each row's class")
-        labels = np.asarray(labels)
-        chosen = np.empty(len(queries), dtype=np.int64)
-        for k, members in enumerate(territories.members):
-            rows = np.flatnonzero(labels == k)
-            if len(rows):
-                chosen[rows] = members[_assign_distinct(queries[rows], pool[members], candidates)]
-        return chosen
+        return territories.within(labels, lambda k, rows: _assign_distinct(queries[rows], pool[territories.members[k]],
+                                                                            candidates))
 
     def decode(self, features: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
         """Features (N, feature_dim) → the nearest pool samples (row by row); ``labels`` are not used."""

@@ -117,9 +117,9 @@ class ExactRoundTrip:
                    coordinates=basis.reduce(encodings), territories=territories)
 
     @cached_property
-    def _per_class(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+    def _per_class(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
         assert self.territories is not None
-        return tuple((rows, np.ascontiguousarray(self.directions[:, rows]), self.offsets[rows])
+        return tuple((np.ascontiguousarray(self.directions[:, rows]), self.offsets[rows])
                      for rows in self.territories.members)
 
     def choose(self, coordinates: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
@@ -132,13 +132,9 @@ class ExactRoundTrip:
             return best_matches(queries, self.directions, self.offsets, rows=_CHOOSE_ROWS)
         if labels is None:
             raise ValueError("a round trip with class territories needs each row's class")
-        labels = np.asarray(labels)
-        chosen = np.empty(len(queries), dtype=np.int64)
-        for k, (rows, directions, offsets) in enumerate(self._per_class):
-            mine = np.flatnonzero(labels == k)
-            if len(mine):
-                chosen[mine] = rows[best_matches(queries[mine], directions, offsets, rows=_CHOOSE_ROWS)]
-        return chosen
+        per_class = self._per_class
+        return self.territories.within(labels, lambda k, rows: best_matches(queries[rows], *per_class[k],
+                                                                            rows=_CHOOSE_ROWS))
 
     def predict(self, coordinates: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
         return self.coordinates[self.choose(coordinates, labels)]

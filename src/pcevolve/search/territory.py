@@ -15,6 +15,7 @@ and public features only: post-processing, free.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,3 +52,16 @@ class ClassTerritories:
 
     def sizes(self) -> list[int]:
         return [len(m) for m in self.members]
+
+    def within(self, labels: np.ndarray, choose: Callable[[int, np.ndarray], np.ndarray]) -> np.ndarray:
+        """Pool index for each row: ``members[k][choose(k, rows)]`` for the ``rows`` labelled k.
+
+        ``choose`` picks, for the rows of one class, positions within that class's territory.
+        """
+        labels = np.asarray(labels)
+        chosen = np.empty(len(labels), dtype=np.int64)
+        for k, members in enumerate(self.members):
+            rows = np.flatnonzero(labels == k)
+            if len(rows):
+                chosen[rows] = members[choose(k, rows)]
+        return chosen
