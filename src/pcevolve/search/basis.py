@@ -69,15 +69,6 @@ class PublicBasis:
         """Coordinates (n, P) → feature directions (n, d), unit length."""
         return unit_rows(self.centre + np.asarray(coordinates, dtype=np.float64) @ self.directions.T)
 
-    def within_covariance(self, ridge: float = 0.1) -> np.ndarray:
-        """The public pool's covariance in the basis, diag(variances), plus ``ridge`` × their mean on the diagonal.
-
-        A free stand-in for the within-class covariance of the label discriminant: estimated from
-        thousands of public samples, where the DP class covariances of ~100 private samples each are
-        mostly noise. It includes the between-class spread, which only makes it more conservative.
-        """
-        return np.diag(self.variances + ridge * float(np.mean(self.variances)))
-
     def radius(self, public_features: np.ndarray, quantile: float) -> float:
         """The ``quantile`` of ‖z‖ over public features: a clip norm chosen without private data."""
         return float(np.quantile(np.linalg.norm(self.reduce(public_features), axis=1), quantile))
