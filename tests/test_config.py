@@ -111,3 +111,12 @@ def test_parts_and_cross_field_rules_are_checked_when_the_config_is_loaded(tmp_p
 def test_stages_left_out_have_no_budget():
     config = RunConfig.model_validate({"privacy": {"split": {"fitness": 1.0}}})
     assert config.privacy.split == {"representation": 0.0, "fitness": 1.0, "decoder": 0.0, "delivery": 0.0}
+
+
+def test_delivered_size_is_per_class_by_default_or_a_multiplier_but_not_both(tmp_path):
+    assert RunConfig().search.synthetic_per_class == 1000 and RunConfig().search.synthetic_multiplier is None
+    assert RunConfig.model_validate({"search": {"synthetic_multiplier": 3}}).search.synthetic_multiplier == 3
+    path = tmp_path / "run.yaml"
+    path.write_text("search:\n  synthetic_per_class: 50\n  synthetic_multiplier: 3\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not both"):
+        load_config(path)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pcevolve.pipeline.deliver import select_consistent, write_image_folder
+from pcevolve.pipeline.deliver import delivery_counts, select_consistent, write_image_folder
 
 
 def test_select_consistent_prefers_samples_back_in_their_class_and_keeps_counts():
@@ -26,3 +26,13 @@ def test_write_image_folder_writes_pngs_per_class_and_replaces_atomically(tmp_pa
     with pytest.raises(ValueError):
         write_image_folder(tmp_path / "synthetic", samples.astype(np.float32), labels, ["a", "b"])
     assert sorted(p.name for p in (target / "a").iterdir()) == ["a_00000.png", "a_00001.png"]  # untouched
+
+
+def test_delivery_counts_split_the_chosen_total_by_the_noisy_counts():
+    sizes = delivery_counts(np.array([9.6, 10.4, 30.0, -2.0]), per_class=100)
+    assert sizes.sum() == 400 and sizes.min() >= 1  # the user's total, exactly; a negative count still gets one
+    assert sizes[2] > 2.5 * sizes[0] and abs(int(sizes[0]) - int(sizes[1])) <= 8  # balance from the DP counts only
+    # The same total whatever the private set's size: 10 or 100 per class deliver alike.
+    assert delivery_counts(np.array([10.0, 10.0]), per_class=1000).tolist() == [1000, 1000]
+    assert delivery_counts(np.array([100.0, 100.0]), per_class=1000).tolist() == [1000, 1000]
+    assert delivery_counts(np.array([9.6, 0.2]), per_class=7, multiplier=10).tolist() == [100, 10]

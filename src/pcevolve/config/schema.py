@@ -95,7 +95,12 @@ class SearchConfig(_Frozen):
     population: int = Field(32, ge=2)
     generations: int = Field(120, ge=1)
     elite: int = Field(8, ge=1)
-    synthetic_multiplier: int = Field(10, ge=1, description="M = multiplier × number of private samples.")
+    # Size of the delivered set, the user's choice: ``synthetic_per_class`` samples per class on average (the total,
+    # per_class × classes, is split in proportion to the DP counts, so only the class balance comes from the
+    # private data), or, when ``synthetic_multiplier`` is set instead, that many times each class's noisy count.
+    # 1,000 per class serves training whether the private set has 10 or 100 per class.
+    synthetic_per_class: int = Field(1000, ge=1, description="Delivered samples per class, on average.")
+    synthetic_multiplier: int | None = Field(None, ge=1, description="Instead: multiplier × each class's noisy count.")
     mutation_sigma: float = Field(0.05, gt=0.0, le=1.0, description="Fraction of each parameter's range.")
     polynomial_every: int = Field(20, ge=1)
     coarse_generations: int = Field(30, ge=0)
@@ -122,7 +127,7 @@ class SearchConfig(_Frozen):
     basis: Literal["public"] = "public"
     basis_dim: int = Field(32, ge=1)
     # CPU scale-down: candidates are evaluated on this many sampled features per class during the search; the
-    # delivered set is decoded at full size (synthetic_multiplier × private size).
+    # delivered set is decoded at full size (synthetic_per_class, see above).
     candidate_per_class: int = Field(100, ge=2)
     # Decoder in the loop (R6.1): a linear surrogate of decode→re-encode, fitted on public features (free), is
     # checked against real round trips of the best individual every ``roundtrip_every`` generations and refitted
@@ -153,6 +158,9 @@ class SearchConfig(_Frozen):
 
     @model_validator(mode="after")
     def _elite_fits(self) -> "SearchConfig":
+        if self.synthetic_multiplier is not None and "synthetic_per_class" in self.model_fields_set:
+            raise ValueError("set either synthetic_per_class (samples per class) or synthetic_multiplier (times each "
+                             "class's noisy count), not both")
         if 0.0 < self.territory < 1.0:
             raise ValueError(f"territory ({self.territory}) must be 0 (off) or at least 1: each delivered sample "
                              "needs its own territory image")

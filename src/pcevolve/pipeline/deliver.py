@@ -18,6 +18,7 @@ from pcevolve.search.basis import PublicBasis, unit_rows
 from pcevolve.search.space import SearchSpace
 
 if TYPE_CHECKING:
+    from pcevolve.config import SearchConfig
     from pcevolve.decoders import Decoder
     from pcevolve.encoders import ImageEncoder
     from pcevolve.search.territory import ClassTerritories
@@ -41,9 +42,31 @@ class DecodedSet:
         return float(np.mean(self.reencoded_classes == self.labels)) if len(self.labels) else float("nan")
 
 
-def delivery_counts(noisy_counts: np.ndarray, multiplier: int) -> np.ndarray:
-    """Per-class delivered size: ``multiplier`` × the *noisy* count (at least 1), post-processing of the release."""
-    return np.maximum(np.round(np.asarray(noisy_counts, dtype=np.float64)), 1).astype(np.int64) * int(multiplier)
+def delivery_counts(noisy_counts: np.ndarray, *, per_class: int, multiplier: int | None = None) -> np.ndarray:
+    """Per-class delivered size from the *noisy* counts (post-processing of the release).
+
+    ``multiplier`` given: that many times each class's noisy count (rounded, at least 1).
+    Otherwise ``per_class × K`` samples in all, split in proportion to the noisy counts
+    (negative or tiny counts read as 1) by largest remainder, so the total is exact and
+    every class gets at least one.
+    """
+    counts = np.maximum(np.asarray(noisy_counts, dtype=np.float64), 1.0)
+    if multiplier is not None:
+        return np.round(counts).astype(np.int64) * int(multiplier)
+    total = int(per_class) * len(counts)
+    if total < len(counts):
+        raise ValueError(f"per_class must be at least 1, got {per_class}")
+    # One per class first, the rest in proportion: no class is left empty whatever its noisy count.
+    quotas = (total - len(counts)) * counts / counts.sum()
+    sizes = np.floor(quotas).astype(np.int64)
+    remainder = total - len(counts) - int(sizes.sum())
+    sizes[np.argsort(-(quotas - sizes), kind="stable")[:remainder]] += 1
+    return sizes + 1
+
+
+def configured_delivery_counts(search: "SearchConfig", noisy_counts: np.ndarray) -> np.ndarray:
+    """:func:`delivery_counts` with a run's ``search`` settings."""
+    return delivery_counts(noisy_counts, per_class=search.synthetic_per_class, multiplier=search.synthetic_multiplier)
 
 
 def decode_candidate(space: SearchSpace, individual: np.ndarray, counts: np.ndarray, *, oversample: float,

@@ -51,7 +51,7 @@ from pcevolve.fitness import FitnessTargets
 from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
 from pcevolve.pipeline.deliver import (
     decode_candidate,
-    delivery_counts,
+    configured_delivery_counts,
     write_image_folder,
     write_synthetic_arrays,
 )
@@ -326,7 +326,7 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     territories = class_territories(config, release, basis, decoder)
     if territories is not None:
         folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
-        wanted = delivery_counts(release.statistics.counts, search.synthetic_multiplier)
+        wanted = configured_delivery_counts(search, release.statistics.counts)
         for name, size, count in zip(class_names, territories.sizes(), wanted, strict=True):
             if size < count:
                 # Not an error (the run still delivers), but the user should know before sharing the set.
@@ -404,7 +404,7 @@ def class_territories(config: RunConfig, release: StatisticsRelease, basis: Publ
     """
     if config.search.territory == 0 or not isinstance(decoder, KnownEncodings):
         return None
-    counts = delivery_counts(release.statistics.counts, config.search.synthetic_multiplier)
+    counts = configured_delivery_counts(config.search, release.statistics.counts)
     sizes = np.ceil(config.search.territory * counts).astype(np.int64)
     return ClassTerritories.of(basis.reduce(decoder.encodings), class_model_of(release, basis), sizes)
 
@@ -480,7 +480,7 @@ def _deliver(config, folder, stages, space, best_vector, targets, basis, encoder
         return done["reencode_agreement"], done["counts"]
     say("delivery: decoding the best candidate at full size and checking that each sample lands in its class")
     # Per-class size from the *noisy* counts (post-processing): exact private counts are not released.
-    counts = delivery_counts(targets.counts, config.search.synthetic_multiplier)
+    counts = configured_delivery_counts(config.search, targets.counts)
     rng = randomness.public("delivery")
     delivered = decode_candidate(space, best_vector, counts, oversample=config.search.delivery_oversample, rng=rng,
                                  basis=basis, encoder=encoder, decoder=decoder, targets=targets,
