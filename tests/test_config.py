@@ -120,3 +120,9 @@ def test_delivered_size_is_per_class_by_default_or_a_multiplier_but_not_both(tmp
     path.write_text("search:\n  synthetic_per_class: 50\n  synthetic_multiplier: 3\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="not both"):
         load_config(path)
+
+
+def test_a_multiplier_config_survives_dump_and_load(tmp_path):
+    config = RunConfig.model_validate({"search": {"synthetic_multiplier": 3}})
+    assert config.search.synthetic_per_class is None
+    assert load_config(dump_config(config, tmp_path / "run.yaml")).search.synthetic_multiplier == 3

@@ -24,7 +24,7 @@ def test_targets_are_built_from_a_release_and_public_inputs_only():
     parameters = inspect.signature(FitnessTargets.from_release).parameters
     # discriminant_covariance is public (the public pool's covariance in the basis), like rff and rng.
     assert list(parameters) == ["noisy", "rff", "validation_per_class", "rng", "min_count", "eigenvalue_floor",
-                                "num_projections", "discriminant_covariance"]
+                                "num_projections", "discriminant_covariance", "public_covariance"]
     hints = typing.get_type_hints(FitnessTargets.from_release)
     assert hints["noisy"] is NoisyClassStatistics
     assert hints["rff"] is RandomFourierFeatures

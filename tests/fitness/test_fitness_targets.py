@@ -8,12 +8,14 @@ from fitness_helpers import CLIP, K, P, V, candidates, exact_targets, noisy_rele
 
 from pcevolve.config import FitnessWeights
 from pcevolve.fitness import (
+    Candidate,
     FitnessTargets,
     evaluate,
     repair_covariance,
     shrink_class_covariances,
     shrink_covariance,
 )
+from pcevolve.fitness.distribution import mmd
 from pcevolve.privacy import NoisyClassStatistics
 
 
@@ -170,9 +172,30 @@ def test_from_arrays_refuses_missing_keys_and_unknown_versions():
 
 def test_release_without_a_needed_component_is_refused():
     exact = release()
-    with pytest.raises(ValueError, match="rff"):
-        FitnessTargets.from_release(dataclasses.replace(exact, rff_sums=None), rff(), validation_per_class=V,
+    with pytest.raises(ValueError, match="sum"):
+        FitnessTargets.from_release(dataclasses.replace(exact, sums=None), rff(), validation_per_class=V,
                                     rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="public_covariance"):
+        FitnessTargets.from_release(dataclasses.replace(exact, second_moments=None), rff(), validation_per_class=V,
+                                    rng=np.random.default_rng(0))
+
+
+def test_a_release_of_counts_and_sums_only_uses_the_public_covariance_and_has_no_mmd_term():
+    exact = release()
+    public = np.diag(np.linspace(2.0, 0.5, P))
+    lean = dataclasses.replace(exact, second_moments=None, rff_sums=None)
+    targets = FitnessTargets.from_release(lean, rff(), validation_per_class=V, rng=np.random.default_rng(0),
+                                          public_covariance=public)
+    assert targets.rff_means is None
+    np.testing.assert_allclose(targets.covariances, np.repeat(public[None], K, axis=0), rtol=1e-9)
+    np.testing.assert_allclose(targets.means, FitnessTargets.from_release(
+        exact, rff(), validation_per_class=V, rng=np.random.default_rng(0)).means)
+    rebuilt = FitnessTargets.from_arrays(targets.to_arrays())
+    assert rebuilt.rff_means is None
+    candidate = Candidate.of(targets.validation_features, targets.validation_labels, targets)
+    assert mmd(candidate, targets) == 0.0
+    assert np.isfinite(evaluate(targets.validation_features, targets.validation_labels, targets,
+                                FitnessWeights()).total)
 
 
 def test_constructor_refuses_an_indefinite_covariance():

@@ -106,7 +106,7 @@ def test_plan_sigma_equals_the_sigma_the_run_records(secure_run, tiny_config):
     run_release = [e["noise_multiplier"] for e in events if e["kind"] == "gaussian_release"]
     plan = plan_budget(tiny_config(name="secure"), num_samples=60)
     assert run_dpsgd == {plan.representation.noise_multiplier}
-    assert run_release == [plan.release.noise_multiplier]
+    assert run_release == list(plan.release.event_noise_multipliers)
     assert BudgetLedger.load(secure_run / "ledger.json").spent() == pytest.approx(plan.total.epsilon, rel=1e-12)
     config = secure_run / "config.yaml"
     shown = CliRunner().invoke(app, ["budget", "plan", "--config", str(config), "--n", "60"])

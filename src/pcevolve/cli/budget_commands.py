@@ -87,7 +87,8 @@ def _stage_table(run: RunConfig, result: BudgetPlan) -> Table:
     table.add_column("private access")
     uses = {
         "representation": "DP-SGD (Poisson-subsampled Gaussian), per-sample clipping",
-        "fitness": "one Gaussian release of per-class statistics; the search is post-processing of it",
+        "fitness": "a Gaussian release of per-class statistics (counts, then the rest); the search is "
+                   "post-processing of it",
         "decoder": ("DP-SGD on private data" if run.decoder.training != "public"
                     else "budget unused: the decoder trains on public data"),
         "delivery": "decoding and writing the synthetic set: post-processing, reads no private data",
@@ -143,24 +144,37 @@ def _dpsgd_table(stage: DPSGDStagePlan, run: RunConfig, n: int, caps: dict[str, 
 
 def _print_release(console: Console, release: ReleasePlan, run: RunConfig, cap: float) -> None:
     search = run.search
-    table = Table(title=f"fitness: per-class statistics released once for ε cap {cap:.3f} (one Gaussian event)")
+    z_count, z_rest = release.event_noise_multipliers
+    table = Table(title=f"fitness: per-class statistics for ε cap {cap:.3f} (two Gaussian events: the counts, "
+                        "then the rest)")
     table.add_column("released per class")
     table.add_column("numbers", justify="right")
     table.add_column("L2 bound per record", justify="right")
     table.add_column("share", justify="right")
     table.add_column("noise std per number", justify="right")
+    table.add_column("released when the typical class has", justify="right")
     rows = {"count": ("class size", "1", ""), "sum": ("sum of clipped features (→ mean)", "C", "·C"),
             "second_moment": ("second moment Σ z zᵀ (→ covariance)", "C²", "·C²"),
             "rff": ("random-Fourier-feature sum (→ MMD)", "1", "")}
+    when = {"count": "always", "sum": "always",
+            "second_moment": f"≥ {release.kept_from['second_moment']:.1f} × C²/v₁ samples",
+            "rff": f"≥ {release.kept_from['rff']:.0f} samples"}
     shares = dict(zip(("count", "sum", "second_moment", "rff"), search.release_shares, strict=True))
     for component, std in release.noise_stds.items():
         name, bound, unit = rows[component]
-        table.add_row(name, str(release.sizes[component]), bound, f"{shares[component]:.0%}", f"{std:.3f}{unit}")
+        table.add_row(name, str(release.sizes[component]), bound, f"{shares[component]:.0%}", f"{std:.3f}{unit}",
+                      when[component])
     console.print(table)
     console.print(f"Features are reduced to a {search.basis_dim}-d basis of public features and clipped to a radius C "
                   f"(the {search.clip_quantile:.0%} quantile of public norms, known once the public pool is encoded). "
-                  f"Release noise multiplier (std / L2 sensitivity of the whole rescaled release) = "
-                  f"{release.noise_multiplier:.4f}; the classes are disjoint, so all classes together are one release.")
+                  f"The counts are released first (noise multiplier {z_count:.4f}). A class's mean of a statistic is "
+                  f"its sum over the class size, so its noise shrinks as classes grow: the covariances and the MMD "
+                  f"embeddings are released only if, for the noisy class size, their class means rise "
+                  f"{search.release_min_snr:g}× above their noise (v₁ is the largest public variance along the "
+                  f"basis); otherwise their share goes to the sums and the noise stds above shrink. The rest is "
+                  f"released at noise multiplier {z_rest:.4f}; together the two events equal one release at "
+                  f"{release.noise_multiplier:.4f}. The classes are disjoint, so all classes together cost one "
+                  "release each.")
 
 
 def _print_total(console: Console, result: BudgetPlan, run: RunConfig) -> None:

@@ -99,7 +99,7 @@ class SearchConfig(_Frozen):
     # per_class × classes, is split in proportion to the DP counts, so only the class balance comes from the
     # private data), or, when ``synthetic_multiplier`` is set instead, that many times each class's noisy count.
     # 1,000 per class serves training whether the private set has 10 or 100 per class.
-    synthetic_per_class: int = Field(1000, ge=1, description="Delivered samples per class, on average.")
+    synthetic_per_class: int | None = Field(1000, ge=1, description="Delivered samples per class, on average.")
     synthetic_multiplier: int | None = Field(None, ge=1, description="Instead: multiplier × each class's noisy count.")
     mutation_sigma: float = Field(0.05, gt=0.0, le=1.0, description="Fraction of each parameter's range.")
     polynomial_every: int = Field(20, ge=1)
@@ -144,6 +144,11 @@ class SearchConfig(_Frozen):
     # from 0.3 to 0.65 raised the model's right labels on public in-task images from 79% to 81% at epsilon 8 and
     # its 1,000 most confident per class from 80% to 82% right at epsilon 1.
     release_shares: tuple[float, float, float, float] = (0.05, 0.6, 0.15, 0.2)
+    # The counts are released first; the second moment and the RFF sum are then released only if, for the noisy
+    # class size, their class means would rise this many times above their noise (search/release_rule.py); those
+    # dropped leave their share to the sums. At 10 per class and epsilon 8 both are dropped (ratios 0.9 and 0.3),
+    # at 100 per class both are kept (9.0 and 2.6). 0: always release all four.
+    release_min_snr: float = Field(2.0, ge=0.0)
     validation_per_class: int = Field(200, ge=2, description="Samples per class drawn from the DP Gaussians.")
     # Delivery: how many candidate sets of the final population are ranked on DP fitness (R7.5).
     top_candidates: int = Field(3, ge=1)
@@ -156,9 +161,18 @@ class SearchConfig(_Frozen):
     # (docs/search.md §4) 1.5-2 trained the CNN best: 0 / 1 / 1.5 / 2 / 3 gave 78.8 / 80.9 / 81.5 / 82.0 / 80.5%.
     territory: float = Field(2.0, ge=0.0, le=100.0)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _multiplier_replaces_the_per_class_default(cls, data: object) -> object:
+        # A config that names only synthetic_multiplier means "instead of the default size".
+        if isinstance(data, dict) and data.get("synthetic_multiplier") is not None \
+                and "synthetic_per_class" not in data:
+            return {**data, "synthetic_per_class": None}
+        return data
+
     @model_validator(mode="after")
     def _elite_fits(self) -> "SearchConfig":
-        if self.synthetic_multiplier is not None and "synthetic_per_class" in self.model_fields_set:
+        if (self.synthetic_multiplier is None) == (self.synthetic_per_class is None):
             raise ValueError("set either synthetic_per_class (samples per class) or synthetic_multiplier (times each "
                              "class's noisy count), not both")
         if 0.0 < self.territory < 1.0:

@@ -28,8 +28,11 @@ def mmd(candidate: Candidate, targets: FitnessTargets) -> float:
 
     Range: [0, 4] by construction (‖ψ‖ = 1; noise can push a released mean slightly past norm 1);
     about (1 − ‖μ‖²)/n for a perfect candidate of n points per class, up to ≈ 2 for disjoint
-    supports. Lower is better.
+    supports. Lower is better. 0 when the release has no RFF sums (too few private samples for the
+    mean embedding to rise above its noise: :mod:`pcevolve.search.release_rule`).
     """
+    if targets.rff_means is None:
+        return 0.0
     embedded = _rff_float32(candidate.features, targets.rff.frequencies)
     per_class = [embedded[g].mean(axis=0, dtype=np.float64) - targets.rff_means[k]
                  for k, g in enumerate(candidate.groups)]

@@ -11,8 +11,9 @@ Rules that must never change:
 * Every array is copied on the way in and made read-only, so a target can never
   keep a view into a caller's array or change after it is built.
 
-How the fields are derived from the release (per class k, noisy count n_k,
-denominator d_k = max(n_k, ``min_count``)):
+How the fields are derived from the release (per class k, noisy count n_k, its size estimate
+ñ_k = ``NoisyClassStatistics.class_sizes`` — the noisy counts shrunk towards their mean by how
+much of their spread the counts' noise explains —, denominator d_k = max(ñ_k, ``min_count``)):
 
 * ``means`` μ_k = noisy sum / d_k; ``rff_means`` = noisy RFF sum / d_k.
 * ``covariances``: Σ_k = noisy Σ x xᵀ / d_k − μ_k μ_kᵀ + (s_sum / d_k)² I, then shrunk,
@@ -30,7 +31,10 @@ denominator d_k = max(n_k, ``min_count``)):
   the mean clipped eigenvalue, so Σ_k is invertible for the Mahalanobis distances. A
   class whose estimate has no positive eigenvalue at all becomes isotropic with the
   classes' mean variance per direction.
-* Classes whose noisy count is below ``min_count`` (very noisy, possibly ≤ 0) carry
+* Statistics the release left out (:mod:`pcevolve.search.release_rule`): without second
+  moments every class's covariance is the given *public* covariance (repaired); without RFF
+  sums ``rff_means`` is ``None`` and the MMD term reads 0.
+* Classes whose size estimate ñ_k is below ``min_count`` (very noisy, possibly ≤ 0) carry
   no usable signal: their mean, covariance and RFF mean are replaced by the pooled
   statistics of all classes (Σ sums / max(Σ counts, ``min_count``), …) and
   ``fallback[k]`` is set.
@@ -182,7 +186,8 @@ class FitnessTargets:
         means: (K, P) class means μ_k.
         covariances: (K, P, P) symmetric positive definite class covariances Σ_k.
         rff: The public random Fourier features the release used.
-        rff_means: (K, 2m) class mean embeddings.
+        rff_means: (K, 2m) class mean embeddings, or ``None`` when the release left the RFF sums out
+            (then the fitness has no MMD term: it reads 0).
         validation_features: (K·V, P) draws from N(μ_k, Σ_k).
         validation_labels: (K·V,) their classes.
         projections: (L, P) unit directions of the sliced Wasserstein distance.
@@ -199,7 +204,7 @@ class FitnessTargets:
     means: np.ndarray
     covariances: np.ndarray
     rff: RandomFourierFeatures
-    rff_means: np.ndarray
+    rff_means: np.ndarray | None
     validation_features: np.ndarray
     validation_labels: np.ndarray
     projections: np.ndarray
@@ -213,8 +218,10 @@ class FitnessTargets:
         if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1:
             raise ValueError(f"means must be (K, P), got shape {means.shape}")
         k, p = means.shape
-        expected = {"counts": (k,), "covariances": (k, p, p), "rff_means": (k, self.rff.num_features),
-                    "projections": (None, p), "validation_features": (None, p)}
+        expected = {"counts": (k,), "covariances": (k, p, p), "projections": (None, p),
+                    "validation_features": (None, p)}
+        if self.rff_means is not None:
+            expected["rff_means"] = (k, self.rff.num_features)
         arrays = {"means": means}
         for name, shape in expected.items():
             array = _frozen(getattr(self, name))
@@ -276,11 +283,13 @@ class FitnessTargets:
         cls, noisy: NoisyClassStatistics, rff: RandomFourierFeatures, *, validation_per_class: int,
         rng: np.random.Generator, min_count: float = 2.0, eigenvalue_floor: float = DEFAULT_EIGENVALUE_FLOOR,
         num_projections: int = DEFAULT_NUM_PROJECTIONS, discriminant_covariance: np.ndarray | None = None,
+        public_covariance: np.ndarray | None = None,
     ) -> "FitnessTargets":
-        """Targets from one DP release of count, sum, second moment and RFF sum (see the module docstring).
+        """Targets from one DP release of count, sum and, when released, second moment and RFF sum.
 
         Args:
-            noisy: The release; needs all four components.
+            noisy: The release; needs counts and sums. Without second moments every class's
+                covariance is ``public_covariance``; without RFF sums ``rff_means`` is ``None``.
             rff: The random Fourier features the release was computed with.
             validation_per_class: V, draws per class from N(μ_k, Σ_k); at least 2.
             rng: Public randomness for the validation draws and the projection directions.
@@ -288,16 +297,17 @@ class FitnessTargets:
             eigenvalue_floor: Relative eigenvalue floor of :func:`repair_covariance`.
             num_projections: L, directions of the sliced Wasserstein distance.
             discriminant_covariance: Optional public covariance for the label discriminant (attribute doc).
+            public_covariance: (P, P) public covariance standing in for the class covariances when the
+                release has no second moments (e.g. the public pool's in the search basis).
 
         Raises:
             ValueError: a component is missing or the shapes disagree.
         """
-        missing = [name for name, value in (("count", noisy.counts), ("sum", noisy.sums),
-                                            ("second_moment", noisy.second_moments), ("rff", noisy.rff_sums))
-                   if value is None]
+        missing = [name for name, value in (("count", noisy.counts), ("sum", noisy.sums)) if value is None]
         if missing:
-            raise ValueError(f"the release lacks the component(s) {missing}; the fitness needs count, sum, "
-                             "second_moment and rff")
+            raise ValueError(f"the release lacks the component(s) {missing}; the fitness needs count and sum")
+        if noisy.second_moments is None and public_covariance is None:
+            raise ValueError("the release has no second moments: give a public_covariance for the classes")
         if validation_per_class < 2 or num_projections < 1:
             raise ValueError(f"validation_per_class must be >= 2 and num_projections >= 1, got "
                              f"{validation_per_class}, {num_projections}")
@@ -306,9 +316,15 @@ class FitnessTargets:
         counts = np.asarray(noisy.counts, dtype=np.float64)
         sums = np.asarray(noisy.sums, dtype=np.float64)
         k, p = sums.shape
-        second = np.asarray(noisy.second_moments, dtype=np.float64)
+        released_moments = noisy.second_moments is not None
+        if not released_moments:  # the public covariance as the second moment about each class mean
+            public = np.asarray(public_covariance, dtype=np.float64)
+            if public.shape != (p, p):
+                raise ValueError(f"public_covariance must be ({p}, {p}), got {public.shape}")
+        second = np.asarray(noisy.second_moments, dtype=np.float64) if released_moments else np.zeros((k, p, p))
         diagonal = second.shape == (k, p)
-        rff_sums = np.asarray(noisy.rff_sums, dtype=np.float64)
+        released_rff = noisy.rff_sums is not None
+        rff_sums = np.asarray(noisy.rff_sums, dtype=np.float64) if released_rff else np.zeros((k, rff.num_features))
         if counts.shape != (k,) or second.shape[:2] != (k, p) or (not diagonal and second.shape != (k, p, p)) \
                 or rff_sums.shape != (k, rff.num_features):
             raise ValueError(f"release shapes disagree: counts {counts.shape}, sums {sums.shape}, second moments "
@@ -316,8 +332,9 @@ class FitnessTargets:
         if rff.dim != p:
             raise ValueError(f"rff takes {rff.dim}-d inputs but the release is {p}-d")
 
-        fallback = counts < min_count
-        denominators = np.maximum(counts, min_count)
+        sizes = noisy.class_sizes(min_count=0.0)
+        fallback = sizes < min_count
+        denominators = np.maximum(sizes, min_count)
         pooled_denominator = max(float(counts.sum()), float(min_count))
         sum_std = float(noisy.noise_stds.get("sum", 0.0))
         moment_std = float(noisy.noise_stds.get("second_moment", 0.0))
@@ -339,18 +356,23 @@ class FitnessTargets:
         if np.any(fallback):
             logger.warning("classes %s have noisy counts below %s; they use the pooled statistics",
                            np.flatnonzero(fallback).tolist(), min_count)
-        shrunk = shrink_class_covariances(np.stack([raw for _, raw, _, _ in per_class]),
-                                          np.array([var for _, _, _, var in per_class]),
-                                          diagonal_only=diagonal, members=~fallback)
-        # Variance per direction for a class whose estimate has no positive eigenvalue: the classes' mean
-        # trace / P (their noise averages out), else the pooled covariance's.
-        pooled_scale = float(np.mean(np.trace(shrunk, axis1=1, axis2=2))) / p
-        if pooled_scale <= 0.0:
-            pooled_scale = max(float(np.trace(pooled[1])) / p, 0.0)
-        repaired = [repair_covariance(raw, relative_floor=eigenvalue_floor, fallback_scale=pooled_scale)
-                    for raw in shrunk]
         means = np.stack([mean for mean, _, _, _ in per_class])
-        covariances = np.stack([cov for cov, _ in repaired])
+        if released_moments:
+            shrunk = shrink_class_covariances(np.stack([raw for _, raw, _, _ in per_class]),
+                                              np.array([var for _, _, _, var in per_class]),
+                                              diagonal_only=diagonal, members=~fallback)
+            # Variance per direction for a class whose estimate has no positive eigenvalue: the classes' mean
+            # trace / P (their noise averages out), else the pooled covariance's.
+            pooled_scale = float(np.mean(np.trace(shrunk, axis1=1, axis2=2))) / p
+            if pooled_scale <= 0.0:
+                pooled_scale = max(float(np.trace(pooled[1])) / p, 0.0)
+            repaired = [repair_covariance(raw, relative_floor=eigenvalue_floor, fallback_scale=pooled_scale)
+                        for raw in shrunk]
+            covariances = np.stack([cov for cov, _ in repaired])
+        else:
+            public_repaired, public_floored = repair_covariance(public, relative_floor=eigenvalue_floor)
+            covariances = np.repeat(public_repaired[None], k, axis=0)
+            repaired = [(public_repaired, public_floored)] * k
 
         # Draw order is part of the contract (determinism): validation noise, then directions.
         noise = rng.standard_normal((k, validation_per_class, p))
@@ -360,7 +382,7 @@ class FitnessTargets:
         directions = rng.standard_normal((num_projections, p))
         directions /= np.linalg.norm(directions, axis=1, keepdims=True)
         return cls(counts=counts, means=means, covariances=covariances, rff=rff,
-                   rff_means=np.stack([psi for _, _, psi, _ in per_class]),
+                   rff_means=np.stack([psi for _, _, psi, _ in per_class]) if released_rff else None,
                    validation_features=validation.reshape(k * validation_per_class, p),
                    validation_labels=np.repeat(np.arange(k), validation_per_class), projections=directions,
                    fallback=fallback, floored_eigenvalues=np.array([n for _, n in repaired]),
@@ -370,7 +392,8 @@ class FitnessTargets:
         """Plain arrays for an ``.npz`` checkpoint (no pickle); :meth:`from_arrays` inverts it exactly."""
         return {"version": np.array(ARRAYS_VERSION), "counts": self.counts, "means": self.means,
                 "covariances": self.covariances, "rff_frequencies": self.rff.frequencies,
-                "rff_bandwidth": np.array(self.rff.bandwidth), "rff_means": self.rff_means,
+                "rff_bandwidth": np.array(self.rff.bandwidth),
+                **({} if self.rff_means is None else {"rff_means": self.rff_means}),
                 "validation_features": self.validation_features, "validation_labels": self.validation_labels,
                 "projections": self.projections, "fallback": self.fallback,
                 "floored_eigenvalues": self.floored_eigenvalues,
@@ -384,7 +407,7 @@ class FitnessTargets:
         Raises:
             ValueError: a key is missing or the version is unknown.
         """
-        names = ("version", "counts", "means", "covariances", "rff_frequencies", "rff_bandwidth", "rff_means",
+        names = ("version", "counts", "means", "covariances", "rff_frequencies", "rff_bandwidth",
                  "validation_features", "validation_labels", "projections", "fallback", "floored_eigenvalues")
         missing = [name for name in names if name not in arrays]
         if missing:
@@ -394,6 +417,8 @@ class FitnessTargets:
         rff = RandomFourierFeatures(frequencies=_frozen(arrays["rff_frequencies"]),
                                     bandwidth=float(arrays["rff_bandwidth"]))
         within = arrays["discriminant_covariance"] if "discriminant_covariance" in arrays else None
-        return cls(rff=rff, discriminant_covariance=None if within is None else np.asarray(within),
+        rff_means = np.asarray(arrays["rff_means"]) if "rff_means" in arrays else None
+        return cls(rff=rff, rff_means=rff_means,
+                   discriminant_covariance=None if within is None else np.asarray(within),
                    **{name: np.asarray(arrays[name]) for name in names
                       if name not in ("version", "rff_frequencies", "rff_bandwidth")})

@@ -42,7 +42,7 @@ class DecodedSet:
         return float(np.mean(self.reencoded_classes == self.labels)) if len(self.labels) else float("nan")
 
 
-def delivery_counts(noisy_counts: np.ndarray, *, per_class: int, multiplier: int | None = None) -> np.ndarray:
+def delivery_counts(noisy_counts: np.ndarray, *, per_class: int | None, multiplier: int | None = None) -> np.ndarray:
     """Per-class delivered size from the *noisy* counts (post-processing of the release).
 
     ``multiplier`` given: that many times each class's noisy count (rounded, at least 1).
@@ -53,9 +53,9 @@ def delivery_counts(noisy_counts: np.ndarray, *, per_class: int, multiplier: int
     counts = np.maximum(np.asarray(noisy_counts, dtype=np.float64), 1.0)
     if multiplier is not None:
         return np.round(counts).astype(np.int64) * int(multiplier)
-    total = int(per_class) * len(counts)
-    if total < len(counts):
+    if per_class is None or per_class < 1:
         raise ValueError(f"per_class must be at least 1, got {per_class}")
+    total = int(per_class) * len(counts)
     # One per class first, the rest in proportion: no class is left empty whatever its noisy count.
     quotas = (total - len(counts)) * counts / counts.sum()
     sizes = np.floor(quotas).astype(np.int64)

@@ -3,7 +3,8 @@
 :func:`plan_budget` replays a run's charges on a fresh, file-less ledger: stage 2's σ from
 :func:`~pcevolve.encoders.training.representation_sigma`, the decoder's from
 :func:`~pcevolve.decoders.dp.decoder_sigma`, the release's from
-:func:`~pcevolve.search.release.release_mechanism`, in the run's order and with its events. So the
+:func:`~pcevolve.search.release.count_mechanism` and
+:func:`~pcevolve.search.release.rest_noise_multiplier`, in the run's order and with its events. So the
 σ it reports is the σ a run records, and its total is the accountant's composition of exactly the
 events the run will charge (when every stage spends its plan). It reads no data: n, the number
 of private samples, is a public input (docs/privacy.md §2).
@@ -25,8 +26,15 @@ from pcevolve.encoders.training import representation_sigma
 from pcevolve.privacy import BudgetLedger, PrivacyAccount, SubsampledGaussianSteps, affordable_steps
 from pcevolve.privacy.calibration import DPSGDPlan
 from pcevolve.privacy.statistics import RandomFourierFeatures
+from pcevolve.privacy.events import GaussianRelease
 from pcevolve.search.release import STAGE as RELEASE_STAGE
-from pcevolve.search.release import release_mechanism
+from pcevolve.search.release import (
+    ReleaseSettings,
+    count_mechanism,
+    rest_mechanism,
+    rest_noise_multiplier,
+)
+from pcevolve.search.release_rule import REST, ReleaseChoice, signal_scales
 
 
 @dataclass(frozen=True)
@@ -45,12 +53,16 @@ class DPSGDStagePlan:
 
 @dataclass(frozen=True)
 class ReleasePlan:
-    """The one Gaussian release of class statistics."""
+    """The release of class statistics: the counts' Gaussian event, then the rest's."""
 
-    noise_multiplier: float
-    noise_stds: dict[str, float]  # per component, in units of C, C², 1 (see component_bounds)
+    noise_multiplier: float  # of the two events as one Gaussian
+    event_noise_multipliers: tuple[float, float]  # counts, rest
+    noise_stds: dict[str, float]  # per component if all are kept, in units of C, C², 1 (see component_bounds)
     sizes: dict[str, int]  # released numbers per class and component
     epsilon: float
+    # The smallest typical class size (noisy count) at which the rule keeps each optional statistic: for the
+    # second moment in units of C² / v₁ (v₁: the largest public variance, known once the pool is encoded).
+    kept_from: dict[str, float]
 
 
 @dataclass(frozen=True)
@@ -114,10 +126,25 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
         d, m = search.basis_dim, search.rff_features
         # The frequencies do not change the noise; the run draws its own from the public "rff" stream.
         rff = RandomFourierFeatures(frequencies=np.zeros((m, d)), bandwidth=1.0)
-        mechanism = release_mechanism(ledger, num_classes=1, clip_norm=1.0, rff=rff, shares=search.release_shares)
-        ledger.charge(RELEASE_STAGE, mechanism.event, description="planned")
+        settings = ReleaseSettings(num_classes=1, clip_norm=1.0, rff=rff, shares=search.release_shares,
+                                   public_variances=np.ones(d), min_snr=search.release_min_snr)
+        counting = count_mechanism(ledger, settings)
+        ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")
+        z_rest = rest_noise_multiplier(ledger, settings)
+        ledger.charge(RELEASE_STAGE, GaussianRelease(z_rest), description="planned: the rest")
+        every = ReleaseChoice(components=REST, shares=dict(zip(REST, np.array(search.release_shares[1:])
+                                                               / sum(search.release_shares[1:]), strict=True)),
+                              signal_to_noise={}, typical_count=1.0)
+        stds = {**counting.noise_stds(), **rest_mechanism(every, settings, noise_multiplier=z_rest,
+                                                          neighbouring=ledger.neighbouring).noise_stds()}
+        # A statistic is kept when signal · n̂ / std ≥ min_snr (search/release_rule.py), i.e. from
+        # n̂ = min_snr · std / signal; with C = 1 and v₁ = 1 the second moment's threshold is in units of C² / v₁.
+        scales = signal_scales(np.ones(1), m)
+        kept_from = {c: search.release_min_snr * stds[c] / scales[c] for c in ("second_moment", "rff")}
         sizes = {"count": 1, "sum": d, "second_moment": d * (d + 1) // 2, "rff": 2 * m}
-        release = ReleasePlan(mechanism.noise_multiplier, mechanism.noise_stds(), sizes, ledger.spent(RELEASE_STAGE))
+        combined = (counting.noise_multiplier ** -2 + z_rest ** -2) ** -0.5
+        release = ReleasePlan(combined, (counting.noise_multiplier, z_rest), stds, sizes,
+                              ledger.spent(RELEASE_STAGE), kept_from)
     return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps))
 
 

@@ -7,7 +7,7 @@ stage              reads                                 pays
 =================  ====================================  ==============================
 representation     private images (DP-SGD), public pool  ``representation``
 decoder            public pool; private only if DP mode  ``decoder`` (DP modes only)
-release            private features, once                ``fitness`` (one Gaussian event)
+release            private features, once                ``fitness`` (two Gaussian events)
 search             the release, public features          nothing (post-processing)
 delivery           the release, encoder, decoder         nothing (post-processing)
 =================  ====================================  ==============================
@@ -70,6 +70,7 @@ from pcevolve.search.basis import PublicBasis, unit_rows
 from pcevolve.search.class_model import ClassModel
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.release import (
+    ReleaseSettings,
     StatisticsRelease,
     public_bandwidth,
     release_statistics,
@@ -306,14 +307,20 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
         # The frequencies are published in release.npz: drawn from their own public stream, never the noise's.
         rff = RandomFourierFeatures.draw(basis.dim, search.rff_features, bandwidth=bandwidth,
                                          rng=randomness.public("rff"))
-        release = release_statistics(basis.reduce(private_features), private.labels, num_classes=len(class_names),
-                                     clip_norm=clip_norm, rff=rff, shares=search.release_shares, ledger=ledger,
-                                     noise=randomness.noise("fitness"))
+        settings = ReleaseSettings(num_classes=len(class_names), clip_norm=clip_norm, rff=rff,
+                                   shares=search.release_shares, public_variances=basis.variances,
+                                   min_snr=search.release_min_snr)
+        release, choice = release_statistics(basis.reduce(private_features), private.labels, settings=settings,
+                                             ledger=ledger, noise=randomness.noise("fitness"))
         del private_features
         release.save(release_path)
+        if choice.dropped:
+            say(f"release: {' and '.join(_STATISTIC_NAMES[c] for c in choice.dropped)} left out — with about "
+                f"{choice.typical_count:.0f} private samples per class their class means would be mostly noise; "
+                "their budget went to the class means")
         summary = {"noise_multiplier": release.noise_multiplier, "clip_norm": clip_norm,
                    "noisy_counts": release.statistics.counts.tolist(), "basis_dim": basis.dim,
-                   "rff_bandwidth": bandwidth, "stage_epsilon": ledger.spent("fitness")}
+                   "rff_bandwidth": bandwidth, "stage_epsilon": ledger.spent("fitness"), "rule": choice.summary()}
         folder.record("release", **summary)
         stages.finish("release", summary)
     # From here on the private data is not read again.
@@ -326,7 +333,7 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     territories = class_territories(config, release, basis, decoder)
     if territories is not None:
         folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
-        wanted = configured_delivery_counts(search, release.statistics.counts)
+        wanted = configured_delivery_counts(search, release.statistics.class_sizes())
         for name, size, count in zip(class_names, territories.sizes(), wanted, strict=True):
             if size < count:
                 # Not an error (the run still delivers), but the user should know before sharing the set.
@@ -359,7 +366,7 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     # Delivery: decode the best individual at full size (post-processing of the release).
     t = time.perf_counter()
     best_vector, best_fitness = ranked[0]
-    agreement, counts = _deliver(config, folder, stages, space, best_vector, targets, basis, encoder, decoder,
+    agreement, counts = _deliver(config, folder, stages, space, best_vector, targets, release, basis, encoder, decoder,
                                  territories, class_names, say, progress, randomness)
     write_fitness_curve(folder.path / "fitness_curve.png", generation_records(folder.records("generation")))
     seconds["delivery"] = time.perf_counter() - t
@@ -379,6 +386,9 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
                   reencode_agreement=agreement, synthetic_counts=counts)
     folder.settle_times()
     return outcome
+
+
+_STATISTIC_NAMES = {"second_moment": "the class covariances", "rff": "the class mean embeddings (MMD)"}
 
 
 def round_trip_model(decoder: Decoder, basis: PublicBasis, surrogate_data: SurrogateData,
@@ -404,7 +414,7 @@ def class_territories(config: RunConfig, release: StatisticsRelease, basis: Publ
     """
     if config.search.territory == 0 or not isinstance(decoder, KnownEncodings):
         return None
-    counts = configured_delivery_counts(config.search, release.statistics.counts)
+    counts = configured_delivery_counts(config.search, release.statistics.class_sizes())
     sizes = np.ceil(config.search.territory * counts).astype(np.int64)
     return ClassTerritories.of(basis.reduce(decoder.encodings), class_model_of(release, basis), sizes)
 
@@ -424,7 +434,8 @@ def build_problem(config: RunConfig, release: StatisticsRelease,
     targets = FitnessTargets.from_release(release.statistics, release.rff,
                                           validation_per_class=search.validation_per_class,
                                           rng=randomness.public("search"),
-                                          discriminant_covariance=class_model_of(release, basis).covariance)
+                                          discriminant_covariance=class_model_of(release, basis).covariance,
+                                          public_covariance=np.diag(basis.variances))
     space = SearchSpace(ClassFrames.from_gaussians(targets.means, targets.covariances))
     return SearchProblem.build(space, targets, search.weights, surrogate, per_class=search.candidate_per_class,
                                eval_seeds=search.eval_seeds, seed=randomness.public_seed("search"))
@@ -473,14 +484,14 @@ def _public_side(config, folder, stages, encoder, decoder, public, say, progress
     return basis, pairs, clip_norm, bandwidth
 
 
-def _deliver(config, folder, stages, space, best_vector, targets, basis, encoder, decoder, territories,
+def _deliver(config, folder, stages, space, best_vector, targets, release, basis, encoder, decoder, territories,
              class_names, say, progress, randomness):
     done = stages.done("delivery")
     if done is not None:
         return done["reencode_agreement"], done["counts"]
     say("delivery: decoding the best candidate at full size and checking that each sample lands in its class")
-    # Per-class size from the *noisy* counts (post-processing): exact private counts are not released.
-    counts = configured_delivery_counts(config.search, targets.counts)
+    # Class balance from the *noisy* counts (post-processing): exact private counts are not released.
+    counts = configured_delivery_counts(config.search, release.statistics.class_sizes())
     rng = randomness.public("delivery")
     delivered = decode_candidate(space, best_vector, counts, oversample=config.search.delivery_oversample, rng=rng,
                                  basis=basis, encoder=encoder, decoder=decoder, targets=targets,

@@ -219,6 +219,25 @@ def stage_dpsgd_noise_multiplier(ledger: BudgetLedger, stage: str, *, sampling_p
     return calibrate_noise_multiplier(epsilon_of, ledger.stages[stage], lower=0.05)
 
 
+def stage_gaussian_noise_multiplier(ledger: BudgetLedger, stage: str) -> float:
+    """Smallest noise multiplier of one Gaussian release that, composed with what ``stage`` already spent, fits
+    the stage cap — by the ledger's own accountant (same δ, relation and discretisation), so the ledger accepts it.
+
+    Raises:
+        ValueError: the stage has nothing left to spend.
+    """
+    earlier = ledger.events(stage)
+    cap = ledger.stages[stage]
+    if cap <= 0 or ledger.spent(stage) >= cap:
+        raise ValueError(f"stage {stage!r} has no budget left to calibrate a release against")
+
+    def epsilon_of(z: float) -> float:
+        return account((*earlier, GaussianRelease(z)), delta=ledger.delta, neighbouring=ledger.neighbouring,
+                       pld_discretization=ledger.pld_discretization).epsilon
+
+    return calibrate_noise_multiplier(epsilon_of, cap)
+
+
 def dpsgd_noise_multiplier(
     target_epsilon: float,
     delta: float,

@@ -68,7 +68,7 @@ class ClassModel:
         """The model of one release, given the public variances along the basis directions (largest first)."""
         if statistics.sums is None or "sum" not in statistics.noise_stds:
             raise ValueError("the class model needs the release's noisy sums and their noise level")
-        counts = np.maximum(np.asarray(statistics.counts, dtype=np.float64), min_count)
+        counts = statistics.class_sizes(min_count=min_count)
         means = np.asarray(statistics.sums, dtype=np.float64) / counts[:, None]
         variances = np.asarray(public_variances, dtype=np.float64)
         if variances.shape != (means.shape[1],) or np.any(variances <= 0) or np.any(np.diff(variances) > 1e-12):

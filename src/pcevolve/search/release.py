@@ -1,11 +1,13 @@
 """The one DP release the search is allowed to see (SPEC R5.6), and its file form.
 
 Per class, from the private features reduced to the public basis (z = Bᵀ(u − c), clipped to a
-public radius C): noisy count, sum, full second moment Σ z zᵀ, and the sum of random Fourier
-features of z. One ``ClassStatisticsRelease`` — one Gaussian event in the ledger's ``fitness``
-stage, calibrated by the accountant to the stage's remaining budget. Its neighbouring relation
-and sensitivity are stated in :mod:`pcevolve.privacy.statistics`. After this call the search
-holds only the noisy result; everything it computes from it is post-processing.
+public radius C): noisy count, sum, and — when the class sizes can pay for them
+(:mod:`pcevolve.search.release_rule`) — the full second moment Σ z zᵀ and the sum of random
+Fourier features of z. Two ``ClassStatisticsRelease`` events in the ledger's ``fitness`` stage:
+the counts first, then the rest on what the accountant says is left, so the two compose to the
+stage's budget. Their neighbouring relation and sensitivity are stated in
+:mod:`pcevolve.privacy.statistics`. After this call the search holds only the noisy result;
+everything it computes from it is post-processing.
 
 The RFF bandwidth is the median pairwise distance of *public* coordinates and the frequencies
 come from the run's public ``rff`` stream: neither depends on the private data, and neither
@@ -16,6 +18,7 @@ the noise (``pcevolve.randomness``).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,12 +27,10 @@ import numpy as np
 
 from pcevolve.io import atomic_write_npz
 from pcevolve.privacy import BudgetLedger, NoiseSource
-from pcevolve.privacy.statistics import (
-    COMPONENTS,
-    ClassStatisticsRelease,
-    NoisyClassStatistics,
-    RandomFourierFeatures,
-)
+from pcevolve.privacy.calibration import gaussian_noise_multiplier, stage_gaussian_noise_multiplier
+from pcevolve.privacy.events import Neighbouring
+from pcevolve.privacy.statistics import ClassStatisticsRelease, NoisyClassStatistics, RandomFourierFeatures
+from pcevolve.search.release_rule import REST, ReleaseChoice, choose_components
 
 STAGE = "fitness"
 
@@ -45,7 +46,16 @@ def public_bandwidth(public_coordinates: np.ndarray, *, rng: np.random.Generator
 
 @dataclass(frozen=True, eq=False)
 class StatisticsRelease:
-    """The released statistics with the public settings needed to use them."""
+    """The released statistics with the public settings needed to use them.
+
+    Attributes:
+        statistics: The noisy statistics; ``second_moments`` / ``rff_sums`` are ``None`` when the
+            rule (:mod:`pcevolve.search.release_rule`) did not release them.
+        rff: The public random Fourier features (released or not, they are public).
+        clip_norm: C.
+        noise_multiplier: Of the whole release as one Gaussian: the two events' noise multipliers
+            z₁, z₂ compose to (z₁⁻² + z₂⁻²)^{-1/2}.
+    """
 
     statistics: NoisyClassStatistics
     rff: RandomFourierFeatures
@@ -53,9 +63,10 @@ class StatisticsRelease:
     noise_multiplier: float
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """One npz (no pickle), written atomically."""
+        """One npz (no pickle), written atomically; statistics not released are absent."""
         s = self.statistics
-        arrays = {"counts": s.counts, "sums": s.sums, "second_moments": s.second_moments, "rff_sums": s.rff_sums,
+        released = {"counts": s.counts, "sums": s.sums, "second_moments": s.second_moments, "rff_sums": s.rff_sums}
+        arrays = {**{k: v for k, v in released.items() if v is not None},
                   "rff_frequencies": self.rff.frequencies, "rff_bandwidth": np.array(self.rff.bandwidth),
                   "clip_norm": np.array(self.clip_norm), "noise_multiplier": np.array(self.noise_multiplier),
                   "noise_std_names": np.array(list(s.noise_stds)), "noise_std_values": np.array(
@@ -66,49 +77,109 @@ class StatisticsRelease:
     def load(cls, path: str | os.PathLike[str]) -> "StatisticsRelease":
         with np.load(path, allow_pickle=False) as data:
             stds = {str(k): float(v) for k, v in zip(data["noise_std_names"], data["noise_std_values"], strict=True)}
-            statistics = NoisyClassStatistics(counts=data["counts"], sums=data["sums"],
-                                              second_moments=data["second_moments"], rff_sums=data["rff_sums"],
-                                              noise_stds=stds)
+            optional = {k: (data[k] if k in data else None) for k in ("second_moments", "rff_sums")}
+            statistics = NoisyClassStatistics(counts=data["counts"], sums=data["sums"], noise_stds=stds, **optional)
             rff = RandomFourierFeatures(frequencies=data["rff_frequencies"], bandwidth=float(data["rff_bandwidth"]))
             return cls(statistics=statistics, rff=rff, clip_norm=float(data["clip_norm"]),
                        noise_multiplier=float(data["noise_multiplier"]))
 
 
-def release_mechanism(ledger: BudgetLedger, *, num_classes: int, clip_norm: float, rff: RandomFourierFeatures,
-                      shares: tuple[float, ...], noise_multiplier: float | None = None) -> ClassStatisticsRelease:
-    """The release a run makes, calibrated against ``ledger``'s ``fitness`` stage (no data read, nothing charged).
+@dataclass(frozen=True)
+class ReleaseSettings:
+    """The public settings of a run's release (``search`` section of the config)."""
 
-    ``noise_multiplier=None``: the smallest noise whose single event costs at most the stage's
-    remaining budget, found by the accountant. ``pcevolve budget plan`` calls this on a fresh
-    ledger, so the noise it prints is the noise a run adds.
+    num_classes: int
+    clip_norm: float
+    rff: RandomFourierFeatures
+    shares: tuple[float, float, float, float]
+    public_variances: np.ndarray
+    min_snr: float
+
+    @property
+    def count_share(self) -> float:
+        return float(self.shares[0])
+
+    def rest_shares(self) -> dict[str, float]:
+        return dict(zip(REST, self.shares[1:], strict=True))
+
+
+def split_noise_multiplier(noise_multiplier: float, count_share: float) -> tuple[float, float]:
+    """The two events' noise multipliers whose composition is one Gaussian of ``noise_multiplier``:
+    z / √w for the counts (share w) and z / √(1 − w) for the rest."""
+    return noise_multiplier / math.sqrt(count_share), noise_multiplier / math.sqrt(1.0 - count_share)
+
+
+def count_mechanism(ledger: BudgetLedger, settings: ReleaseSettings,
+                    noise_multiplier: float | None = None) -> ClassStatisticsRelease:
+    """The first event: the per-class counts, with share ``count_share`` of the stage (no data read).
+
+    ``noise_multiplier=None``: the share of the smallest noise whose single Gaussian fits the
+    stage's remaining budget, found by the accountant; a number: that release's noise as given.
     """
-    settings = dict(num_classes=num_classes, clip_norm=clip_norm, components=COMPONENTS, second_moment="full",
-                    rff=rff, shares=dict(zip(COMPONENTS, shares, strict=True)), neighbouring=ledger.neighbouring)
     budget = ledger.remaining(STAGE)
-    if noise_multiplier is None and budget > 0:
-        return ClassStatisticsRelease.calibrated(budget, ledger.delta, **settings)
-    # A zero budget has nothing to calibrate against: any release is refused by the ledger.
-    return ClassStatisticsRelease(noise_multiplier=noise_multiplier or 1.0, **settings)
+    if noise_multiplier is None:
+        # A zero budget has nothing to calibrate against: any release is refused by the ledger.
+        noise_multiplier = gaussian_noise_multiplier(budget, ledger.delta, neighbouring=ledger.neighbouring) \
+            if budget > 0 else 1.0
+    z_count, _ = split_noise_multiplier(noise_multiplier, settings.count_share)
+    return ClassStatisticsRelease(num_classes=settings.num_classes, clip_norm=settings.clip_norm,
+                                  noise_multiplier=z_count, components=("count",), neighbouring=ledger.neighbouring)
 
 
-def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, num_classes: int,
-                       clip_norm: float, rff: RandomFourierFeatures, shares: tuple[float, ...],
+def rest_noise_multiplier(ledger: BudgetLedger, settings: ReleaseSettings,
+                          noise_multiplier: float | None = None) -> float:
+    """The second event's noise multiplier: what is left of the stage after the counts, by the ledger's
+    accountant (``noise_multiplier=None``), or the rest's part of a given single-release noise."""
+    if noise_multiplier is not None:
+        return split_noise_multiplier(noise_multiplier, settings.count_share)[1]
+    return stage_gaussian_noise_multiplier(ledger, STAGE)
+
+
+def rest_mechanism(choice: ReleaseChoice, settings: ReleaseSettings, *, noise_multiplier: float,
+                   neighbouring: Neighbouring) -> ClassStatisticsRelease:
+    """The second event: the statistics the rule kept, in their shares, at the given noise multiplier."""
+    return ClassStatisticsRelease(num_classes=settings.num_classes, clip_norm=settings.clip_norm,
+                                  noise_multiplier=noise_multiplier, components=choice.components,
+                                  second_moment="full", rff=settings.rff, shares=choice.shares,
+                                  neighbouring=neighbouring)
+
+
+def choose(noisy_counts: np.ndarray, settings: ReleaseSettings, *, noise_multiplier: float,
+           neighbouring: Neighbouring) -> ReleaseChoice:
+    """:func:`~pcevolve.search.release_rule.choose_components` with a run's settings."""
+    return choose_components(noisy_counts, noise_multiplier=noise_multiplier, shares=settings.rest_shares(),
+                             clip_norm=settings.clip_norm, public_variances=settings.public_variances,
+                             rff_features=settings.rff.num_features // 2, neighbouring=neighbouring,
+                             min_snr=settings.min_snr)
+
+
+def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, settings: ReleaseSettings,
                        ledger: BudgetLedger, noise: NoiseSource,
-                       noise_multiplier: float | None = None) -> StatisticsRelease:
-    """Release the class statistics of private coordinates, paid from the ledger's ``fitness`` stage.
+                       noise_multiplier: float | None = None) -> tuple[StatisticsRelease, ReleaseChoice]:
+    """Release the class statistics of private coordinates in two events of the ledger's ``fitness`` stage.
+
+    First the counts (share ``settings.count_share``), then the statistics the rule of
+    :mod:`pcevolve.search.release_rule` keeps for the noisy counts, on what is left of the stage.
 
     Args:
-        noise_multiplier: ``None`` (default): the smallest noise whose single event costs at most
-            the stage's remaining budget, found by the accountant. A number: used as given, and
-            the ledger refuses the release if it does not fit.
+        noise_multiplier: ``None`` (default): the whole release spends the stage's remaining budget,
+            calibrated by the accountant. A number: the noise of the release as one Gaussian, split
+            between the two events; the ledger refuses what does not fit.
 
     Raises:
         BudgetExceeded: The ledger refused (no budget left, or a given noise multiplier costs
-            too much); nothing is drawn.
+            too much); nothing is drawn for the refused event.
     """
-    release = release_mechanism(ledger, num_classes=num_classes, clip_norm=clip_norm, rff=rff, shares=shares,
-                                noise_multiplier=noise_multiplier)
-    noisy = release.release(private_coordinates, labels, ledger=ledger, stage=STAGE, noise=noise,
-                            description="class statistics in the public basis: count, sum, second moment, RFF")
-    return StatisticsRelease(statistics=noisy, rff=rff, clip_norm=clip_norm,
-                             noise_multiplier=release.noise_multiplier)
+    counting = count_mechanism(ledger, settings, noise_multiplier)
+    counted = counting.release(private_coordinates, labels, ledger=ledger, stage=STAGE, noise=noise,
+                               description="class sizes (the first of the two class-statistics events)")
+    z_rest = rest_noise_multiplier(ledger, settings, noise_multiplier)
+    choice = choose(counted.counts, settings, noise_multiplier=z_rest, neighbouring=ledger.neighbouring)
+    mechanism = rest_mechanism(choice, settings, noise_multiplier=z_rest, neighbouring=ledger.neighbouring)
+    rest = mechanism.release(private_coordinates, labels, ledger=ledger, stage=STAGE, noise=noise,
+                             description=f"class statistics in the public basis: {', '.join(choice.components)}")
+    statistics = NoisyClassStatistics(counts=counted.counts, sums=rest.sums, second_moments=rest.second_moments,
+                                      rff_sums=rest.rff_sums, noise_stds={**counted.noise_stds, **rest.noise_stds})
+    combined = (counting.noise_multiplier ** -2 + z_rest ** -2) ** -0.5
+    return StatisticsRelease(statistics=statistics, rff=settings.rff, clip_norm=settings.clip_norm,
+                             noise_multiplier=combined), choice
