@@ -159,6 +159,8 @@ def _print_release(console: Console, release: ReleasePlan, run: RunConfig, cap: 
     when = {"count": "always", "sum": "always",
             "second_moment": f"≥ {release.kept_from['second_moment']:.1f} × C²/v₁ samples",
             "rff": f"≥ {release.kept_from['rff']:.0f} samples"}
+    if search.release_min_snr == 0:
+        when.update(second_moment="always", rff="always")
     shares = dict(zip(("count", "sum", "second_moment", "rff"), search.release_shares, strict=True))
     for component, std in release.noise_stds.items():
         name, bound, unit = rows[component]
@@ -168,10 +170,13 @@ def _print_release(console: Console, release: ReleasePlan, run: RunConfig, cap: 
     console.print(f"Features are reduced to a {search.basis_dim}-d basis of public features and clipped to a radius C "
                   f"(the {search.clip_quantile:.0%} quantile of public norms, known once the public pool is encoded). "
                   f"The counts are released first (noise multiplier {z_count:.4f}). A class's mean of a statistic is "
-                  f"its sum over the class size, so its noise shrinks as classes grow: the covariances and the MMD "
-                  f"embeddings are released only if, for the noisy class size, their class means rise "
-                  f"{search.release_min_snr:g}× above their noise (v₁ is the largest public variance along the "
-                  f"basis); otherwise their share goes to the sums and the noise stds above shrink. The rest is "
+                  f"its sum over the class size, so its noise shrinks as classes grow"
+                  + (": every statistic is released (search.release_min_snr 0). " if search.release_min_snr == 0 else
+                     f": the covariances and the MMD embeddings are released only if, for the noisy class size, their "
+                     f"class means rise {search.release_min_snr:g}× above their noise (v₁ is the largest public "
+                     "variance along the basis); otherwise their share goes to the sums and the noise stds above "
+                     "shrink. ")
+                  + f"The rest is "
                   f"released at noise multiplier {z_rest:.4f}; together the two events equal one release at "
                   f"{release.noise_multiplier:.4f}. The classes are disjoint, so all classes together cost one "
                   "release each.")
