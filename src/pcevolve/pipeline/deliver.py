@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pcevolve.config import SearchConfig
     from pcevolve.decoders import Decoder
     from pcevolve.encoders import ImageEncoder
+    from pcevolve.privacy import NoisyClassStatistics
     from pcevolve.search.territory import ClassTerritories
 
 
@@ -64,9 +65,11 @@ def delivery_counts(noisy_counts: np.ndarray, *, per_class: int | None, multipli
     return sizes + 1
 
 
-def configured_delivery_counts(search: "SearchConfig", noisy_counts: np.ndarray) -> np.ndarray:
-    """:func:`delivery_counts` with a run's ``search`` settings."""
-    return delivery_counts(noisy_counts, per_class=search.synthetic_per_class, multiplier=search.synthetic_multiplier)
+def configured_delivery_counts(search: "SearchConfig", statistics: "NoisyClassStatistics") -> np.ndarray:
+    """:func:`delivery_counts` with a run's ``search`` settings, from the release's class sizes
+    (:meth:`~pcevolve.privacy.NoisyClassStatistics.class_sizes`)."""
+    return delivery_counts(statistics.class_sizes(), per_class=search.synthetic_per_class,
+                           multiplier=search.synthetic_multiplier)
 
 
 def decode_candidate(space: SearchSpace, individual: np.ndarray, counts: np.ndarray, *, oversample: float,

@@ -16,7 +16,7 @@ the total ε. Composition is sub-additive, so s = 1 (caps summing to ε) would l
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,11 +30,12 @@ from pcevolve.privacy.events import GaussianRelease
 from pcevolve.search.release import STAGE as RELEASE_STAGE
 from pcevolve.search.release import (
     ReleaseSettings,
+    choose,
+    combined_noise_multiplier,
     count_mechanism,
     rest_mechanism,
     rest_noise_multiplier,
 )
-from pcevolve.search.release_rule import REST, ReleaseChoice, signal_scales
 
 
 @dataclass(frozen=True)
@@ -132,19 +133,17 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
         ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")
         z_rest = rest_noise_multiplier(ledger, settings)
         ledger.charge(RELEASE_STAGE, GaussianRelease(z_rest), description="planned: the rest")
-        every = ReleaseChoice(components=REST, shares=dict(zip(REST, np.array(search.release_shares[1:])
-                                                               / sum(search.release_shares[1:]), strict=True)),
-                              signal_to_noise={}, typical_count=1.0)
+        # The rule at a typical class size of 1 with nothing dropped: every statistic's noise, and its ratio
+        # signal / std. A statistic is kept when signal · n̂ / std ≥ min_snr (search/release_rule.py), i.e. from
+        # n̂ = min_snr / ratio; with C = 1 and v₁ = 1 the second moment's threshold is in units of C² / v₁.
+        every = choose(np.ones(1), replace(settings, min_snr=0.0), noise_multiplier=z_rest,
+                       neighbouring=ledger.neighbouring)
         stds = {**counting.noise_stds(), **rest_mechanism(every, settings, noise_multiplier=z_rest,
                                                           neighbouring=ledger.neighbouring).noise_stds()}
-        # A statistic is kept when signal · n̂ / std ≥ min_snr (search/release_rule.py), i.e. from
-        # n̂ = min_snr · std / signal; with C = 1 and v₁ = 1 the second moment's threshold is in units of C² / v₁.
-        scales = signal_scales(np.ones(1), m)
-        kept_from = {c: search.release_min_snr * stds[c] / scales[c] for c in ("second_moment", "rff")}
+        kept_from = {c: search.release_min_snr / every.signal_to_noise[c] for c in ("second_moment", "rff")}
         sizes = {"count": 1, "sum": d, "second_moment": d * (d + 1) // 2, "rff": 2 * m}
-        combined = (counting.noise_multiplier ** -2 + z_rest ** -2) ** -0.5
-        release = ReleasePlan(combined, (counting.noise_multiplier, z_rest), stds, sizes,
-                              ledger.spent(RELEASE_STAGE), kept_from)
+        release = ReleasePlan(combined_noise_multiplier(counting.noise_multiplier, z_rest),
+                              (counting.noise_multiplier, z_rest), stds, sizes, ledger.spent(RELEASE_STAGE), kept_from)
     return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps))
 
 

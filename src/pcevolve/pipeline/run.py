@@ -333,7 +333,7 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     territories = class_territories(config, release, basis, decoder)
     if territories is not None:
         folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
-        wanted = configured_delivery_counts(search, release.statistics.class_sizes())
+        wanted = configured_delivery_counts(search, release.statistics)
         for name, size, count in zip(class_names, territories.sizes(), wanted, strict=True):
             if size < count:
                 # Not an error (the run still delivers), but the user should know before sharing the set.
@@ -414,7 +414,7 @@ def class_territories(config: RunConfig, release: StatisticsRelease, basis: Publ
     """
     if config.search.territory == 0 or not isinstance(decoder, KnownEncodings):
         return None
-    counts = configured_delivery_counts(config.search, release.statistics.class_sizes())
+    counts = configured_delivery_counts(config.search, release.statistics)
     sizes = np.ceil(config.search.territory * counts).astype(np.int64)
     return ClassTerritories.of(basis.reduce(decoder.encodings), class_model_of(release, basis), sizes)
 
@@ -491,7 +491,7 @@ def _deliver(config, folder, stages, space, best_vector, targets, release, basis
         return done["reencode_agreement"], done["counts"]
     say("delivery: decoding the best candidate at full size and checking that each sample lands in its class")
     # Class balance from the *noisy* counts (post-processing): exact private counts are not released.
-    counts = configured_delivery_counts(config.search, release.statistics.class_sizes())
+    counts = configured_delivery_counts(config.search, release.statistics)
     rng = randomness.public("delivery")
     delivered = decode_candidate(space, best_vector, counts, oversample=config.search.delivery_oversample, rng=rng,
                                  basis=basis, encoder=encoder, decoder=decoder, targets=targets,

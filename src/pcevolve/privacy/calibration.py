@@ -210,13 +210,8 @@ def stage_dpsgd_noise_multiplier(ledger: BudgetLedger, stage: str, *, sampling_p
     The ε is the ledger's own accountant (same δ, relation and discretisation), so the
     ledger accepts the steps this σ was calibrated for.
     """
-    earlier = ledger.events(stage)
-
-    def epsilon_of(sigma: float) -> float:
-        return account((*earlier, SubsampledGaussianSteps(sampling_probability, sigma, steps)), delta=ledger.delta,
-                       neighbouring=ledger.neighbouring, pld_discretization=ledger.pld_discretization).epsilon
-
-    return calibrate_noise_multiplier(epsilon_of, ledger.stages[stage], lower=0.05)
+    return _stage_noise_multiplier(ledger, stage, lambda sigma: SubsampledGaussianSteps(sampling_probability, sigma,
+                                                                                        steps), lower=0.05)
 
 
 def stage_gaussian_noise_multiplier(ledger: BudgetLedger, stage: str) -> float:
@@ -226,16 +221,23 @@ def stage_gaussian_noise_multiplier(ledger: BudgetLedger, stage: str) -> float:
     Raises:
         ValueError: the stage has nothing left to spend.
     """
-    earlier = ledger.events(stage)
     cap = ledger.stages[stage]
     if cap <= 0 or ledger.spent(stage) >= cap:
         raise ValueError(f"stage {stage!r} has no budget left to calibrate a release against")
+    return _stage_noise_multiplier(ledger, stage, GaussianRelease)
+
+
+def _stage_noise_multiplier(ledger: BudgetLedger, stage: str, event_of: Callable[[float], PrivacyEvent],
+                            **bounds: float) -> float:
+    """Smallest noise multiplier z whose ``event_of(z)``, composed with the stage's earlier events by the
+    ledger's own accountant, fits the stage cap."""
+    earlier = ledger.events(stage)
 
     def epsilon_of(z: float) -> float:
-        return account((*earlier, GaussianRelease(z)), delta=ledger.delta, neighbouring=ledger.neighbouring,
+        return account((*earlier, event_of(z)), delta=ledger.delta, neighbouring=ledger.neighbouring,
                        pld_discretization=ledger.pld_discretization).epsilon
 
-    return calibrate_noise_multiplier(epsilon_of, cap)
+    return calibrate_noise_multiplier(epsilon_of, ledger.stages[stage], **bounds)
 
 
 def dpsgd_noise_multiplier(

@@ -109,6 +109,11 @@ def split_noise_multiplier(noise_multiplier: float, count_share: float) -> tuple
     return noise_multiplier / math.sqrt(count_share), noise_multiplier / math.sqrt(1.0 - count_share)
 
 
+def combined_noise_multiplier(*noise_multipliers: float) -> float:
+    """The noise multiplier of one Gaussian release equivalent to these composed: (Σ z_i⁻²)^{-1/2}."""
+    return math.fsum(z ** -2 for z in noise_multipliers) ** -0.5
+
+
 def count_mechanism(ledger: BudgetLedger, settings: ReleaseSettings,
                     noise_multiplier: float | None = None) -> ClassStatisticsRelease:
     """The first event: the per-class counts, with share ``count_share`` of the stage (no data read).
@@ -180,6 +185,5 @@ def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, s
                              description=f"class statistics in the public basis: {', '.join(choice.components)}")
     statistics = NoisyClassStatistics(counts=counted.counts, sums=rest.sums, second_moments=rest.second_moments,
                                       rff_sums=rest.rff_sums, noise_stds={**counted.noise_stds, **rest.noise_stds})
-    combined = (counting.noise_multiplier ** -2 + z_rest ** -2) ** -0.5
     return StatisticsRelease(statistics=statistics, rff=settings.rff, clip_norm=settings.clip_norm,
-                             noise_multiplier=combined), choice
+                             noise_multiplier=combined_noise_multiplier(counting.noise_multiplier, z_rest)), choice
