@@ -1,4 +1,4 @@
-"""Augmentations that make positive pairs for contrastive learning (SPEC R2.2–R2.3)."""
+"""Augmentations that make positive pairs for contrastive learning, matched to the task, of adjustable strength."""
 
 from pcevolve.augment.image import ImageAugmentation
 

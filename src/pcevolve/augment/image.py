@@ -1,6 +1,6 @@
 """Batched image augmentations in pure torch: random resized crop, flip, colour jitter, blur.
 
-One ``strength`` in [0, 1] scales every transform at once (SPEC R2.3): 0 is the
+One ``strength`` in [0, 1] scales every transform at once (reported with the run): 0 is the
 identity, 0.5 is a SimCLR-like default for small grey images, 1 is aggressive.
 Too strong breaks positive pairs; too weak collapses the representation — the
 strength used is recorded with the run.

@@ -1,4 +1,4 @@
-"""The run configuration schema. Every default is the seed's value (SPEC §3–§9) unless a comment says why not.
+"""The run configuration schema. Every default is the original method's value unless a comment says why not.
 
 All models are frozen and forbid unknown keys, so a typo in a YAML file is an
 error that names the key instead of a silently ignored setting.
@@ -16,7 +16,7 @@ class _Frozen(BaseModel):
 
 
 class DataConfig(_Frozen):
-    """Where the data lives and how images are normalised on reading (SPEC R2.1)."""
+    """Where the data lives and how images are normalised on reading."""
 
     private: str = "data/demo/private"
     public: str | None = "data/demo/public"
@@ -27,7 +27,7 @@ class DataConfig(_Frozen):
 
 
 class AugmentConfig(_Frozen):
-    """Augmentation for positive pairs (SPEC R2.2–R2.3). ``strength`` scales every transform."""
+    """Augmentation for positive pairs. ``strength`` scales every transform."""
 
     strength: float = Field(0.5, ge=0.0, le=1.0)
     crop: bool = True
@@ -37,12 +37,12 @@ class AugmentConfig(_Frozen):
 
 
 class RepresentationConfig(_Frozen):
-    """Stage 2: contrastive fine-tuning under DP-SGD (SPEC R3, seed reference R3.7)."""
+    """Stage 2: contrastive fine-tuning under DP-SGD (defaults: the original method's reference configuration)."""
 
     backbone: str = "efficientnet-lite0"  # offline stand-in for the seed's resnet50
     input_size: int = Field(64, ge=16, le=512)
     freeze_fraction: float = Field(0.6, ge=0.0, le=1.0)
-    # "All but the top N blocks" form of R3.2/R8.3; overrides freeze_fraction unless None. Default 1: DP noise grows
+    # Partial unfreezing as "all but the top N blocks"; overrides freeze_fraction unless None. Default 1: DP noise grows
     # with the number of trained weights, and deeper fine-tuning did not improve features at ε = 3 (bench/encoder.py).
     trainable_blocks: int | None = Field(1, ge=0)
     feature_dim: Literal[64, 128, 256] = 256
@@ -63,7 +63,8 @@ class RepresentationConfig(_Frozen):
     base_lr: float = Field(0.01, gt=0.0)
     weight_decay: float = Field(1e-6, ge=0.0)
     clip_norm: float = Field(1.0, gt=0.0)
-    # None: σ is derived by the accountant from the stage budget, epochs and batch (SPEC R3.4a).
+    # None: σ is derived by the accountant from the stage budget, epochs and batch (never a fixed σ: the
+    # original method's own σ does not meet its ε).
     # A number: σ is used as given and training stops when the stage budget is spent.
     noise_multiplier: float | None = Field(None, gt=0.0)
     views_per_sample: int = Field(8, ge=2)  # cached views per private sample (issue: K = 16 e.g.; 8 halves caching)
@@ -77,7 +78,7 @@ class RepresentationConfig(_Frozen):
 
 
 class FitnessWeights(_Frozen):
-    """Weights of F = acc·Acc − mmd·MMD − attack·Attack − privacy·Violation + diversity·Div (SPEC R5.1)."""
+    """Weights of F = acc·Acc − mmd·MMD − attack·Attack − privacy·Violation + diversity·Div."""
 
     acc: float = Field(1.0, ge=0.0)
     mmd: float = Field(0.6, ge=0.0)
@@ -85,12 +86,12 @@ class FitnessWeights(_Frozen):
     # The seed gives no weight for the privacy-violation term; we match the attack weight.
     privacy: float = Field(0.4, ge=0.0)
     diversity: float = Field(0.3, ge=0.0)
-    # R5.5 label consistency (decoded, re-encoded samples keep their class); the seed names the term, not a weight.
+    # Label consistency (decoded, re-encoded samples keep their class); the seed names the term, not a weight.
     consistency: float = Field(0.5, ge=0.0)
 
 
 class SearchConfig(_Frozen):
-    """Stage 3: evolutionary search over per-class distribution parameters (SPEC R4)."""
+    """Stage 3: evolutionary search over per-class distribution parameters."""
 
     population: int = Field(32, ge=2)
     generations: int = Field(120, ge=1)
@@ -114,28 +115,28 @@ class SearchConfig(_Frozen):
     mutation: str = "gaussian"
     crossover: str = "interpolation"
     periodic_mutation: str = "polynomial"
-    # Coarse phase: bounds widened by this factor around the fine bounds (R4.4 "wide bounds").
+    # Coarse phase: bounds widened by this factor around the fine bounds (the coarse-to-fine schedule's "wide bounds").
     coarse_bound_scale: float = Field(2.0, ge=1.0)
-    # Adaptive mutation (R4.4): when the population's mean per-parameter std, as a fraction of the range, drops
+    # Adaptive mutation: when the population's mean per-parameter std, as a fraction of the range, drops
     # below this, the mutation rate goes to ``converging_rate``.
     diversity_threshold: float = Field(0.02, gt=0.0, lt=1.0)
     # Convergence: stop after ``patience`` generations whose best fitness improved by less than ``tolerance``.
     patience: int = Field(30, ge=1)
     tolerance: float = Field(1e-4, ge=0.0)
-    # Search space (R4.1): per class a mean and per-direction scales in a ``basis_dim``-d principal basis of the
+    # Search space: per class a mean and per-direction scales in a ``basis_dim``-d principal basis of the
     # public pool's features (free); "dp-pca" is not offered yet.
     basis: Literal["public"] = "public"
     basis_dim: int = Field(32, ge=1)
     # CPU scale-down: candidates are evaluated on this many sampled features per class during the search; the
     # delivered set is decoded at full size (synthetic_per_class, see above).
     candidate_per_class: int = Field(100, ge=2)
-    # Decoder in the loop (R6.1): a linear surrogate of decode→re-encode, fitted on public features (free), is
+    # Decoder in the loop: a linear surrogate of decode→re-encode, fitted on public features (free), is
     # checked against real round trips of the best individual every ``roundtrip_every`` generations and refitted
     # on them (a public-only fit was optimistic where the search goes: predicted consistency 0.93, real 0.54).
     roundtrip_every: int = Field(5, ge=1)
     roundtrip_per_class: int = Field(24, ge=2)
     roundtrip_public: int = Field(1500, ge=2, description="Public features the round-trip surrogate is fitted on.")
-    # The DP release (R5.6), charged once to the fitness stage: per class count, clipped sum, full second moment
+    # The DP release, charged once to the fitness stage: per class count, clipped sum, full second moment
     # (in the basis) and a random-Fourier-feature sum. The clip norm is this quantile of the public ‖z‖ (free).
     clip_quantile: float = Field(0.95, gt=0.0, le=1.0)
     rff_features: int = Field(256, ge=1, description="m: the mean embedding has 2m random Fourier features.")
@@ -153,9 +154,9 @@ class SearchConfig(_Frozen):
     # too broad. 2 drops both at 10 per class and epsilon 8 (ratios 0.9 and 0.3) and keeps both at 100 (9.0, 2.6).
     release_min_snr: float = Field(0.0, ge=0.0)
     validation_per_class: int = Field(200, ge=2, description="Samples per class drawn from the DP Gaussians.")
-    # Delivery: how many candidate sets of the final population are ranked on DP fitness (R7.5).
+    # Delivery: how many candidate sets of the final population are ranked on DP fitness; the best is delivered.
     top_candidates: int = Field(3, ge=1)
-    # R6.3 check before delivery: draw this many times the delivered size, decode and re-encode every sample, and
+    # Re-encode check before delivery: draw this many times the delivered size, decode and re-encode every sample, and
     # deliver first those the DP class Gaussians put back in their own class (post-processing). 1: no selection.
     delivery_oversample: float = Field(1.5, ge=1.0, le=10.0)
     # Retrieval decoders only: class k retrieves only among the pool images the DP class model assigns to k most
@@ -192,7 +193,7 @@ class SearchConfig(_Frozen):
 
 
 class DecoderConfig(_Frozen):
-    """Stage 4: features back to samples (SPEC R6). Default: trained on public data only (free)."""
+    """Stage 4: features back to samples. Default: trained on public data only (free)."""
 
     # "conv": a small generator trained to invert the encoder (draws any feature, blurry; the only choice when the
     # public pool lacks the private classes). "nearest-public": returns the public sample nearest to the feature
@@ -239,7 +240,7 @@ STAGES: tuple[StageName, ...] = ("representation", "fitness", "decoder", "delive
 
 
 class PrivacyConfig(_Frozen):
-    """One total budget, split across stages by shares (SPEC R9.1).
+    """One total budget, split across stages by shares.
 
     The run turns the shares into per-stage ε caps for the ledger, scaled so that the accountant's composition
     of every planned release is the total ``epsilon`` (within 1 %, never above): composition is sub-additive, so

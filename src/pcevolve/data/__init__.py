@@ -1,4 +1,4 @@
-"""Stage 1 input: reading, validating and preparing labelled datasets (SPEC R2.1, R2.4).
+"""Stage 1 input: reading, validating and preparing labelled datasets, with errors that name the file or row.
 
 Modules, one concept each:
 

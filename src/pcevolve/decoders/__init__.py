@@ -1,4 +1,4 @@
-"""Stage 4 decoders: feature vectors back to samples (SPEC R6)."""
+"""Stage 4 decoders: feature vectors back to samples."""
 
 import os
 from pathlib import Path

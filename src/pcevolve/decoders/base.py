@@ -1,4 +1,4 @@
-"""The decoder interface every stage-4 implementation meets (SPEC R6).
+"""The decoder interface every stage-4 implementation meets.
 
 A decoder maps feature vectors from the encoder's projected space (the space the search
 moves in) back to samples in the dataset's own format. Contract:

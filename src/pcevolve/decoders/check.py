@@ -1,4 +1,4 @@
-"""Re-encode check before delivery (SPEC R6.3): do decoded samples land where they were asked to?"""
+"""Re-encode check before delivery: do decoded samples land where they were asked to?"""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The "decoder" is the public pool itself, indexed by the encoder: decoding returns the pool
 sample whose projected feature has the highest cosine with the requested one. It draws only
 what exists, so it never produces a blurry average, and it knows the encoding of everything it
-returns — the decode → re-encode round trip (R6.1, R6.3) is exact and costs a lookup, so the
+returns — the decode → re-encode round trip is exact and costs a lookup, so the
 search can judge every candidate through it instead of through a learned surrogate.
 
 Use it when the public pool holds images of the private classes (an unlabelled in-domain pool,

@@ -1,4 +1,4 @@
-"""Stage 4 as one call: build and train the configured decoder the configured way (SPEC R6.2).
+"""Stage 4 as one call: build and train the configured decoder the configured way (on public data, or under DP).
 
 ``training`` chooses what the decoder may read:
 

@@ -1,4 +1,4 @@
-"""Stage 2 encoders: pretrained backbones behind one interface, contrastively fine-tuned under DP (SPEC R3)."""
+"""Stage 2 encoders: pretrained backbones behind one interface, contrastively fine-tuned under DP."""
 
 from pcevolve.encoders.backbones import (
     BACKBONES,

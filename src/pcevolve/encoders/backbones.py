@@ -1,7 +1,7 @@
 """Pretrained image backbones that ship inside installed packages (no download at run time).
 
 Each backbone is split into a frozen **trunk** (stem + lower blocks) and a trainable
-**top** (upper blocks + head conv + global pooling), SPEC R3.2. The split point is
+**top** (upper blocks + head conv + global pooling). The split point is
 given as a number of trainable blocks; :func:`trainable_blocks_for` turns a freeze
 fraction into that number.
 

@@ -1,6 +1,6 @@
 """MoCo-style contrastive pieces: InfoNCE against a queue of negatives, the queue, and the EMA key encoder.
 
-Privacy contract (SPEC R3.5, docs/privacy.md §3.4): the queue holds keys of **public**
+Privacy contract (docs/privacy.md §3.4): the queue holds keys of **public**
 samples only. A private sample's loss then depends on its own views, the current
 weights and public data, so its per-sample gradient carries no other private sample.
 """

@@ -1,4 +1,4 @@
-"""Collapse diagnostics for contrastive embeddings (SPEC R3.6, R8.1).
+"""Collapse diagnostics for contrastive embeddings, with the usual remedies.
 
 A collapsed representation maps everything to (nearly) one point or one low-dimensional
 subspace. We measure it on embeddings of **public** (or released) data so the diagnostics

@@ -3,7 +3,7 @@
 Two outputs (issue: representation stage):
 
 * ``pooled``: the backbone's globally pooled features (1280-d for EfficientNet-Lite), used for
-  distances (SPEC R5.3);
+  distances;
 * ``features``: what the search moves in — the projection head's output (256-d by default), joined, when
   the encoder has a *pixel view*, with the image itself downsampled to ``pixel_side`` pixels a side. Both
   parts are scaled to unit length and the joined vector by 1/√2, so each weighs the same and the whole has

@@ -7,12 +7,12 @@ from torch import nn
 
 
 class ProjectionHead(nn.Module):
-    """Two-layer MLP (SimCLR/MoCo v2 style), no BatchNorm so samples never mix (SPEC R3.3).
+    """Two-layer MLP (SimCLR/MoCo v2 style), no BatchNorm so samples never mix.
 
     Args:
         in_dim: Pooled backbone feature size (1280 for EfficientNet-Lite).
         hidden_dim: Hidden width (seed: 2048).
-        out_dim: Output size (seed: 256; 128/64 when the representation collapses, R8.1).
+        out_dim: Output size (seed: 256; 128/64 when the representation collapses).
         generator: Explicit source of the initial weights.
     """
 

@@ -6,7 +6,7 @@
    has a cached bank of K views; a Poisson-sampled batch draws two views per sample,
    per-sample gradients (views summed) are clipped to C, summed and noised by
    :class:`~pcevolve.privacy.DPSGDMechanism`, which the ledger pays for one epoch at
-   a time *before* the epoch runs. Negatives stay public throughout (SPEC R3.5).
+   a time *before* the epoch runs. Negatives stay public throughout (docs/privacy.md).
 
 Which of a sample's views a step uses, and which public keys refill the queue after it, come
 from two public generators of their own that advance by public amounts only (views are drawn
@@ -15,7 +15,7 @@ sizes, drawn by the mechanism, never steer a public choice.
 
 σ is either derived by the accountant from the stage budget, epochs and batch size
 (``noise_multiplier`` unset), or given — then training runs as many steps as the
-ledger accepts and stops cleanly (SPEC R3.4a). A stage budget of 0 skips step 2.
+ledger accepts and stops cleanly. A stage budget of 0 skips step 2.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def train_representation(
         encoder: A pretrained :class:`ImageEncoder` (its top and head are trained).
         private_images: uint8 private images; read only through the DP-SGD mechanism.
         public_images: uint8 public images (negatives and free pre-training); required when
-            fine-tuning under DP, since negatives may not be private (SPEC R3.5).
+            fine-tuning under DP, since negatives may not be private (docs/privacy.md).
         config: Stage settings (σ mode, epochs, batch, clip norm, queue …).
         augment: View augmentation settings.
         ledger: The run's ledger; DP-SGD steps are charged to ``stage``, one epoch at a time.
@@ -143,7 +143,7 @@ def train_representation(
     stage_budget = ledger.stages[stage]
     fine_tune = stage_budget > 0 and config.epochs > 0 and len(private_images) > 0
     if fine_tune and (public_images is None or len(public_images) == 0):
-        raise ValueError("DP fine-tuning needs a public pool for its negatives (SPEC R3.5); "
+        raise ValueError("DP fine-tuning needs a public pool for its negatives (they may not be private); "
                          "give one, or set the representation budget to 0 to keep the pretrained encoder")
 
     projector = Projector(encoder.top, encoder.head)
@@ -164,7 +164,7 @@ def train_representation(
                                         progress=progress, record=record)
         seconds["public_pretraining"] = time.perf_counter() - started
         if len(public_bank) < 4096:
-            logger.warning("only %d public images for negatives; SPEC R3.3 asks for a queue of at least 4096",
+            logger.warning("only %d public images for negatives; a queue under 4096 risks a collapsed representation",
                            len(public_bank))
 
     mode: Mode = "frozen"

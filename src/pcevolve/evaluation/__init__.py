@@ -1,4 +1,4 @@
-"""Stage 5 evaluation: utility, distribution and privacy metrics on arrays (SPEC R7).
+"""Stage 5 evaluation: utility, distribution and privacy metrics on arrays.
 
 Pure functions of arrays and explicit generators; the report assembles them. Modules
 (one concept each):
@@ -7,10 +7,10 @@ Pure functions of arrays and explicit generators; the report assembles them. Mod
 * ``distribution`` — MMD², sliced Wasserstein and Fréchet distances, overall and per class;
 * ``attacks`` — membership inference (DCR and DOMIAS) with bootstrap intervals and the DP bound;
 * ``copies`` — nearest private sample of each synthetic one, and the near-copy predicate;
-* ``features`` — the two feature spaces: the search's own encoder and an independent one (R7.2);
+* ``features`` — the two feature spaces: the search's own encoder and an independent one;
 * ``inputs`` — reading a finished run folder and the real data it is judged against;
 * ``utility`` — the reference lines (ours, few-shot real, augmentation, full real) with both models;
-* ``hints`` — SPEC R8.7's troubleshooting rules applied to the numbers;
+* ``hints`` — the report's troubleshooting rules (what to change when a number is poor) applied to the numbers;
 * ``evaluate`` — :func:`evaluate_run`, the orchestration of all of the above over a run folder.
 """
 

@@ -1,4 +1,4 @@
-"""Membership inference against a synthetic set (SPEC R7.4).
+"""Membership inference against a synthetic set (target for a private set: success ≈ 50%, chance).
 
 The game: the attacker sees the synthetic set and a mix of *members* (the private
 samples it was made from) and *non-members* (as many held-out real samples of the same
@@ -258,7 +258,7 @@ def evaluate_attack(member_scores: np.ndarray, non_member_scores: np.ndarray, *,
 
 @dataclass(frozen=True)
 class MembershipAttack:
-    """One attack overall and restricted to each class's members and non-members (R7.3).
+    """One attack overall and restricted to each class's members and non-members (per-class risk).
 
     ``per_class[k]`` is None where class k lacks members or non-members.
     """

@@ -1,4 +1,4 @@
-"""Downstream utility models: train on one set (synthetic, or few-shot real), test on real (SPEC R7.1).
+"""Downstream utility models: train on one set (synthetic, or few-shot real), test on real.
 
 Two fixed recipes, chosen in advance and never tuned on a test set:
 
@@ -7,8 +7,8 @@ Two fixed recipes, chosen in advance and never tuned on a test set:
   generator; Adam (lr 1e-3), batch 32, 15 epochs by default, inputs scaled to [0, 1]. This is
   the recipe of ``bench/decoder.py`` plus a 128-unit hidden layer, whose output
   (:func:`cnn_features`) is a compact feature space for judging independently of the
-  search's encoder (R7.2). ``augment=True`` adds the *classic augmentation* of the seed's
-  reference lines (§10): a random shift of up to ``max(1, round(min(H, W) / 12))`` pixels
+  search's encoder. ``augment=True`` adds the *classic augmentation* of the original method's
+  reference lines: a random shift of up to ``max(1, round(min(H, W) / 12))`` pixels
   (edge-replicated; 2 px at 28×28) and, if ``flip``, a horizontal flip with probability ½ —
   sensible for clothes and objects, not for digits or text, so the caller decides.
 * :func:`linear_probe` — multinomial logistic regression (L2, lbfgs) on standardised
@@ -185,7 +185,7 @@ def predict(model: nn.Sequential, images: np.ndarray, *, batch_size: int = 1024)
 
 
 def cnn_features(model: nn.Sequential, images: np.ndarray, *, batch_size: int = 1024) -> np.ndarray:
-    """The 128-D penultimate activations (float32, (N, 128)) of a :func:`train_cnn` model (R7.2)."""
+    """The 128-D penultimate activations (float32, (N, 128)) of a :func:`train_cnn` model."""
     was_training = model.training
     model.eval()
     try:
@@ -242,7 +242,7 @@ def linear_probe(train_features: np.ndarray, train_labels: np.ndarray, test_feat
 
 @dataclass(frozen=True)
 class ClassificationMetrics:
-    """Utility of a classifier on a labelled test set (R7.1, R7.3).
+    """Utility of a classifier on a labelled test set, overall and per class.
 
     Attributes:
         accuracy: Fraction correct.

@@ -1,4 +1,4 @@
-"""Copy check: how close does each synthetic sample come to a private one (SPEC R7.4, R7.6).
+"""Copy check: how close does each synthetic sample come to a private one (a privacy check, shown in the report).
 
 A synthetic set that contains a private sample, or something a few pixels away from
 one, leaks that sample whatever the membership attacks say on average. This module

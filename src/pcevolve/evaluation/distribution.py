@@ -1,4 +1,4 @@
-"""Distribution distances between a synthetic and a real sample, in a feature space (SPEC R7.1, R7.3).
+"""Distribution distances between a synthetic and a real sample, in a feature space.
 
 All three are "lower is better" and take (N, D) arrays (any (N, ...) is flattened):
 
@@ -12,9 +12,9 @@ All three are "lower is better" and take (N, D) arrays (any (N, ...) is flattene
   of any sizes.
 * :func:`frechet_distance` — the Fréchet (2-Wasserstein) distance between Gaussians fitted
   to each sample; FID when the features are Inception's, and the same formula here in
-  whatever independent feature space the report uses (R7.2).
+  whatever independent feature space the report uses.
 
-:func:`per_class` evaluates any of them per class and overall (R7.3).
+:func:`per_class` evaluates any of them per class and overall.
 """
 
 from __future__ import annotations

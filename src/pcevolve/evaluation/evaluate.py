@@ -1,4 +1,4 @@
-"""``evaluate_run``: judge a finished run on utility, distribution and privacy, class by class (SPEC R7).
+"""``evaluate_run``: judge a finished run on utility, distribution and privacy, class by class.
 
 The steps, each timed and shown on one progress bar:
 
@@ -18,7 +18,7 @@ The steps, each timed and shown on one progress bar:
    the other, and the utility test set stays the whole folder, comparable with the seed's.
    DOMIAS's reference density comes from the public pool.
 6. Copy check: nearest private image of every synthetic one, in pixels.
-7. Per-class table and R8.7's troubleshooting hints (:mod:`~pcevolve.evaluation.hints`).
+7. Per-class table and the troubleshooting hints (:mod:`~pcevolve.evaluation.hints`).
 
 The attack and copy statistics read private data directly: they are evaluation inside the
 secure zone, not DP releases, and the report says so.
@@ -64,7 +64,7 @@ from pcevolve.evaluation.utility import (
 EVALUATION_FORMAT = "pcevolve.evaluation"
 EVALUATION_VERSION = 2  # 2: private counts as DP estimates; exact ones in secure/
 
-#: The seed's reported figures (SPEC §10). It does not say whether its percentages are points or relative.
+#: The original method's reported figures. It does not say whether its percentages are points or relative.
 SEED_FIGURES: dict[str, Any] = {
     "delta_over_fewshot": {"value": 17.8, "unit": "%", "text": "+17.8%"},
     "gap_to_full": {"value": 4.2, "unit": "points", "text": "4.2 points"},
@@ -133,7 +133,7 @@ class RunEvaluation:
         attacks: ``space → attack → MembershipAttack``.
         copies: Nearest private image of every synthetic one (pixels).
         member_count: Members (= non-members) in the attacks.
-        hints: R8.7's rules.
+        hints: The troubleshooting rules, each with its numbers and whether it fired.
         seconds: Time of each step.
     """
 

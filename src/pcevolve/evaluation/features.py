@@ -1,4 +1,4 @@
-"""Feature spaces the evaluation judges in (SPEC R7.2): the search's own and an independent one.
+"""Feature spaces the evaluation judges in: the search's own and an independent one it never optimised.
 
 * **Search space** — the run's saved encoder (``RUN/encoder``, EfficientNet-Lite0 fine-tuned under
   DP plus its projection head, joined with the pixel view): the space the fitness optimised.

@@ -1,4 +1,4 @@
-"""SPEC R8.7's troubleshooting table, applied to an evaluation's numbers.
+"""The report's troubleshooting rules (what to change when a number is poor), applied to an evaluation's numbers.
 
 Each rule has a documented trigger; the report lists every rule with its value and says which
 fired. Thresholds:
@@ -30,19 +30,30 @@ ATTACK_SUCCESS_WATCH = 0.55
 CLOSE_SHARE_LIMIT = 0.05
 
 ADVICE = {
-    "attack": "Attack success above 60%: lower ε, run fewer generations, or drop the individuals that expose "
-              "private samples.",
-    "copies": "Synthetic images look identical to real ones (near copies): with a generator (decoder conv), use a "
-              "stronger principal-component truncation or add noise to the decoder's input; with nearest-public "
-              "they are public images that resemble a private one — look at them before sharing the set.",
-    "accuracy": "Accuracy stalls (no gain over the few-shot real reference): rebalance the stage budgets.",
-    "distance_attack": "Small distance yet high attack: use milder augmentation and recheck the ledger.",
+    "attack": "A membership attack tells the private images from unseen real ones more than 60% of the time (50% is "
+              "chance), so the synthetic set gives away who was in the private data. Lower privacy.epsilon, run "
+              "fewer search generations (search.generations), or remove the synthetic images that sit closest to "
+              "private ones (see the copy check).",
+    "copies": "Some synthetic images look identical to private ones (near copies), or too many sit unusually close "
+              "to one. With the generator decoder (decoder.name: conv), let the search use fewer principal "
+              "directions (lower search.basis_dim) or train the decoder with more noise on its input (raise "
+              "decoder.feature_noise); with decoder.name: nearest-public they are public images that resemble a "
+              "private one — look at them before sharing the set.",
+    "accuracy": "The synthetic set trains the CNN no better than the few private images alone, so it adds nothing "
+                "yet. Change how the privacy budget is split between the stages (privacy.split): a share for "
+                "representation fine-tunes the encoder on the private images; a larger fitness share makes the "
+                "class statistics the search follows less noisy.",
+    "distance_attack": "The synthetic set is as close to the real data as the private images themselves, yet an "
+                       "attack still picks out private images (or does better than the ε-DP guarantee allows), so "
+                       "the set follows the private images too closely. Use milder augmentation (lower "
+                       "augment.strength) and check the privacy ledger: every release charged, the total ε as "
+                       "intended.",
 }
 
 
 @dataclass(frozen=True)
 class Hint:
-    """One rule of R8.7 with the numbers it looked at."""
+    """One troubleshooting rule with the numbers it looked at."""
 
     rule: str
     fired: bool
@@ -58,7 +69,7 @@ class Hint:
 def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near_copies: int,
                           close_share: float, delta_points: float | None, mmd_ours: float | None,
                           mmd_fewshot: float | None) -> list[Hint]:
-    """Evaluate the four rules of R8.7.
+    """Evaluate the four troubleshooting rules.
 
     Args:
         attack_success: The highest best-threshold success over all attacks.
@@ -72,8 +83,9 @@ def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near
         Hint("attack", attack_success > ATTACK_SUCCESS_LIMIT, f"best attack success {attack_success:.1%}",
              f"> {ATTACK_SUCCESS_LIMIT:.0%}", ADVICE["attack"]),
         Hint("copies", near_copies > 0 or close_share > CLOSE_SHARE_LIMIT,
-             f"{near_copies} near copies; {close_share:.1%} closer than private-to-private p1",
-             f"any near copy, or > {CLOSE_SHARE_LIMIT:.0%} close", ADVICE["copies"]),
+             f"{near_copies} near copies; {close_share:.1%} nearer a private image than 99% of private images are to "
+             "another", f"any near copy, or > {CLOSE_SHARE_LIMIT:.0%} that near (fresh real data: about 1%)",
+             ADVICE["copies"]),
         Hint("accuracy", delta_points is not None and delta_points <= 0.0,
              "unknown" if delta_points is None else f"Δ over few-shot real {delta_points:+.1f} points",
              "Δ ≤ 0 points", ADVICE["accuracy"]),
@@ -83,6 +95,7 @@ def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near
                 f"MMD² ours {mmd_ours:.4g} vs few-shot real {mmd_fewshot:.4g}; best attack {attack_success:.1%}"
                 + ("; an attack beats the ε-DP bound" if exceeds_dp_bound else ""))
     hints.append(Hint("distance_attack", (small and attack_success > ATTACK_SUCCESS_WATCH) or exceeds_dp_bound,
-                      observed, f"MMD² ours ≤ few-shot and success > {ATTACK_SUCCESS_WATCH:.0%}, or TPR > DP bound",
+                      observed, "as close as the private images (MMD² ours ≤ few-shot) and success > "
+                      f"{ATTACK_SUCCESS_WATCH:.0%}, or an attack's TPR above the ε-DP bound",
                       ADVICE["distance_attack"]))
     return hints

@@ -1,4 +1,4 @@
-"""What an evaluation reads: a finished run folder and the real data it is judged against (SPEC R7).
+"""What an evaluation reads: a finished run folder and the real data it is judged against.
 
 Everything is read here, at the edge, and every problem becomes one :class:`EvaluationError`
 whose message is one line naming the path. Reading rules:

@@ -1,8 +1,8 @@
-"""Utility lines: the same two models trained on each training set, tested on one real test set (SPEC R7.1, §10).
+"""Utility lines: the same two models trained on each training set, tested on one real test set.
 
 A *line* is one training set judged with both fixed recipes of
 :mod:`pcevolve.evaluation.classifiers`: the small CNN on pixels and the linear probe on the
-independent encoder's features. The lines of a report (SPEC §10's reference experiment):
+independent encoder's features. The lines of a report (those of the original method's reference experiment):
 
 =================  ==========================================  ===========
 key                trained on                                  publishable
@@ -135,7 +135,7 @@ def evaluate_probe(line: TrainingSet, test_features: np.ndarray, test_labels: np
 
 
 def comparisons(accuracy: dict[str, float]) -> dict[str, Any]:
-    """SPEC §10's comparisons from the accuracy of each line (points = percentage points).
+    """The original method's headline comparisons from the accuracy of each line (points = percentage points).
 
     Returns:
         ``delta_over_fewshot`` (ours − few-shot real), ``gap_to_full`` (full real − ours) and

@@ -1,4 +1,4 @@
-"""Stage 3 engine: a generic, deterministic evolutionary search over bounded real vectors (SPEC R4).
+"""Stage 3 engine: a generic, deterministic evolutionary search over bounded real vectors.
 
 It knows nothing about features, privacy or fitness: the caller asks for a
 population, evaluates it and tells the fitness back (:class:`Evolution`).

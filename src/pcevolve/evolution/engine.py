@@ -1,4 +1,4 @@
-"""The ask/tell evolutionary search engine (SPEC R4.2–R4.6).
+"""The ask/tell evolutionary search engine: deterministic, checkpointable.
 
 Rules that must not change:
 
@@ -198,7 +198,7 @@ class Evolution:
         adaptive = diversity < settings.diversity_threshold
         rate = self.scheduled_rate(generation)
         if adaptive:
-            # R4.4 "speeds up when converging": never slower than the phase's own rate.
+            # Adaptive mutation "speeds up when converging": never slower than the phase's own rate.
             rate = max(rate, settings.converging_rate)
         periodic = self.is_periodic(generation)
 

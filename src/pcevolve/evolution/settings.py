@@ -1,4 +1,4 @@
-"""Validated, frozen settings of one evolutionary search (SPEC R4.3–R4.4)."""
+"""Validated, frozen settings of one evolutionary search: loop, operators and mutation schedule."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fitness of a candidate synthetic set (SPEC R5): pure, fast functions of the candidate and the DP targets.
+"""Fitness of a candidate synthetic set: pure, fast functions of the candidate and the DP targets.
 
 Privacy (for ``docs/privacy.md``). The private data is touched exactly once, by the
 ledger-charged ``ClassStatisticsRelease`` of per-class count, clipped sum, full second
@@ -24,7 +24,7 @@ consistency   ``means``, ``covariances`` (DP-Gaussian LDA)          [0, 1]      
 ``counts`` (released) only set the denominators and the pooled fallback for classes
 whose noisy count is too small. No term reads a raw private feature, label or a
 per-record distance; the seed's "nearest real neighbour farther than a threshold" check
-(R5.4) becomes near-duplicates within the synthetic set, and checks against individual
+becomes near-duplicates within the synthetic set, and checks against individual
 real records are left to a ledger-charged count at delivery or to evaluation.
 
 Modules: ``targets`` (the DP targets), ``reference`` (their cached reference statistics),

@@ -1,4 +1,4 @@
-"""Accuracy proxy (SPEC R5.2): a linear classifier trained on the candidate, scored on the DP validation set.
+"""Accuracy proxy: a linear classifier trained on the candidate, scored on the DP validation set.
 
 The classifier is closed-form ridge regression of one-hot targets on the features with
 an unpenalised intercept (one-vs-rest least squares). It is deterministic, needs one

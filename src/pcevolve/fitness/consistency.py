@@ -1,4 +1,4 @@
-"""Label consistency (SPEC R5.5): do decoded, re-encoded samples still read as their class?
+"""Label consistency: do decoded, re-encoded samples still read as their class?
 
 The judge is a linear discriminant of the released class means with equal priors, whose
 covariance is the targets' public ``discriminant_covariance`` when given (the run passes the

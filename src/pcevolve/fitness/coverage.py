@@ -1,6 +1,6 @@
-"""Density, near-duplicate and spread terms (SPEC R5.1, R5.4), against the DP reference only.
+"""Density, near-duplicate and spread terms of the fitness, against the DP reference only.
 
-Under R5.6 no term may look at real records, so "synthetic mass piled on dense real
+No fitness term may look at real records (only at DP releases), so "synthetic mass piled on dense real
 regions" and "synthetic copies of real records" are judged the only way that is free:
 against the DP Gaussians N(μ_k, Σ_k) and the reference sample drawn from them
 (``targets.validation_*``), and against the candidate itself. A candidate that copies a

@@ -1,4 +1,4 @@
-"""Distribution distance (SPEC R5.3) in the reduced feature space: RFF-MMD and sliced Wasserstein-2.
+"""Distribution distance in the reduced feature space: RFF-MMD and sliced Wasserstein-2.
 
 ``mmd`` reads the candidate and ``targets.rff`` / ``targets.rff_means`` (the released mean
 embeddings). ``wasserstein`` reads the candidate, ``targets.projections`` and the

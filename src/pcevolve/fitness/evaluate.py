@@ -1,4 +1,4 @@
-"""The fitness F of a candidate synthetic set and its per-term breakdown (SPEC R5.1).
+"""The fitness F of a candidate synthetic set and its per-term breakdown.
 
 F = acc·accuracy − mmd·mmd − attack·attack − privacy·privacy + diversity·diversity
     + consistency·consistency,

@@ -7,7 +7,7 @@ Rules that must never change:
   Fourier features, whose frequencies are public randomness) and a public
   ``numpy.random.Generator``. No private feature, label or count enters any other way.
 * Every field is therefore post-processing of the release and free to use any number
-  of times (SPEC R5.6). The fitness terms read only these fields and the candidate.
+  of times (post-processing costs nothing). The fitness terms read only these fields and the candidate.
 * Every array is copied on the way in and made read-only, so a target can never
   keep a view into a caller's array or change after it is built.
 

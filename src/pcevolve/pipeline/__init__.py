@@ -1,4 +1,4 @@
-"""The whole run: stages in order, resumable, with the synthetic set delivered at the end (SPEC R4–R7)."""
+"""The whole run: stages in order, resumable, with the synthetic set delivered at the end."""
 
 from pcevolve.pipeline.run import (
     RunError,

@@ -1,4 +1,4 @@
-"""Delivery: the synthetic set in the input's own format, written so a crash leaves nothing half-done (R7.6)."""
+"""Delivery: the synthetic set in the input's own format, written so a crash leaves nothing half-done."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``pcevolve run``: data → encoder → decoder → DP release → search → delivery, resumable (SPEC R4.6, R7.6).
+"""``pcevolve run``: data → encoder → decoder → DP release → search → delivery, resumable after a kill.
 
 Stages and what they may read:
 

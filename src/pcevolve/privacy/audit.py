@@ -1,4 +1,4 @@
-"""Empirical privacy audit: a statistical lower bound on ε from a distinguishing attack (SPEC R11).
+"""Empirical privacy audit: a statistical lower bound on ε from a distinguishing attack.
 
 Run a release many times on two neighbouring datasets D and D′, score each output,
 and test "was it D′?" by thresholding the score. If the release is (ε, δ)-DP,

@@ -1,4 +1,4 @@
-"""Per-class statistics of private features, each release one Gaussian mechanism (fitness stage, SPEC R5.6).
+"""Per-class statistics of private features, each release one Gaussian mechanism (fitness stage).
 
 What can be released, per class k (any subset, together):
 

@@ -1,4 +1,4 @@
-"""The evaluation report (SPEC R7.6): ``RUN/report/report.html``, ``report.md`` with its PNGs, ``evaluation.json``.
+"""The evaluation report: ``RUN/report/report.html``, ``report.md`` with its PNGs, ``evaluation.json``.
 
 Modules (one concept each):
 

@@ -1,4 +1,4 @@
-"""An evaluation → the report document (SPEC R7.6): headline, per class, hints, utility, distribution,
+"""An evaluation → the report document: headline, per class, hints, utility, distribution,
 privacy attacks, copy check, ledger, fitness curves, samples, settings."""
 
 from __future__ import annotations

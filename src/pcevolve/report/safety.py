@@ -1,4 +1,4 @@
-"""The report leaves the secure zone with the synthetic set, so it must hold no private sample (SPEC R7.6).
+"""The report leaves the secure zone with the synthetic set, so it must hold no private sample.
 
 :func:`check_no_private_samples` compares every image of every :class:`~pcevolve.report.document.SampleGrid`
 with every private image (Euclidean distance on raw pixels,

@@ -1,4 +1,4 @@
-"""Write ``RUN/report/``: report.html, report.md, the PNGs next to it, and evaluation.json (SPEC R7.6).
+"""Write ``RUN/report/``: report.html, report.md, the PNGs next to it, and evaluation.json.
 
 Order matters: the document is built and every sample image in it checked against the private
 images *before* anything is written; the folder is then built under a temporary name and

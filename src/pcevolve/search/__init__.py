@@ -1,4 +1,4 @@
-"""Stage 3: the evolutionary search over the synthetic set's distribution parameters (SPEC R4, R5.6).
+"""Stage 3: the evolutionary search over the synthetic set's distribution parameters.
 
 Modules, one concept each:
 

@@ -1,4 +1,4 @@
-"""The reduced space the search moves in: a principal basis of the *public* pool's features (SPEC R4.1).
+"""The reduced space the search moves in: a principal basis of the *public* pool's features.
 
 Encoder features are compared by direction (the decoder and the re-encode check both normalise
 them), so every feature is first scaled to unit length u = φ / ‖φ‖. The basis is the top-P

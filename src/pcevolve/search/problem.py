@@ -1,7 +1,7 @@
-"""What one individual is worth: sample its candidate set, predict the round trip, score it (SPEC R4.5, R5).
+"""What one individual is worth: sample its candidate set, predict the round trip, score it, deterministically.
 
 The fitness of an individual is the mean of :func:`pcevolve.fitness.evaluate` over
-``eval_seeds`` fixed draws of ε (common random numbers, R8.4): every individual of every
+``eval_seeds`` fixed draws of ε (common random numbers, against noisy fitness): every individual of every
 generation is scored on the same draws, so the fitness is a deterministic function of the
 vector and differences between individuals are not sampling noise. The problem holds only the
 search space (built from the DP release), the DP fitness targets and the public surrogate —

@@ -1,4 +1,4 @@
-"""The one DP release the search is allowed to see (SPEC R5.6), and its file form.
+"""The one DP release the search is allowed to see, and its file form.
 
 Per class, from the private features reduced to the public basis (z = Bᵀ(u − c), clipped to a
 public radius C): noisy count, sum, and — when the class sizes can pay for them

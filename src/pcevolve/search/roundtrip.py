@@ -1,4 +1,4 @@
-"""The decoder in the loop (SPEC R6.1): decode → re-encode, for real and by a cheap surrogate.
+"""The decoder in the loop: decode → re-encode, for real and by a cheap surrogate.
 
 A real round trip runs the decoder and the encoder (≈ 150 images/s at 64 px on a 2-core CPU), far
 too slow for every candidate of every generation. The surrogate is a ridge-regression map

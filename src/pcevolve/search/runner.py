@@ -1,4 +1,4 @@
-"""The search loop with a checkpoint every generation (SPEC R4.3, R4.6).
+"""The search loop with a checkpoint every generation, so a killed run resumes where it stopped.
 
 Per generation: ask the engine for the population, score every individual
 (:class:`~pcevolve.search.problem.SearchProblem`), tell the engine, append one ``generation``
@@ -130,7 +130,7 @@ def generation_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]
 
 
 def rank_final(problem: SearchProblem, search: Evolution, top: int) -> list[tuple[np.ndarray, float]]:
-    """The ``top`` distinct individuals of the final population and the best ever, by DP fitness only (R7.5)."""
+    """The ``top`` distinct individuals of the final population and the best ever, by DP fitness only."""
     candidates = [search.best[0], *search.ask()]
     seen: set[bytes] = set()
     scored = []

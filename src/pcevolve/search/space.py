@@ -1,4 +1,4 @@
-"""The search space (SPEC R4.1): per class, a mean and coefficients along the class's principal directions.
+"""The search space: per class, a mean and coefficients along the class's principal directions.
 
 The frame of class k comes from the DP release only (post-processing): its released mean μ̂_k
 and the eigen-decomposition Σ̂_k = V_k diag(λ_k) V_kᵀ of its released covariance, with scales
@@ -15,7 +15,7 @@ the one-shot baseline — and the search starts from it. The vector layout is
 
 Candidates are sampled with *fixed* ε per evaluation seed (common random numbers), so two
 individuals are compared on the same draws and the fitness of an individual is a deterministic
-function of its vector (R4.5, R8.4).
+function of its vector (fixed seeds give identical results).
 """
 
 from __future__ import annotations
