@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from pcevolve.evaluation import EvaluationError, EvaluationSettings, RunEvaluation, evaluate_run
+from pcevolve.evaluation import (
+    EvaluationError,
+    EvaluationSettings,
+    RunEvaluation,
+    evaluate_run,
+)
 from pcevolve.report import PrivateSampleInReport, write_report
 from pcevolve.report.build import comparison_text, interval, pct
 
@@ -23,12 +27,12 @@ def evaluate(
     full_max: int = typer.Option(EvaluationSettings.full_max, "--full-max", min=2,
                                  help="Most full-set images used (seeded choice)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seeds every choice and model of the evaluation."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress reports."),
 ) -> None:
     """Utility, distribution and privacy of a run's synthetic set, class by class; writes RUN_DIR/report/."""
     settings = EvaluationSettings(seed=seed, cnn_epochs=epochs, full_max=full_max)
     try:
-        evaluation = evaluate_run(run_dir, test, full, settings=settings, progress=not quiet and sys.stderr.isatty())
+        evaluation = evaluate_run(run_dir, test, full, settings=settings, progress=not quiet)
         folder = write_report(evaluation)
     except (EvaluationError, PrivateSampleInReport) as exc:
         typer.echo(f"error: {exc}", err=True)

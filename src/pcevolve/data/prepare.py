@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,15 +34,22 @@ from typing import Any, Literal
 
 import numpy as np
 from PIL import Image
-from tqdm import tqdm
 
 from pcevolve import __version__
 from pcevolve.data.dataset import LabeledDataset, UnlabeledImages
 from pcevolve.data.duplicates import check_disjoint
 from pcevolve.data.errors import DataError, DataProblem
 from pcevolve.data.image_files import RESAMPLE
-from pcevolve.data.sources import DEFAULT_SIZES, SOURCES, DemoSource, SplitSizes, class_folder_name, load_demo_source
+from pcevolve.data.sources import (
+    DEFAULT_SIZES,
+    SOURCES,
+    DemoSource,
+    SplitSizes,
+    class_folder_name,
+    load_demo_source,
+)
 from pcevolve.io import atomic_directory, atomic_write_json
+from pcevolve.progress import Progress, progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -195,7 +201,7 @@ def _write_png(path: Path, image: np.ndarray) -> None:
     Image.fromarray(image).save(path, format="PNG")
 
 
-def _write_labelled(folder: Path, data: LabeledDataset, bar: tqdm) -> None:
+def _write_labelled(folder: Path, data: LabeledDataset, bar: Progress) -> None:
     width = max(6, len(str(len(data))))
     for label, name in enumerate(data.class_names):
         target = folder / name
@@ -205,7 +211,7 @@ def _write_labelled(folder: Path, data: LabeledDataset, bar: tqdm) -> None:
             bar.update()
 
 
-def _write_unlabelled(folder: Path, data: UnlabeledImages, bar: tqdm) -> None:
+def _write_unlabelled(folder: Path, data: UnlabeledImages, bar: Progress) -> None:
     folder.mkdir(parents=True)
     width = max(6, len(str(len(data))))
     for number, image in enumerate(data.samples):
@@ -292,7 +298,7 @@ def prepare_demo(
         size: Resize images to ``size x size`` (LANCZOS); ``None`` keeps the native size.
         source_dir: Folder of the benchmark's IDX files (see :func:`~pcevolve.data.sources.load_demo_source`).
         overwrite: Replace an existing ``out`` (only once the new one is complete).
-        progress: Show a progress bar on stderr; ``None``: only when stderr is a terminal.
+        progress: Report progress on stderr (a bar on a terminal, lines otherwise); ``None`` as ``True``.
 
     Returns:
         What was written to ``out/dataset.json``.
@@ -349,13 +355,15 @@ def prepare_demo(
 
     total = sum(len(split) for split in splits.values())
     with atomic_directory(out, overwrite=overwrite) as staging:
-        bar = tqdm(total=total, desc=f"writing {out.name}", unit="img", file=sys.stderr, disable=_disable(progress))
-        with bar:
+        bar = progress_bar(total, f"writing {out.name}", "img", enabled=progress is not False)
+        try:
             for name, split in splits.items():
                 if isinstance(split, LabeledDataset):
                     _write_labelled(staging / name, split, bar)
                 else:
                     _write_unlabelled(staging / name, split, bar)
+        finally:
+            bar.close()
         atomic_write_json(staging / "classes.json", {"classes": class_table})
         atomic_write_json(staging / "dataset.json", description)
         # Individual PNGs are not fsynced one by one (tens of thousands); flush them all
@@ -364,7 +372,3 @@ def prepare_demo(
     logger.info("wrote %d images to %s in %.1f s", total, out, time.perf_counter() - started)
     return description
 
-
-def _disable(progress: bool | None) -> bool | None:
-    # tqdm: disable=None means "disable when not a terminal".
-    return None if progress is None else not progress

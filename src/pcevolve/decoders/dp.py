@@ -25,7 +25,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.func import functional_call, grad, vmap
-from tqdm.auto import tqdm
+from pcevolve.progress import progress_bar
 
 from pcevolve.encoders.preprocess import to_float_images
 from pcevolve.privacy import BudgetLedger, DPSGDMechanism, NoiseSource
@@ -131,7 +131,7 @@ def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, en
     params = [p for p in network.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(params, lr=config.dp_learning_rate)
     losses: list[float] = []
-    bar = tqdm(total=planned, desc="decoder (DP)", unit="step", disable=not progress, leave=False)
+    bar = progress_bar(planned, "decoder (DP)", "step", enabled=progress)
     network.train()
     try:
         epoch = 0

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
+from pcevolve.progress import progress_bar
 
 from pcevolve.config import DecoderConfig
 from pcevolve.decoders.base import DecoderTrainingResult
@@ -99,7 +99,7 @@ def train_public(network: ConvGenerator, public_samples: np.ndarray, *, encoder:
     recon_log: list[float] = []
     consistency_log: list[float] = []
     network.train()
-    bar = tqdm(total=total, desc="decoder (public)", unit="step", disable=not progress, leave=False)
+    bar = progress_bar(total, "decoder (public)", "step", enabled=progress)
     step = 0
     with frozen(encoder):
         for _ in range(config.epochs):

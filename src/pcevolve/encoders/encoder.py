@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from torch import nn
-from tqdm.auto import tqdm
+from pcevolve.progress import progress_bar
 
 from pcevolve.encoders.backbones import (
     BACKBONES,
@@ -225,7 +225,7 @@ class _PreparedTrunk(nn.Module):
 
 def _batches(samples: np.ndarray, batch_size: int, *, progress: bool, desc: str) -> Iterator[np.ndarray]:
     starts = range(0, len(samples), batch_size)
-    bar = tqdm(total=len(samples), desc=desc, unit="img", disable=not progress, leave=False)
+    bar = progress_bar(len(samples), desc, "img", enabled=progress)
     for start in starts:
         batch = samples[start : start + batch_size]
         yield batch

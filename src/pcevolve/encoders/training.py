@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from pcevolve.progress import progress_bar
 
 from pcevolve.augment import ImageAugmentation
 from pcevolve.config import AugmentConfig, RepresentationConfig
@@ -212,7 +212,7 @@ def _pretrain_public(projector: Projector, key_encoder: MomentumCopy, queue: Neg
     steps = 0
     batch = min(config.public_batch_size, len(bank))
     total = config.public_epochs * math.ceil(len(bank) / batch)
-    bar = tqdm(total=total, desc="public pre-training", unit="step", disable=not progress, leave=False)
+    bar = progress_bar(total, "public pre-training", "step", enabled=progress)
     for epoch in range(config.public_epochs):
         order = torch.randperm(len(bank), generator=generator)
         losses = []
@@ -280,7 +280,7 @@ def _dp_fine_tune(projector: Projector, key_encoder: MomentumCopy, queue: Negati
     params = [p for p in projector.parameters() if p.requires_grad]
     optimizer = _optimizer(params, config.optimizer, config.base_lr, config.weight_decay)
     history: list[dict[str, Any]] = []
-    bar = tqdm(total=planned, desc="DP fine-tuning", unit="step", disable=not progress, leave=False)
+    bar = progress_bar(planned, "DP fine-tuning", "step", enabled=progress)
     try:
         epoch = 0
         while mechanism.steps_taken < planned:

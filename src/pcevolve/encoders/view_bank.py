@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from pcevolve.progress import progress_bar
 
 from pcevolve.augment import ImageAugmentation
 from pcevolve.encoders.preprocess import to_float_images
@@ -50,7 +50,7 @@ def build_view_bank(
     n = len(images)
     parts: list[torch.Tensor] = []
     per_batch = max(1, batch_size // views)
-    bar = tqdm(total=n * views, desc=desc, unit="view", disable=not progress, leave=False)
+    bar = progress_bar(n * views, desc, "view", enabled=progress)
     trunk = encoder.trunk_runner(n * views)
     for start in range(0, n, per_batch):
         batch = to_float_images(images[start : start + per_batch])

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
+from pcevolve.progress import progress_bar
 
 from pcevolve.evaluation.attacks import MembershipAttack, membership_attacks
 from pcevolve.evaluation.copies import NEAR_COPY_RMS, CopyCheck, copy_check, near_copy_threshold
@@ -357,7 +357,7 @@ class _Steps:
     """One progress bar over the named steps, and the time of each."""
 
     def __init__(self, total: int, progress: bool) -> None:
-        self.bar = tqdm(total=total, desc="evaluate", unit="step", disable=not progress, leave=False)
+        self.bar = progress_bar(total, "evaluate", "step", enabled=progress)
         self.seconds: dict[str, float] = {}
 
     @contextlib.contextmanager

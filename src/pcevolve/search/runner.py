@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
+from pcevolve.progress import progress_bar
 
 from pcevolve.evolution import Evolution, EvolutionSettings
 from pcevolve.fitness import dp_gaussian_predict
@@ -78,8 +78,7 @@ def run_search(problem: SearchProblem, settings: EvolutionSettings, *, seed: int
             problem = replace(problem, surrogate=surrogate_data.fit())
     else:
         search = Evolution(settings, bounds, seed=seed, initial=problem.space.baseline()[None, :])
-    bar = tqdm(total=settings.generations, initial=search.generation, desc="search", unit="gen",
-               disable=not progress, leave=False)
+    bar = progress_bar(settings.generations, "search", "gen", enabled=progress, initial=search.generation)
     try:
         while not search.done:
             population = search.ask()

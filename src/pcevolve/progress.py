@@ -1,0 +1,159 @@
+"""Progress of every long step: a bar on a terminal, a line every few seconds anywhere else.
+
+A run is often watched through a log (``make demo > log 2>&1``, a CI job, a batch scheduler), where a bar
+redraws into one unreadable line or, disabled, leaves minutes of silence. :func:`progress_bar` therefore
+returns a tqdm bar when standard error is a terminal and a :class:`LineProgress` otherwise: one line at most
+every ``PCEVOLVE_PROGRESS_SECONDS`` seconds (default 10) with the share done, the time spent and an estimate
+of the time left, and one line when the step ends (a step shorter than that prints only its last line; one
+that did nothing, e.g. failed at once, prints none).
+
+Both go to standard error, the console of the machine that holds the private data; nothing here is written
+to the run folder (a private stage's duration stays in ``secure/``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import IO, Any, Protocol, Self
+
+from tqdm.auto import tqdm
+
+DEFAULT_INTERVAL_SECONDS = 10.0
+
+
+class Progress(Protocol):
+    """What the pipeline's steps call on a progress reporter (a subset of tqdm's bar)."""
+
+    def update(self, n: int = 1) -> Any: ...
+
+    def set_postfix(self, ordered_dict: Any = None, refresh: bool = True, **kwargs: Any) -> Any: ...
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> Any: ...
+
+    def close(self) -> Any: ...
+
+
+def _interval() -> float:
+    text = os.environ.get("PCEVOLVE_PROGRESS_SECONDS", "")
+    try:
+        value = float(text)
+    except ValueError:
+        return DEFAULT_INTERVAL_SECONDS
+    return value if value >= 0 else DEFAULT_INTERVAL_SECONDS
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
+class LineProgress:
+    """tqdm's interface, reported as plain lines: for logs and pipes, where a bar cannot redraw.
+
+    Args:
+        total: Steps planned (``None``: unknown, no share or estimate is shown).
+        desc: What the step is, e.g. ``"DP fine-tuning"``.
+        unit: What one step is (``"step"``, ``"img"``).
+        initial: Steps already done (a resumed search).
+        stream: Where lines go (standard error by default).
+        interval: Seconds between lines (``PCEVOLVE_PROGRESS_SECONDS``, default 10).
+        clock: Monotonic clock, for tests.
+    """
+
+    def __init__(self, total: int | None, desc: str, unit: str = "it", *, initial: int = 0,
+                 stream: IO[str] | None = None, interval: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.total = total
+        self.desc = desc
+        self.unit = unit
+        self.n = initial
+        self._initial = initial
+        self._stream = stream if stream is not None else sys.stderr
+        self._interval = _interval() if interval is None else interval
+        self._clock = clock
+        self._started = clock()
+        self._last = self._started
+        self._postfix = ""
+        self._closed = False
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        now = self._clock()
+        if now - self._last >= self._interval:
+            self._last = now
+            self._emit(self._status(now))
+
+    def set_postfix(self, ordered_dict: Any = None, refresh: bool = True, **kwargs: Any) -> None:
+        values = dict(ordered_dict or {}, **kwargs)
+        self._postfix = ", ".join(f"{key}={value}" for key, value in values.items())
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        self._postfix = s
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.n == self._initial:  # nothing was done (the step failed at once): no "done" line
+            return
+        now = self._clock()
+        self._emit(f"{self.desc}: {self.n}{'' if self.total is None else f'/{self.total}'} {self.unit} · "
+                   f"done in {_duration(now - self._started)}" + (f" · {self._postfix}" if self._postfix else ""))
+
+    def _status(self, now: float | None = None) -> str:
+        elapsed = (now if now is not None else self._clock()) - self._started
+        parts = [f"{self.desc}: {self.n}"]
+        if self.total:
+            parts[0] += f"/{self.total} {self.unit} ({self.n / self.total:.0%})"
+        else:
+            parts[0] += f" {self.unit}"
+        parts.append(f"{_duration(elapsed)} elapsed")
+        done = self.n - self._initial
+        if self.total and 0 < done and self.n < self.total:
+            parts.append(f"about {_duration(elapsed / done * (self.total - self.n))} left")
+        if self._postfix:
+            parts.append(self._postfix)
+        return " · ".join(parts)
+
+    def _emit(self, line: str) -> None:
+        print(line, file=self._stream, flush=True)
+
+
+class _Silent:
+    """A reporter that reports nothing (``--quiet``, library calls with ``progress=False``)."""
+
+    n = 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def set_postfix(self, ordered_dict: Any = None, refresh: bool = True, **kwargs: Any) -> None:
+        pass
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def progress_bar(total: int | None, desc: str, unit: str = "it", *, enabled: bool = True, initial: int = 0,
+                 stream: IO[str] | None = None) -> Progress:
+    """A progress reporter for one step: a bar on a terminal, periodic lines otherwise, nothing if disabled."""
+    if not enabled:
+        return _Silent()
+    target = stream if stream is not None else sys.stderr
+    if getattr(target, "isatty", lambda: False)():
+        return tqdm(total=total, desc=desc, unit=unit, initial=initial, leave=False, file=target)
+    return LineProgress(total, desc, unit, initial=initial, stream=target)
