@@ -11,7 +11,14 @@ import logging
 import typer
 
 from pcevolve import __version__
-from pcevolve.cli import budget_commands, data_commands, evaluate_commands, ledger_commands, run_commands
+from pcevolve.cli import (
+    budget_commands,
+    data_commands,
+    evaluate_commands,
+    init_commands,
+    ledger_commands,
+    run_commands,
+)
 
 app = typer.Typer(
     name="pcevolve",
@@ -23,6 +30,7 @@ app = typer.Typer(
 app.add_typer(data_commands.app, name="data")
 app.add_typer(budget_commands.app, name="budget")
 app.add_typer(ledger_commands.app, name="ledger")
+app.command("init")(init_commands.init)
 app.command("run")(run_commands.run)
 app.command("evaluate")(evaluate_commands.evaluate)
 

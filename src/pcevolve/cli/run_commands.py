@@ -1,14 +1,24 @@
-"""``pcevolve run CONFIG`` and ``pcevolve run --resume RUN_DIR``: the whole pipeline, then a one-screen summary."""
+"""``pcevolve run CONFIG``, ``pcevolve run PRIVATE --public POOL`` and ``pcevolve run --resume RUN_DIR``.
+
+The whole pipeline, then a one-screen summary.
+"""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from pcevolve.cli.init_commands import (
+    EPSILON_HELP,
+    FULL_HELP,
+    NAME_HELP,
+    PUBLIC_HELP,
+    TEST_HELP,
+    starter_or_exit,
+)
 from pcevolve.config import ConfigError, load_config
 from pcevolve.data import DataError
 from pcevolve.pipeline import RunError, RunOutcome, open_run, run_pipeline
@@ -17,26 +27,56 @@ from pcevolve.randomness import NOT_DP_WARNING
 
 
 def run(
-    config_path: Path | None = typer.Argument(None, help="Run configuration (YAML). Omit with --resume."),
+    source: Path | None = typer.Argument(None, help="A run configuration (YAML), or your private data folder for "
+                                         "a one-line run (then give --public). Omit with --resume."),
+    public: Path | None = typer.Option(None, "--public", help=PUBLIC_HELP),
+    test: Path | None = typer.Option(None, "--test", help=TEST_HELP),
+    full: Path | None = typer.Option(None, "--full", help=FULL_HELP),
+    epsilon: float | None = typer.Option(None, "--epsilon", help=EPSILON_HELP + " [8]"),
+    name: str | None = typer.Option(None, "--name", help=NAME_HELP),
     resume: Path | None = typer.Option(None, "--resume", help="Continue the run in this folder."),
     runs_root: Path = typer.Option(Path("runs"), "--runs-root", help="Where new run folders are created."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress reports."),
 ) -> None:
-    """Turn the private folder into a DP synthetic dataset in runs/NAME/ (resumable after a crash)."""
+    """Turn the private folder into a DP synthetic dataset in runs/NAME/ (resumable after a crash).
+
+    `pcevolve run CONFIG` runs a configuration file; `pcevolve run PRIVATE --public POOL [--epsilon 8]` chooses
+    the configuration from the data first, as `pcevolve init` would, and runs it.
+    """
     console = Console(stderr=True)
-    if config_path is None and resume is None:
-        typer.echo("error: give a CONFIG file, or --resume RUN_DIR", err=True)
+    if source is None and resume is None:
+        typer.echo("error: give a CONFIG file or your PRIVATE data folder, or --resume RUN_DIR", err=True)
+        raise typer.Exit(2)
+    from_data = source is not None and source.is_dir()
+    data_flags = {"--public": public, "--test": test, "--full": full, "--epsilon": epsilon, "--name": name}
+    if not from_data and any(value is not None for value in data_flags.values()):
+        given = ", ".join(flag for flag, value in data_flags.items() if value is not None)
+        typer.echo(f"error: {given} choose the configuration from a data folder (`pcevolve run PRIVATE --public "
+                   "POOL`); with a config file set them in the file", err=True)
         raise typer.Exit(2)
     try:
-        config = load_config(config_path) if config_path is not None else None
+        if from_data:
+            assert source is not None
+            starter = starter_or_exit(source, public=public, test=test, full=full,
+                                      epsilon=8.0 if epsilon is None else epsilon, name=name)
+            for line in starter.findings:
+                console.print(line, highlight=False)
+            for choice in starter.choices:
+                console.print(f"  {choice.key} = {choice.value}  [dim]({choice.why})[/dim]", highlight=False)
+            config = starter.config
+        else:
+            config = load_config(source) if source is not None else None
         config, folder, resumed = open_run(config, root=runs_root, resume=resume)
         console.print(f"{'resuming' if resumed else 'starting'} run [bold]{config.name}[/bold] in {folder.path}")
-        outcome = run_pipeline(config, folder, progress=not quiet and sys.stderr.isatty(),
+        outcome = run_pipeline(config, folder, progress=not quiet,
                                say=lambda text: console.print(f"[cyan]»[/cyan] {text}"))
     except (ConfigError, DataError, RunError, LedgerError, FileNotFoundError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     print_summary(outcome, Console())
+    if from_data:
+        Console().print(f"the configuration chosen from your data is in {outcome.folder}/config.yaml; resume an "
+                        f"interrupted run with `pcevolve run --resume {outcome.folder}`")
 
 
 def print_summary(outcome: RunOutcome, console: Console) -> None:

@@ -156,6 +156,11 @@ def open_run(config: RunConfig | None, *, root: str | Path = "runs",
             _open_ledger(folder, saved)  # refuses now, before any data is read, if the ledger cannot be trusted
         return saved, folder, True
     assert config is not None
+    missing = [f"data.{key}: {path} does not exist" for key, path in
+               (("private", config.data.private), ("public", config.data.public))
+               if path is not None and not Path(path).exists()]
+    if missing:  # before the run folder exists, so a wrong path leaves nothing behind
+        raise RunError("; ".join(missing) + " (relative paths are read from the current folder)")
     target = Path(root) / config.name
     if target.exists():
         raise RunError(f"run folder {target} already exists: resume it with `pcevolve run --resume {target}` "

@@ -1,0 +1,61 @@
+"""``pcevolve init PRIVATE --public POOL [--test DIR] [--epsilon 8] [--out config.yaml]``: a config from the data.
+
+The data is checked as ``pcevolve data check`` would (every bad file named, exit 1, nothing written); the
+config is written atomically with each chosen setting's reason beside it, and validated before it is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from pcevolve.config import ConfigError
+from pcevolve.config.starter import Starter, StarterError, choose_config
+from pcevolve.data import DataError
+from pcevolve.io import atomic_write_text
+
+PRIVATE_HELP = "Private labelled images, one folder per class (or a folder made by `pcevolve data prepare`)."
+PUBLIC_HELP = "Unlabelled public images like the private ones (a flat folder); required."
+TEST_HELP = "Real held-out labelled images for `pcevolve evaluate` (one folder per class)."
+FULL_HELP = "A larger real labelled set: the evaluation's upper reference line."
+EPSILON_HELP = "Total privacy budget ε of the whole run."
+NAME_HELP = "Run name (folder runs/NAME); default from the private folder's name."
+
+
+def starter_or_exit(private: Path, *, public: Path | None, test: Path | None, full: Path | None,
+                    epsilon: float, name: str | None) -> Starter:
+    """:func:`choose_config`, with every problem printed one per line and exit code 1 (no traceback)."""
+    try:
+        return choose_config(private, public=public, test=test, full=full, epsilon=epsilon, name=name)
+    except DataError as exc:
+        for problem in exc.problems:
+            typer.echo(str(problem), err=True)
+        typer.echo(f"{len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''} found; nothing was written",
+                   err=True)
+        raise typer.Exit(1) from None
+    except (StarterError, ConfigError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+def init(
+    private: Path = typer.Argument(..., help=PRIVATE_HELP),
+    public: Path | None = typer.Option(None, "--public", help=PUBLIC_HELP),
+    test: Path | None = typer.Option(None, "--test", help=TEST_HELP),
+    full: Path | None = typer.Option(None, "--full", help=FULL_HELP),
+    epsilon: float = typer.Option(8.0, "--epsilon", help=EPSILON_HELP),
+    name: str | None = typer.Option(None, "--name", help=NAME_HELP),
+    out: Path = typer.Option(Path("config.yaml"), "--out", help="Config file to write."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
+) -> None:
+    """Check your data and write a commented run configuration for it (spends no privacy budget)."""
+    if out.exists() and not force:
+        typer.echo(f"error: {out} already exists; choose another --out or pass --force to replace it", err=True)
+        raise typer.Exit(1)
+    starter = starter_or_exit(private, public=public, test=test, full=full, epsilon=epsilon, name=name)
+    for line in starter.findings:
+        typer.echo(line)
+    atomic_write_text(out, starter.yaml_text(source=f"pcevolve init {private}"))
+    typer.echo(f"wrote {out}; next: `pcevolve budget plan --config {out}` (what each step would spend), "
+               f"then `pcevolve run {out}`")

@@ -1,0 +1,279 @@
+"""A starter configuration chosen from the user's data (``pcevolve init``, one-line ``pcevolve run``).
+
+The user names their folders; :func:`choose_config` reads them through the same readers and checks as
+``pcevolve data check`` (so a bad file is named before anything else happens), picks the settings that
+depend on the data, and says why for each. Everything else keeps pcevolve's defaults.
+
+What the choices may depend on: the *public* pool (its size, image size and mode), the class names (they
+are the delivered set's folder names anyway) and the user's own flags. Never the private images' content
+or counts: the config is copied into the run folder, which leaves the secure zone, so it must not carry a
+private number. The private set is read only to check it; what that finds (counts per class) is shown on
+the console, not written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pcevolve.config.loader import parse_config
+from pcevolve.config.schema import RunConfig
+from pcevolve.data import (
+    DataError,
+    DataProblem,
+    describe_images,
+    find_duplicates,
+    read_image_folder,
+    read_unlabeled_images,
+)
+from pcevolve.data.image_files import list_folder
+from pcevolve.io import read_json
+
+# Images are held in memory at this size; the encoder sees 64 x 64 whatever the input, so larger only costs
+# memory (20,000 RGB images at 128 x 128 are 1 GB) and, with retrieval, gives sharper delivered images.
+MAX_IMAGE_SIZE = 128
+# Retrieval delivers a distinct public image per synthetic sample while the pool lasts. Part of a pool is of
+# other classes (the demo's pool: half), so asking each class for more than pool / (2 K) ran out of right-class
+# images (docs/search.md §4).
+MAX_PER_CLASS = 1000
+MIN_PER_CLASS = 10
+DEFAULT_DELTA = 1e-5
+_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_GENERIC_FOLDERS = {"private", "train", "training", "data", "images", "labelled", "labeled"}
+
+
+class StarterError(ValueError):
+    """The input cannot be turned into a run configuration; the message says which path and why."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One setting chosen from the data: its dotted key, value and the reason, in words."""
+
+    key: str
+    value: Any
+    why: str
+
+
+@dataclass(frozen=True)
+class DataPaths:
+    """The folders a run reads. A prepared root (``pcevolve data prepare``) stands for its split folders."""
+
+    private: Path
+    public: Path | None = None
+    test: Path | None = None
+    full: Path | None = None
+
+    @classmethod
+    def resolve(cls, private: str | Path, *, public: str | Path | None = None, test: str | Path | None = None,
+                full: str | Path | None = None) -> DataPaths:
+        root = Path(private)
+        manifest = root / "dataset.json"
+        if root.is_dir() and manifest.is_file():
+            splits = read_json(manifest).get("splits", {})
+
+            def split(name: str, given: str | Path | None) -> Path | None:
+                if given is not None:
+                    return Path(given)
+                return root / str(splits[name].get("path", name)) if name in splits else None
+
+            private_split = split("private", None)
+            if private_split is None:
+                raise StarterError(f"{manifest}: a prepared dataset without a private split")
+            return cls(private_split, split("public", public), split("test", test), split("full", full))
+        return cls(root, *(None if p is None else Path(p) for p in (public, test, full)))
+
+
+@dataclass(frozen=True)
+class Starter:
+    """The chosen settings, what was checked, and the config they make."""
+
+    paths: DataPaths
+    choices: tuple[Choice, ...]
+    findings: tuple[str, ...] = field(default=())
+    config: RunConfig = field(default_factory=RunConfig)
+
+    def mapping(self) -> dict[str, Any]:
+        """The chosen settings as the nested mapping a YAML file holds."""
+        return _nest(self.choices)
+
+    def yaml_text(self, *, source: str = "pcevolve init") -> str:
+        """A commented YAML config: each chosen setting with the reason it was chosen."""
+        lines = [
+            f"# pcevolve run configuration, written by `{source}` on {date.today().isoformat()}.",
+            "# Each setting below was chosen from your data, with the reason beside it; every setting not named",
+            "# keeps pcevolve's default. They depend on the public pool, the class names and your flags only —",
+            "# never on the private images' content or counts — so this file can be shared.",
+            "# See how the privacy budget would be spent, before anything is spent:  pcevolve budget plan --config FILE",
+            "# Run it:  pcevolve run FILE",
+        ]
+        _emit(self.mapping(), {c.key: c.why for c in self.choices}, lines, prefix="", indent=0)
+        return "\n".join(lines) + "\n"
+
+
+def _nest(choices: tuple[Choice, ...]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for choice in choices:
+        *parents, leaf = choice.key.split(".")
+        node = nested
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = choice.value
+    return nested
+
+
+def _scalar(value: Any) -> str:
+    return yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("\n...").strip()
+
+
+def _emit(node: Mapping[str, Any], why: dict[str, str], lines: list[str], *, prefix: str, indent: int) -> None:
+    pad = "  " * indent
+    for key, value in node.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            lines.append(f"{pad}{key}:")
+            _emit(value, why, lines, prefix=f"{dotted}.", indent=indent + 1)
+            continue
+        reason = why.get(dotted)
+        if reason:
+            lines.extend(f"{pad}# {line}" for line in _wrap(reason, 116 - len(pad)))
+        lines.append(f"{pad}{key}: {_scalar(value)}")
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    words, lines, line = text.split(), [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return [*lines, line] if line else lines
+
+
+def run_name(private: Path) -> str:
+    """A run name from the data's folders: ``clinic/data/private`` → ``clinic``."""
+    folder = private.resolve()
+    while folder.name.lower() in _GENERIC_FOLDERS and folder.parent != folder:
+        folder = folder.parent
+    return _NAME.sub("-", folder.name).strip("-._") or "run"
+
+
+def _public_images(public: Path) -> tuple[int, int, str]:
+    """Count, most common longer side and majority mode of the pool's images (headers only)."""
+    images, _, _ = list_folder(public)
+    infos = describe_images(images)
+    if not infos:
+        raise DataError([DataProblem(str(public), "no readable images found in the public pool")])
+    side = Counter(max(info.width, info.height) for info in infos).most_common(1)[0][0]
+    grey = sum(info.mode in {"1", "L", "LA", "I", "I;16", "F"} for info in infos)
+    return len(infos), side, ("L" if grey > len(infos) - grey else "RGB")
+
+
+def choose_config(private: str | Path, *, public: str | Path | None = None, test: str | Path | None = None,
+                  full: str | Path | None = None, epsilon: float = 8.0, name: str | None = None,
+                  overrides: Mapping[str, Any] | None = None) -> Starter:
+    """Check the data and choose a run configuration for it.
+
+    Args:
+        private: The private labelled images, one folder per class (or a prepared root with ``dataset.json``).
+        public: A folder of unlabelled public images like the private ones (required by the search).
+        test, full: Optional real labelled folders for ``pcevolve evaluate`` (held-out test; a larger real set).
+        epsilon: The total privacy budget.
+        name: The run's name (default: from the private folder's name).
+        overrides: Dotted keys set last, e.g. ``{"search.synthetic_per_class": 200}``.
+
+    Raises:
+        StarterError: The input is not something a run can read (with what to do instead).
+        DataError: Problems in the files, each naming its path (as ``pcevolve data check``).
+        ConfigError: The chosen settings with ``overrides`` do not validate.
+    """
+    paths = DataPaths.resolve(private, public=public, test=test, full=full)
+    if paths.private.is_file():
+        kind = {".csv": "a CSV table", ".jsonl": "a JSONL text file", ".json": "a JSON file"}.get(
+            paths.private.suffix.lower(), "a file")
+        raise StarterError(f"{paths.private}: is {kind}; `pcevolve run` reads images today, one folder per class "
+                           "(private/<class name>/*.png); tables and text are not supported yet")
+    if not paths.private.is_dir():
+        raise DataError([DataProblem(str(paths.private), "folder does not exist")])
+    if paths.public is None:
+        raise StarterError("no public pool given: pcevolve needs a folder of unlabelled images like yours that "
+                           "may be published (e.g. an open dataset of the same kind); it learns its features and "
+                           "draws the delivered images from it. Give it with --public FOLDER")
+    if not paths.public.is_dir():
+        raise DataError([DataProblem(str(paths.public), "public pool folder does not exist")])
+
+    pool_size, side, mode = _public_images(paths.public)
+    size = min(max(side, 8), MAX_IMAGE_SIZE)
+    public_set = read_unlabeled_images(paths.public, size=size, mode=mode)  # type: ignore[arg-type]
+    private_set = read_image_folder(paths.private, size=size, mode=mode)  # type: ignore[arg-type]
+    splits: dict[str, Any] = {str(paths.private): private_set, str(paths.public): public_set}
+    for extra in (paths.test, paths.full):
+        if extra is not None:
+            splits[str(extra)] = read_image_folder(extra, size=size, mode=mode,  # type: ignore[arg-type]
+                                                   class_names=private_set.class_names)
+    overlap = find_duplicates(splits)
+    if overlap:
+        raise DataError(overlap)
+
+    k = len(private_set.class_names)
+    if k < 2:
+        raise DataError([DataProblem(str(paths.private), "one class only; a labelled synthetic set needs two")])
+    used = min(pool_size, 20_000)
+    per_class = int(min(MAX_PER_CLASS, max(MIN_PER_CLASS, used // (2 * k))))
+    basis = 64 if used >= 5_000 else 32
+    if used <= basis:
+        raise StarterError(f"{paths.public}: the public pool holds {used} images; the search needs more than "
+                           f"{basis} (more than a few hundred works better)")
+    native = "" if side == size else f" (they are {side} a side; larger costs memory, the encoder sees 64 x 64)"
+    choices = [
+        Choice("name", name or run_name(paths.private), "the run folder is runs/<name>"),
+        Choice("seed", 0, "drives the public choices only (which public images, the search's moves), never the "
+                          "privacy noise, which comes from the operating system's secure source"),
+        Choice("data.private", str(paths.private.resolve()), f"{k} classes, one folder each"),
+        Choice("data.public", str(paths.public.resolve()), f"{pool_size} unlabelled public images"),
+        Choice("data.test", None if paths.test is None else str(paths.test.resolve()),
+               "real held-out images for `pcevolve evaluate` (never used by the run)"),
+        Choice("data.full", None if paths.full is None else str(paths.full.resolve()),
+               "a larger real labelled set: the evaluation's upper reference line (never used by the run)"),
+        Choice("data.image_size", size, f"every image is read at {size} x {size}, the public pool's most common "
+                                        f"size{native}"),
+        Choice("data.image_mode", mode, "grey (L) or colour (RGB), as most public images are"),
+        Choice("decoder.name", "nearest-public", "each synthetic sample is delivered as the public image nearest "
+                                                 "to it (sharp, real-looking); if your pool lacks your classes, "
+                                                 "use conv with training: public-then-dp"),
+        Choice("decoder.public_images", used, "public images indexed for retrieval (at most 20,000)"),
+        Choice("search.basis_dim", basis, "principal directions of the public features the search works in"),
+        Choice("search.synthetic_per_class", per_class,
+               f"delivered samples per class on average; retrieval gives each one its own public image, and "
+               f"part of a pool is of other classes, so about pool / (2 x {k} classes) fit (at most 1,000)"),
+        Choice("search.delivery_oversample", 1.0, "with retrieval, draw exactly the delivered size"),
+        Choice("privacy.epsilon", float(epsilon), "the total privacy budget of the whole run: the accountant's "
+                                                  "composition of every DP step equals it"),
+        Choice("privacy.delta", DEFAULT_DELTA, "the probability that the ε guarantee fails; keep it well below one "
+                                               "over the number of private samples"),
+    ]
+    if overrides:
+        known = {c.key for c in choices}
+        choices = [Choice(c.key, overrides[c.key], "set by you") if c.key in overrides else c for c in choices]
+        choices += [Choice(key, value, "set by you") for key, value in overrides.items() if key not in known]
+    mapping = _nest(tuple(choices))
+    config = parse_config(mapping, source="the chosen settings")
+    counts = ", ".join(f"{cls} {n}" for cls, n in private_set.class_counts().items())
+    findings = (f"private: {len(private_set)} images in {k} classes ({counts}) — checked (these counts stay on "
+                f"this screen; the config does not record them)",
+                f"public: {pool_size} images, read at {size} x {size} {mode}",
+                *(f"{label}: {len(splits[str(p)])} images, same classes — checked"
+                  for label, p in (("test", paths.test), ("full", paths.full)) if p is not None),
+                "no image is shared between these folders")
+    if len(private_set) * DEFAULT_DELTA > 0.1:
+        findings += (f"warning: δ = {DEFAULT_DELTA:g} is not far below 1 / {len(private_set)} private samples; set "
+                     f"privacy.delta lower",)
+    return Starter(paths=paths, choices=tuple(choices), findings=findings, config=config)
