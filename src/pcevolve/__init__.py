@@ -6,8 +6,26 @@ dataset with a formal differential-privacy guarantee.
 Importing this package has no side effects: no downloads, no seeding, no
 warning filters, no log handlers. Subpackages follow the pipeline:
 ``data`` → ``privacy`` → (``encoders`` → ``evolution`` → ``decoders``) → ``evaluation``.
+
+As a library::
+
+    from pcevolve import Synthesizer
+    synth = Synthesizer(epsilon=8.0).fit("private/", public="public/")
+    synth.save("synthetic/")
+
+(:mod:`pcevolve.api`; imported on first use, so ``import pcevolve`` stays light.)
 """
+
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["NotFittedError", "Synthesizer", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Synthesizer", "NotFittedError"):
+        from pcevolve import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'pcevolve' has no attribute {name!r}")

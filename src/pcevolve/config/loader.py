@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -51,15 +52,33 @@ def parse_config(mapping: dict[str, Any] | None, *, source: str = "<config>") ->
         raise ConfigError("\n".join(lines)) from None
 
 
+def packaged_configs() -> dict[str, str]:
+    """Configs that ship inside the package, by name (``demo``: the Fashion-MNIST demo of ``make demo``)."""
+    folder = resources.files("pcevolve") / "configs"
+    return {entry.name.removesuffix(".yaml"): entry.read_text(encoding="utf-8")
+            for entry in folder.iterdir() if entry.name.endswith(".yaml")}
+
+
 def load_config(path: str | os.PathLike[str] | None) -> RunConfig:
-    """Read and validate a YAML run configuration (``None``: every default)."""
+    """Read and validate a YAML run configuration (``None``: every default).
+
+    A name that is not a file but names a packaged config (``demo``) loads that one, so an installed
+    pcevolve runs its demo without the source tree.
+    """
     if path is None:
         return RunConfig()
     source = Path(path)
-    try:
-        text = source.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot read config file ({exc.strerror})") from None
+    packaged = packaged_configs() if not source.exists() and source.suffix == "" else {}
+    if str(path) in packaged:
+        text = packaged[str(path)]
+        source = Path(f"<packaged config {path}>")
+    else:
+        try:
+            text = source.read_text(encoding="utf-8")
+        except OSError as exc:
+            names = ", ".join(sorted(packaged_configs()))
+            raise ConfigError(f"{source}: cannot read config file ({exc.strerror}); packaged configs, usable by "
+                              f"name: {names}") from None
     try:
         mapping = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -1,0 +1,231 @@
+"""pcevolve as a library: build a synthesizer, ``fit`` it on your data, ``sample`` or ``save`` the synthetic set.
+
+The same run as ``pcevolve run``: one run folder (``runs/NAME``), one signed privacy ledger, the same resume
+semantics (``Synthesizer.resume(folder).fit()`` continues an interrupted run and never pays twice; fitting a
+new synthesizer into an existing folder is refused), and the same checks before any budget is spent.
+
+Example (this exact code runs as a test, on scikit-learn's digits)::
+
+    from pcevolve import Synthesizer
+
+    synth = Synthesizer(epsilon=8.0, name="digits")            # or Synthesizer("config.yaml")
+    synth.fit("data/digits/private", public="data/digits/public")
+    print(f"ε = {synth.epsilon:.2f}, δ = {synth.delta:g}")     # the accountant's total for the whole run
+    synthetic = synth.sample()                                 # LabeledDataset: samples, labels, class_names
+    synth.save("synthetic-digits")                             # one PNG folder per class, like the input
+    evaluation = synth.evaluate("data/digits/test")            # report in runs/digits/report/
+    print(evaluation.headline()["lines"]["synthetic"]["cnn_accuracy"])
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pcevolve.config import RunConfig, load_config, parse_config
+
+if TYPE_CHECKING:
+    from pcevolve.data import LabeledDataset
+    from pcevolve.evaluation import EvaluationSettings, RunEvaluation
+    from pcevolve.pipeline import RunOutcome
+    from pcevolve.run_folder import RunFolder
+
+logger = logging.getLogger(__name__)
+
+PathLike = str | os.PathLike[str]
+
+
+class NotFittedError(RuntimeError):
+    """The synthesizer has no synthetic set yet: call :meth:`Synthesizer.fit` first."""
+
+
+def _deep_merge(base: dict[str, Any], dotted: Mapping[str, Any]) -> dict[str, Any]:
+    merged = {key: (dict(value) if isinstance(value, dict) else value) for key, value in base.items()}
+    for key, value in dotted.items():
+        *parents, leaf = key.split(".")
+        node = merged
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return merged
+
+
+class Synthesizer:
+    """A DP synthetic-data generator for one run.
+
+    Args:
+        config: A :class:`~pcevolve.config.RunConfig` or the path of a YAML config. ``None``: the settings are
+            chosen from the data at :meth:`fit`, as ``pcevolve init`` would.
+        epsilon: Total privacy budget (overrides the config's).
+        name: The run's name, i.e. its folder ``runs_root/name`` (overrides the config's).
+        settings: More settings by dotted key, e.g. ``{"search.synthetic_per_class": 200}``; applied last.
+        runs_root: Where run folders are created.
+        progress: Report progress on standard error (a bar on a terminal, lines otherwise).
+
+    Every setting is validated before :meth:`fit` reads the private data or spends any budget.
+    """
+
+    def __init__(self, config: RunConfig | PathLike | None = None, *, epsilon: float | None = None,
+                 name: str | None = None, settings: Mapping[str, Any] | None = None,
+                 runs_root: PathLike = "runs", progress: bool = True) -> None:
+        self._base = config if isinstance(config, RunConfig) or config is None else load_config(config)
+        self._overrides: dict[str, Any] = dict(settings or {})
+        if epsilon is not None:
+            self._overrides["privacy.epsilon"] = float(epsilon)
+        if name is not None:
+            self._overrides["name"] = name
+        if self._base is not None and self._overrides:  # fail now on a bad key, not after fitting starts
+            parse_config(_deep_merge(self._base.model_dump(mode="json"), self._overrides), source="settings")
+        self.runs_root = Path(runs_root).resolve()  # a later chdir must not move the run folder
+        self.progress = progress
+        self._resume: Path | None = None
+        self._folder: RunFolder | None = None
+        self._outcome: RunOutcome | None = None
+        self.config: RunConfig | None = self._base
+
+    @classmethod
+    def resume(cls, run_dir: PathLike, *, progress: bool = True) -> Synthesizer:
+        """A synthesizer for an existing run folder: :meth:`fit` continues it (or reloads a finished one)."""
+        synth = cls(progress=progress)
+        synth._resume = Path(run_dir).resolve()
+        return synth
+
+    def _config_for(self, private: PathLike | None, public: PathLike | None, test: PathLike | None,
+                    full: PathLike | None) -> RunConfig:
+        paths = {key: str(Path(value).resolve()) for key, value in
+                 (("data.private", private), ("data.public", public), ("data.test", test), ("data.full", full))
+                 if value is not None}
+        if self._base is None:
+            from pcevolve.config.starter import choose_config
+
+            if private is None:
+                raise ValueError("fit() needs the private data folder when the synthesizer has no config")
+            overrides = {key: value for key, value in self._overrides.items() if key not in ("privacy.epsilon",
+                                                                                            "name")}
+            starter = choose_config(private, public=public, test=test, full=full,
+                                    epsilon=self._overrides.get("privacy.epsilon", 8.0),
+                                    name=self._overrides.get("name"), overrides=overrides)
+            for line in starter.findings:
+                logger.info("%s", line)
+            return starter.config
+        merged = _deep_merge(self._base.model_dump(mode="json"), {**self._overrides, **paths})
+        return parse_config(merged, source="settings")
+
+    def fit(self, private: PathLike | None = None, public: PathLike | None = None, *,
+            test: PathLike | None = None, full: PathLike | None = None) -> Synthesizer:
+        """Run the whole pipeline and deliver the synthetic set into the run folder.
+
+        Args:
+            private: The private labelled images, one folder per class (default: the config's).
+            public: The unlabelled public pool (default: the config's).
+            test, full: Real labelled folders for :meth:`evaluate` (not read by the run).
+
+        Raises:
+            pcevolve.config.ConfigError, pcevolve.data.DataError, pcevolve.pipeline.RunError: Bad settings, bad
+                files (each named) or a run folder that cannot be started or continued; raised before any
+                budget is spent unless the message says otherwise.
+        """
+        from pcevolve.pipeline import open_run, run_pipeline
+
+        if self._resume is not None:
+            if any(value is not None for value in (private, public, test, full)):
+                raise ValueError("a resumed run keeps the data it was started with; call fit() without paths")
+            config, folder, _ = open_run(None, root=self.runs_root, resume=self._resume)
+        else:
+            config, folder, _ = open_run(self._config_for(private, public, test, full), root=self.runs_root)
+            self._resume = folder.path  # a second fit() continues this folder, as `pcevolve run --resume`
+        self.config = config
+        self._folder = folder
+        self._outcome = run_pipeline(config, folder, progress=self.progress, say=lambda text: logger.info("%s", text))
+        return self
+
+    def _fitted(self) -> RunOutcome:
+        if self._outcome is None:
+            raise NotFittedError("no synthetic set yet: call fit() first")
+        return self._outcome
+
+    @property
+    def folder(self) -> Path:
+        """The run folder (ledger, synthetic set, records; ``secure/`` must not leave your machine)."""
+        return self._fitted().folder
+
+    @property
+    def epsilon(self) -> float:
+        """The accountant's total ε over every DP step of the run."""
+        return self._fitted().total_epsilon
+
+    @property
+    def delta(self) -> float:
+        return self._fitted().delta
+
+    @property
+    def is_dp(self) -> bool:
+        """False only when the config asked for reproducible noise (tests and research): then it is NOT DP."""
+        return self._fitted().is_dp
+
+    def sample(self, n: int | None = None) -> LabeledDataset:
+        """The delivered synthetic set, or ``n`` of it with the same class balance (the first of each class).
+
+        Taking fewer is free (post-processing); for more, fit with a larger ``search.synthetic_per_class``.
+        """
+        import numpy as np
+
+        from pcevolve.data import read_image_folder
+
+        outcome = self._fitted()
+        assert self.config is not None
+        data = self.config.data
+        synthetic = read_image_folder(outcome.folder / "synthetic", size=data.image_size, mode=data.image_mode,
+                                      class_names=outcome.class_names, min_per_class=1)
+        if n is None or n == len(synthetic):
+            return synthetic
+        if not 0 < n <= len(synthetic):
+            raise ValueError(f"n must lie in 1..{len(synthetic)} (the delivered size), got {n}; for a larger set "
+                             "fit with a larger search.synthetic_per_class")
+        counts = np.bincount(synthetic.labels, minlength=len(synthetic.class_names))
+        wanted = _largest_remainder(n, counts)
+        rows = np.concatenate([np.flatnonzero(synthetic.labels == k)[:m] for k, m in enumerate(wanted)])
+        return synthetic.subset(np.sort(rows))
+
+    def save(self, path: PathLike, *, n: int | None = None) -> Path:
+        """Write the synthetic set (or ``n`` of it) as ``path/<class name>/*.png``, atomically."""
+        from pcevolve.pipeline.deliver import write_image_folder
+
+        synthetic = self.sample(n)
+        return write_image_folder(path, synthetic.samples, synthetic.labels, synthetic.class_names)
+
+    def evaluate(self, test: PathLike | None = None, full: PathLike | None = None, *,
+                 settings: EvaluationSettings | None = None) -> RunEvaluation:
+        """Judge the synthetic set against real test images and write the report into ``RUN/report/``.
+
+        The evaluation reads the private images (attacks, copy checks, the few-shot reference), so its
+        exact figures are not DP: they go to ``RUN/secure/``, and the report says which numbers they are.
+        """
+        from pcevolve.evaluation import EvaluationSettings, evaluate_run
+        from pcevolve.report import write_report
+
+        outcome = self._fitted()
+        assert self.config is not None
+        test = test if test is not None else self.config.data.test
+        full = full if full is not None else self.config.data.full
+        if test is None:
+            raise ValueError("evaluate() needs real held-out test images (one folder per class)")
+        evaluation = evaluate_run(outcome.folder, test, full, settings=settings or EvaluationSettings(),
+                                  progress=self.progress)
+        write_report(evaluation)
+        return evaluation
+
+
+def _largest_remainder(n: int, counts: Any) -> Any:
+    """``n`` (at most ``sum(counts)``) split in proportion to ``counts``, largest remainders first."""
+    import numpy as np
+
+    counts = np.asarray(counts, dtype=np.float64)
+    quota = counts / counts.sum() * n
+    wanted = np.floor(quota).astype(np.int64)
+    order = np.argsort(-(quota - wanted), kind="stable")
+    wanted[order[: n - int(wanted.sum())]] += 1
+    return np.minimum(wanted, counts.astype(np.int64))
