@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from pcevolve.config import RunConfig, config_hash, load_config
-from pcevolve.data import LabeledDataset, read_image_folder, read_unlabeled_images
+from pcevolve.data import LabeledDataset, find_duplicates, read_image_folder, read_unlabeled_images
 from pcevolve.decoders import Decoder, KnownEncodings, load_decoder, train_decoder
 from pcevolve.encoders import ImageEncoder, build_encoder, train_representation
 from pcevolve.evolution import EvolutionSettings
@@ -191,9 +191,17 @@ def _ledger(folder: RunFolder, config: RunConfig, num_samples: int) -> BudgetLed
 def _load_data(config: RunConfig) -> tuple[LabeledDataset, np.ndarray | None]:
     data = config.data
     private = read_image_folder(data.private, size=data.image_size, mode=data.image_mode)
-    public = (read_unlabeled_images(data.public, size=data.image_size, mode=data.image_mode).samples
-              if data.public else None)
-    return private, public
+    if not data.public:
+        return private, None
+    public = read_unlabeled_images(data.public, size=data.image_size, mode=data.image_mode)
+    # A private image in the "public" pool would be delivered or learnt from as if it were public: refused,
+    # before the ledger exists. Exact copies (same pixels after reading); near copies are the report's job.
+    shared = find_duplicates({str(data.private): private, str(data.public): public})
+    if shared:
+        raise RunError(f"the public pool shares {len(shared)} image(s) with the private set; remove them from the "
+                       "pool (it must hold no private sample):\n" + "\n".join(f"  {problem}" for problem in shared[:10])
+                       + (f"\n  ... and {len(shared) - 10} more" if len(shared) > 10 else ""))
+    return private, public.samples
 
 
 def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray | None) -> None:
