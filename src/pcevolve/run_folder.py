@@ -4,7 +4,7 @@ Layout (later stages add their own files beside these)::
 
     runs/NAME/
       config.yaml      resolved config, hash in the header
-      manifest.json    versions, seed, config hash, data fingerprints (counts and hashes only)
+      manifest.json    versions, seed, config hash (no data fingerprint: exact counts are private, see secure/)
       records.jsonl    one JSON object per event or generation, appended and fsynced
       ledger.json      the privacy ledger (written by pcevolve.privacy)
       secure/          what must never leave the secure zone (pcevolve.pipeline.secure_zone)

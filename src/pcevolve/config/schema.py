@@ -243,7 +243,7 @@ class PrivacyConfig(_Frozen):
     """One total budget, split across stages by shares.
 
     The run turns the shares into per-stage ε caps for the ledger, scaled so that the accountant's composition
-    of every planned release is the total ``epsilon`` (within 1 %, never above): composition is sub-additive, so
+    of every planned release is the total ``epsilon`` (within 0.5 %, never above): composition is sub-additive, so
     caps that merely summed to ``epsilon`` would leave budget unspent (3 + 5 composes to 6.07, not 8).
     """
 
