@@ -17,7 +17,7 @@ class _Clock:
 
 def test_lines_every_interval_with_share_and_estimate() -> None:
     stream, clock = io.StringIO(), _Clock()
-    bar = LineProgress(100, "DP fine-tuning", "step", stream=stream, interval=10.0, clock=clock)
+    bar = LineProgress(100, "DP fine-tuning", "step", stream=stream, interval=10.0, clock=clock, heartbeat=False)
     for _ in range(25):
         clock.now += 1.0
         bar.update(1)
@@ -35,7 +35,8 @@ def test_lines_every_interval_with_share_and_estimate() -> None:
 
 def test_a_resumed_step_estimates_from_its_own_pace() -> None:
     stream, clock = io.StringIO(), _Clock()
-    bar = LineProgress(120, "search", "gen", initial=60, stream=stream, interval=5.0, clock=clock)
+    bar = LineProgress(120, "search", "gen", initial=60, stream=stream, interval=5.0, clock=clock,
+                       heartbeat=False)
     clock.now = 10.0
     bar.update(10)  # 10 generations in 10 s, 50 left
     assert stream.getvalue().splitlines()[0] == "search: 70/120 gen (58%) · 0:10 elapsed · about 0:50 left"
@@ -53,3 +54,17 @@ def test_not_a_terminal_gives_lines_disabled_gives_nothing() -> None:
     quiet.update(3)
     quiet.close()
     assert silent.getvalue() == ""
+
+
+def test_a_slow_step_still_reports_between_updates() -> None:
+    import time
+
+    stream = io.StringIO()
+    bar = LineProgress(2, "CNNs", "step", stream=stream, interval=0.05)
+    time.sleep(0.3)  # no update: the heartbeat prints the status anyway
+    bar.close()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) >= 2 and lines[0].startswith("CNNs: 0/2 step (0%)")
+    count = len(lines)
+    time.sleep(0.15)
+    assert len(stream.getvalue().splitlines()) == count  # nothing after close

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import IO, Any, Protocol, Self
 
@@ -63,11 +65,12 @@ class LineProgress:
         stream: Where lines go (standard error by default).
         interval: Seconds between lines (``PCEVOLVE_PROGRESS_SECONDS``, default 10).
         clock: Monotonic clock, for tests.
+        heartbeat: Also print from a background thread when no update came for an interval.
     """
 
     def __init__(self, total: int | None, desc: str, unit: str = "it", *, initial: int = 0,
                  stream: IO[str] | None = None, interval: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, heartbeat: bool = True) -> None:
         self.total = total
         self.desc = desc
         self.unit = unit
@@ -80,6 +83,13 @@ class LineProgress:
         self._last = self._started
         self._postfix = ""
         self._closed = False
+        self._lock = threading.Lock()
+        # A step that updates rarely (a model trained for minutes between two updates) still reports: a
+        # background heartbeat prints the status when no line was printed for an interval.
+        self._stop = threading.Event()
+        if heartbeat and self._interval > 0:
+            threading.Thread(target=_heartbeat, args=(weakref.ref(self), self._stop, self._interval),
+                             name=f"progress:{desc}", daemon=True).start()
 
     def __enter__(self) -> Self:
         return self
@@ -89,10 +99,16 @@ class LineProgress:
 
     def update(self, n: int = 1) -> None:
         self.n += n
-        now = self._clock()
-        if now - self._last >= self._interval:
+        self._maybe_emit()
+
+    def _maybe_emit(self) -> None:
+        with self._lock:
+            now = self._clock()
+            if self._closed or now - self._last < self._interval:
+                return
             self._last = now
             self._emit(self._status(now))
+
 
     def set_postfix(self, ordered_dict: Any = None, refresh: bool = True, **kwargs: Any) -> None:
         values = dict(ordered_dict or {}, **kwargs)
@@ -102,9 +118,11 @@ class LineProgress:
         self._postfix = s
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._stop.set()
         if self.n == self._initial:  # nothing was done (the step failed at once): no "done" line
             return
         now = self._clock()
@@ -128,6 +146,16 @@ class LineProgress:
 
     def _emit(self, line: str) -> None:
         print(line, file=self._stream, flush=True)
+
+
+def _heartbeat(bar: weakref.ref[LineProgress], stop: threading.Event, interval: float) -> None:
+    # A weak reference: a bar dropped without close() (its step raised) ends its heartbeat when collected.
+    while not stop.wait(interval):
+        alive = bar()
+        if alive is None:
+            return
+        alive._maybe_emit()
+        del alive
 
 
 class _Silent:
