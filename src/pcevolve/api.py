@@ -128,18 +128,26 @@ class Synthesizer:
                 files (each named) or a run folder that cannot be started or continued; raised before any
                 budget is spent unless the message says otherwise.
         """
-        from pcevolve.pipeline import open_run, run_pipeline
+        from pcevolve.pipeline import discard_if_unstarted, open_run, run_pipeline
 
         if self._resume is not None:
             if any(value is not None for value in (private, public, test, full)):
                 raise ValueError("a resumed run keeps the data it was started with; call fit() without paths")
-            config, folder, _ = open_run(None, root=self.runs_root, resume=self._resume)
+            config, folder, resumed = open_run(None, root=self.runs_root, resume=self._resume)
         else:
-            config, folder, _ = open_run(self._config_for(private, public, test, full), root=self.runs_root)
-            self._resume = folder.path  # a second fit() continues this folder, as `pcevolve run --resume`
+            config, folder, resumed = open_run(self._config_for(private, public, test, full), root=self.runs_root)
         self.config = config
         self._folder = folder
-        self._outcome = run_pipeline(config, folder, progress=self.progress, say=lambda text: logger.info("%s", text))
+        try:
+            self._outcome = run_pipeline(config, folder, progress=self.progress,
+                                         say=lambda text: logger.info("%s", text))
+        except BaseException:
+            # As the CLI: a new run that failed before spending anything leaves no folder behind.
+            if not resumed and discard_if_unstarted(folder):
+                raise
+            self._resume = folder.path  # a second fit() continues this folder, as `pcevolve run --resume`
+            raise
+        self._resume = folder.path
         return self
 
     def _fitted(self) -> RunOutcome:

@@ -5,6 +5,7 @@ The whole pipeline, then a one-screen summary.
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import typer
@@ -21,7 +22,13 @@ from pcevolve.cli.init_commands import (
 )
 from pcevolve.config import ConfigError, load_config
 from pcevolve.data import DataError
-from pcevolve.pipeline import RunError, RunOutcome, open_run, run_pipeline
+from pcevolve.pipeline import (
+    RunError,
+    RunOutcome,
+    discard_if_unstarted,
+    open_run,
+    run_pipeline,
+)
 from pcevolve.privacy import LedgerError
 from pcevolve.randomness import NOT_DP_WARNING
 
@@ -67,16 +74,37 @@ def run(
         else:
             config = load_config(source) if source is not None else None
         config, folder, resumed = open_run(config, root=runs_root, resume=resume)
-        console.print(f"{'resuming' if resumed else 'starting'} run [bold]{config.name}[/bold] in {folder.path}")
-        outcome = run_pipeline(config, folder, progress=not quiet,
-                               say=lambda text: console.print(f"[cyan]»[/cyan] {text}"))
     except (ConfigError, DataError, RunError, LedgerError, FileNotFoundError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+    console.print(f"{'resuming' if resumed else 'starting'} run [bold]{config.name}[/bold] in {folder.path}")
+    try:
+        outcome = run_pipeline(config, folder, progress=not quiet,
+                               say=lambda text: console.print(f"[cyan]»[/cyan] {text}"))
+    except (ConfigError, DataError, RunError, LedgerError, FileNotFoundError, OSError) as exc:
+        typer.echo(f"error: {_describe(exc)}", err=True)
+        if not resumed and discard_if_unstarted(folder):
+            typer.echo(f"nothing was spent; {folder.path} was removed", err=True)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        if not resumed and discard_if_unstarted(folder):
+            typer.echo(f"\nstopped before any budget was spent; {folder.path} was removed", err=True)
+        else:
+            typer.echo(f"\nstopped; continue with: pcevolve run --resume {folder.path}", err=True)
+        raise typer.Exit(130) from None
     print_summary(outcome, Console())
     if from_data:
         Console().print(f"the configuration chosen from your data is in {outcome.folder}/config.yaml; resume an "
                         f"interrupted run with `pcevolve run --resume {outcome.folder}`")
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for the user: an OS error names its file and what went wrong (a full disk says so)."""
+    if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        hint = " — free some space, then resume" if exc.errno == errno.ENOSPC else ""
+        return f"{where}{exc.strerror or exc}{hint}"
+    return str(exc)
 
 
 def print_summary(outcome: RunOutcome, console: Console) -> None:

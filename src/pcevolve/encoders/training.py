@@ -25,23 +25,34 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import torch
-from pcevolve.progress import progress_bar
 
 from pcevolve.augment import ImageAugmentation
 from pcevolve.config import AugmentConfig, RepresentationConfig
 from pcevolve.encoders.backbones import BACKBONES, trainable_blocks_for
 from pcevolve.encoders.contrastive import MomentumCopy, NegativeQueue
 from pcevolve.encoders.diagnostics import CollapseReport, diagnose_collapse
+from pcevolve.encoders.dp_checkpoint import (
+    DPCheckpoint,
+    noise_state,
+    paid_events,
+    restore_noise,
+)
 from pcevolve.encoders.encoder import ImageEncoder
 from pcevolve.encoders.ghost_norms import GhostNorms
 from pcevolve.encoders.per_sample import Projector, contrastive_loss_rows, private_step
 from pcevolve.encoders.view_bank import build_view_bank
 from pcevolve.privacy import BudgetLedger, DPSGDMechanism, NoiseSource, affordable_steps
-from pcevolve.privacy.calibration import DPSGDPlan, dpsgd_plan, stage_dpsgd_noise_multiplier
+from pcevolve.privacy.calibration import (
+    DPSGDPlan,
+    dpsgd_plan,
+    stage_dpsgd_noise_multiplier,
+)
+from pcevolve.progress import progress_bar
 from pcevolve.randomness import derived_seed
 
 logger = logging.getLogger(__name__)
@@ -114,6 +125,7 @@ def train_representation(
     stage: str = "representation",
     progress: bool = False,
     on_record: Callable[[dict[str, Any]], None] | None = None,
+    checkpoint: Path | None = None,
 ) -> RepresentationResult:
     """Run stage 2 on ``encoder`` in place and return what it did.
 
@@ -129,6 +141,8 @@ def train_representation(
         seed: Drives augmentations, view choice, queue refills and pre-training order (public
             streams, never the DP noise).
         on_record: Called with one dict per epoch (for the run's records.jsonl).
+        checkpoint: File for DP fine-tuning's checkpoint after every paid epoch; if it exists (or the ledger has
+            paid steps for ``stage``) training resumes from it (:mod:`pcevolve.encoders.dp_checkpoint`).
 
     Raises:
         BudgetExceeded: the ledger refused even the first epoch (nothing was trained under DP).
@@ -181,7 +195,7 @@ def train_representation(
         started = time.perf_counter()
         mode, sigma, q, steps_done, history = _dp_fine_tune(
             projector, key_encoder, queue, private_bank, public_bank, config=config, ledger=ledger, stage=stage,
-            noise=noise, seed=seed, progress=progress, record=record)
+            noise=noise, seed=seed, progress=progress, record=record, checkpoint=checkpoint)
         seconds["dp_training"] = time.perf_counter() - started
 
     encoder.eval()
@@ -266,32 +280,67 @@ class _PublicDraws:
 
 def _dp_fine_tune(projector: Projector, key_encoder: MomentumCopy, queue: NegativeQueue, private_bank: torch.Tensor,
                   public_bank: torch.Tensor, *, config: RepresentationConfig, ledger: BudgetLedger, stage: str,
-                  noise: NoiseSource, seed: int, progress: bool,
-                  record: Callable[[dict[str, Any]], None]) -> tuple[Mode, float, float, int, list[dict[str, Any]]]:
+                  noise: NoiseSource, seed: int, progress: bool, record: Callable[[dict[str, Any]], None],
+                  checkpoint: Path | None = None) -> tuple[Mode, float, float, int, list[dict[str, Any]]]:
     n, views = private_bank.shape[:2]
     mode, sigma, plan = representation_sigma(ledger, config, n, stage=stage)
     q, planned, per_epoch = plan.sampling_probability, plan.steps, plan.steps_per_epoch
     draws = _PublicDraws(seed, samples=n, views=views, public_rows=len(public_bank),
                          queue_batch=min(config.batch_size, n))
     mechanism = DPSGDMechanism(q, sigma, config.clip_norm, n)
-    logger.info("representation: DP-SGD σ = %.4g (%s), q = %.4g, up to %d steps", sigma, mode, q, planned)
-
     ghost = GhostNorms(projector)
     params = [p for p in projector.parameters() if p.requires_grad]
     optimizer = _optimizer(params, config.optimizer, config.base_lr, config.weight_decay)
     history: list[dict[str, Any]] = []
-    bar = progress_bar(planned, "DP fine-tuning", "step", enabled=progress)
+    epoch = 0
+
+    # Resume (dp_checkpoint's docstring): continue from the last finished epoch; steps paid but not taken are
+    # re-run under their charge with reproducible noise, and lost with secure noise.
+    saved = DPCheckpoint.load(checkpoint) if checkpoint is not None else None
+    paid = paid_events(ledger, stage)
+    if paid:  # σ and q as charged: recomputing σ now would calibrate it to what is left of the stage
+        sigma, q = paid[0].noise_multiplier, paid[0].sampling_probability
+        mechanism = DPSGDMechanism(q, sigma, config.clip_norm, n)
+    if saved is not None:
+        projector.load_state_dict(saved.modules["projector"])
+        key_encoder.module.load_state_dict(saved.modules["key_encoder"])
+        optimizer.load_state_dict(saved.modules["optimizer"])
+        queue.keys.copy_(saved.queue["keys"])
+        queue.filled, queue._pointer = saved.queue["filled"], saved.queue["pointer"]
+        draws.views_generator.set_state(saved.generators["views"])
+        draws.queue_generator.set_state(saved.generators["queue"])
+        restore_noise(noise, saved.noise_state)
+        mechanism.steps_taken, epoch, history = saved.steps_taken, saved.epoch, list(saved.history)
+    mechanism.steps_paid = sum(event.steps for event in paid)
+    if mechanism.steps_paid:
+        mechanism.secure_required = not ledger.reproducible_noise
+    if mechanism.steps_left > 0 and noise.secure:
+        lost = mechanism.steps_left
+        logger.warning("representation: DP epoch %d was paid for and interrupted; its %d steps cannot be re-run "
+                       "without paying again, so they are counted as spent and training continues after them",
+                       epoch, lost)
+        mechanism.steps_taken += lost
+        record({"kind": "representation_dp_epoch_lost", "epoch": epoch, "steps": lost})
+        epoch += 1
+    logger.info("representation: DP-SGD σ = %.4g (%s), q = %.4g, up to %d steps (%d taken)", sigma, mode, q,
+                planned, mechanism.steps_taken)
+
+    bar = progress_bar(planned, "DP fine-tuning", "step", enabled=progress, initial=mechanism.steps_taken)
     try:
-        epoch = 0
         while mechanism.steps_taken < planned:
             want = min(per_epoch, planned - mechanism.steps_taken)
-            grant = want
-            if mode == "given":
-                grant = affordable_steps(ledger, stage, sampling_probability=q, noise_multiplier=sigma, max_steps=want)
-                if grant == 0:
-                    logger.info("representation: stage budget spent after %d steps; stopping", mechanism.steps_taken)
-                    break
-            mechanism.charge(ledger, stage, grant, description=f"representation DP-SGD epoch {epoch}", noise=noise)
+            grant = min(want, mechanism.steps_left)  # > 0 only when re-running a paid epoch (reproducible noise)
+            if grant == 0:
+                grant = want
+                if mode == "given":
+                    grant = affordable_steps(ledger, stage, sampling_probability=q, noise_multiplier=sigma,
+                                             max_steps=want)
+                    if grant == 0:
+                        logger.info("representation: stage budget spent after %d steps; stopping",
+                                    mechanism.steps_taken)
+                        break
+                mechanism.charge(ledger, stage, grant, description=f"representation DP-SGD epoch {epoch}",
+                                 noise=noise)
             losses, clipped = [], []
             for _ in range(grant):
                 rows = torch.from_numpy(mechanism.sample_batch(noise))
@@ -313,8 +362,17 @@ def _dp_fine_tune(projector: Projector, key_encoder: MomentumCopy, queue: Negati
             # Loss and clipping rate come from private data and are not DP: the pipeline keeps them in secure/.
             entry.update({"private_loss": float(np.mean(losses)), "clipped_fraction": float(np.mean(clipped))})
             history.append(entry)
-            record(entry)
             epoch += 1
+            if checkpoint is not None:
+                DPCheckpoint(epoch=epoch, steps_taken=mechanism.steps_taken,
+                             modules={"projector": projector.state_dict(),
+                                      "key_encoder": key_encoder.module.state_dict(),
+                                      "optimizer": optimizer.state_dict()},
+                             queue={"keys": queue.keys.clone(), "filled": queue.filled, "pointer": queue._pointer},
+                             generators={"views": draws.views_generator.get_state(),
+                                         "queue": draws.queue_generator.get_state()},
+                             noise_state=noise_state(noise), history=history).save(checkpoint)
+            record(entry)
     finally:
         bar.close()
     return mode, sigma, q, mechanism.steps_taken, history

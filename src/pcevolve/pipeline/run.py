@@ -22,10 +22,12 @@ the planned releases is the total ε (``pipeline.plan.stage_caps``).
 
 Resume: a run that has (or had) a ledger refuses to continue without it intact. Each stage writes
 its outputs and then a marker ``stages/<name>.json``; a resumed run loads finished stages instead of
-recomputing them, and the search continues from its last generation checkpoint, so with reproducible noise the delivered set
-equals an uninterrupted run's. A DP stage interrupted *between* its first charge and its marker
-cannot be resumed: its budget is spent and re-running it would pay again, so the run stops with a
-message saying so (start a new run).
+recomputing them. DP fine-tuning continues from its last paid epoch (an epoch paid but interrupted is
+re-run under its charge with reproducible noise and counted as spent with secure noise, see
+``encoders/dp_checkpoint.py``), and the search from its last generation checkpoint, so with
+reproducible noise the delivered set equals an uninterrupted run's. The release and a DP decoder
+interrupted between their first charge and their marker cannot be resumed: their budget is spent and
+re-running them would pay again, so the run stops with a message saying so (start a new run).
 
 Nothing a run writes outside ``secure/`` holds a private number that did not pass through a
 mechanism: no exact counts, no private losses, no time a private stage took.
@@ -34,6 +36,7 @@ mechanism: no exact counts, no private losses, no time a private stage took.
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,6 +60,7 @@ from pcevolve.pipeline.deliver import (
 )
 from pcevolve.pipeline.plan import plan_budget, stage_caps
 from pcevolve.pipeline.plots import write_fitness_curve
+from pcevolve.pipeline.run_lock import LOCK_NAME, RunFolderInUse, run_folder_lock
 from pcevolve.pipeline.secure_zone import (
     SecureZone,
     SecureZoneError,
@@ -237,7 +241,37 @@ def _refuse_interrupted(ledger: BudgetLedger, stages: _Stages, stage: str, ledge
 
 def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False,
                  say: Callable[[str], None] = lambda _: None) -> RunOutcome:
-    """Run every stage that has no marker yet in ``folder`` and deliver the synthetic set."""
+    """Run every stage that has no marker yet in ``folder`` and deliver the synthetic set.
+
+    Holds ``folder/run.lock`` throughout (a second process on the folder is refused).
+
+    Raises:
+        RunError: The folder is in use, or a stage cannot start or continue (the message says why).
+        DataError: The data has problems (each named); raised before any budget is spent.
+    """
+    try:
+        with run_folder_lock(folder.path):
+            return _run_pipeline(config, folder, progress=progress, say=say)
+    except RunFolderInUse as error:
+        raise RunError(str(error)) from None
+
+
+def discard_if_unstarted(folder: RunFolder) -> bool:
+    """Remove a run folder that has spent nothing and finished no stage (a new run that failed on its input).
+
+    Returns whether it was removed. A folder with a ledger, a key or a finished stage is kept: it must be
+    resumed, never silently dropped.
+    """
+    stages_dir = folder.path / "stages"
+    finished = stages_dir.is_dir() and any(stages_dir.iterdir())
+    if SecureZone(folder).has_ledger() or finished or (folder.path / LOCK_NAME).exists():
+        return False
+    shutil.rmtree(folder.path, ignore_errors=True)
+    return True
+
+
+def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
+                  say: Callable[[str], None]) -> RunOutcome:
     started_all = time.perf_counter()
     seconds: dict[str, float] = {}
     stages = _Stages(folder)
@@ -267,18 +301,21 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     if stages.done("representation") is not None:
         encoder = ImageEncoder.load(encoder_dir).eval()
     else:
-        _refuse_interrupted(ledger, stages, "representation", "representation")
-        say("stage 2: contrastive representation (DP-SGD)")
+        # A kill inside DP fine-tuning resumes from its last paid epoch (encoders/dp_checkpoint.py), never paying twice.
+        checkpoint = secure.root / "checkpoints" / "representation.pt"
+        resuming = checkpoint.exists() or ledger.spent("representation") > 0
+        say("stage 2: contrastive representation (DP-SGD)" + (", resumed after its last paid epoch" if resuming else ""))
         encoder = build_encoder(config.representation, seed=randomness.public_seed("representation"),
                                 sample_shape=sample_shape)
         result = train_representation(
             encoder, private.samples, public, config=config.representation, augment=config.augment, ledger=ledger,
             noise=randomness.noise("representation"), seed=randomness.public_seed("representation"),
-            progress=progress, on_record=lambda r: _record_split(folder, secure, r))
+            progress=progress, on_record=lambda r: _record_split(folder, secure, r), checkpoint=checkpoint)
         encoder.eval().save(encoder_dir)
         secure.add_timings({f"representation.{k}": v for k, v in result.seconds.items()})
         folder.record("representation", **result.to_json())
         stages.finish("representation", result.to_json())
+        checkpoint.unlink(missing_ok=True)
     seconds["representation"] = time.perf_counter() - t
 
     # Stage 4 — decoder (before the search: the search runs with it in the loop).
