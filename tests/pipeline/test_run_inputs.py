@@ -65,3 +65,11 @@ def test_one_process_per_run_folder(tmp_path):
     with run_folder_lock(tmp_path) as lock:
         assert json.loads(lock.read_text())["pid"] == os.getpid()
     assert not (tmp_path / LOCK_NAME).exists()
+
+
+def test_delta_near_one_over_n_is_warned_with_the_reason():
+    from pcevolve.pipeline.run import delta_advice
+
+    assert delta_advice(1e-5, 500) is None
+    advice = delta_advice(0.01, 60)
+    assert advice is not None and "1 / 60" in advice and "outright" in advice

@@ -59,7 +59,8 @@ def read_labeled_csv(
 
     Raises:
         DataError: Every problem found — missing file or label column, ragged rows, empty,
-            non-numeric, NaN or infinite cells (naming row and column), unknown labels, small classes.
+            non-numeric, NaN or infinite cells (naming row and column), unknown labels, small classes,
+            a single class.
     """
     path = Path(path)
     if not path.is_file():
@@ -112,6 +113,9 @@ def read_labeled_csv(
 
     names, labels, label_problems = _resolve_labels(path, label_texts, sources, class_names, min_per_class)
     problems += label_problems
+    if len(names) == 1 and not problems:
+        problems.append(DataProblem(str(path), f"every row has label {names[0]!r}; a labelled synthetic set needs "
+                                               "at least two classes"))
     if not sources and not problems:
         problems.append(DataProblem(str(path), "no data rows"))
     raise_if_problems(problems)

@@ -223,6 +223,19 @@ def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray |
                        "at least two")
 
 
+def delta_advice(delta: float, num_samples: int) -> str | None:
+    """A warning when δ is not well below 1/n (shown on the console only: n is private).
+
+    δ is the probability that the ε guarantee fails; a mechanism that publishes one random private sample
+    outright is (0, 1/n)-DP, so a δ near 1/n permits exactly that kind of leak.
+    """
+    if delta * num_samples < 0.1:
+        return None
+    return (f"privacy.delta = {delta:g} is not far below 1 / {num_samples} (one over the number of private "
+            f"samples): a guarantee that may fail with that probability would allow publishing about "
+            f"{delta * num_samples:.2g} private samples outright; set privacy.delta below {0.1 / num_samples:.1g}")
+
+
 def _record_split(folder: RunFolder, secure: SecureZone, entry: dict[str, Any]) -> None:
     """Training records: DP-safe fields to records.jsonl, private diagnostics (not DP) to secure/diagnostics.jsonl."""
     public, private = split_training_record(entry)
@@ -288,6 +301,9 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
     except SecureZoneError as error:
         raise RunError(str(error)) from None
     _check_data(config, private, public)
+    advice = delta_advice(config.privacy.delta, len(private.labels))
+    if advice:
+        say(f"warning: {advice}")
     ledger = _ledger(folder, config, len(private.labels))
     if not ledger.is_dp:
         logger.warning("reproducible noise: this run is NOT differentially private")
