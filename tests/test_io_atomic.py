@@ -75,3 +75,18 @@ def test_jsonl_drops_only_a_torn_last_line(tmp_path):
     with pytest.raises(ValueError, match="line 2"):
         read_jsonl(path)
     assert json.loads('{"i": 1}') == {"i": 1}
+
+
+def test_an_append_after_a_torn_line_cuts_it_off_first(tmp_path):
+    from pcevolve.io.atomic import append_jsonl, read_jsonl
+
+    path = tmp_path / "records.jsonl"
+    append_jsonl(path, {"a": 1})
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"b": ')  # a write cut short by a kill or a full disk
+    assert read_jsonl(path) == [{"a": 1}]
+    append_jsonl(path, {"c": 3})
+    assert read_jsonl(path) == [{"a": 1}, {"c": 3}]
+    path.write_text('{"x"')  # torn first line
+    append_jsonl(path, {"d": 4})
+    assert read_jsonl(path) == [{"d": 4}]

@@ -8,10 +8,15 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
+from safetensors.torch import save as save_safetensors
 
 from pcevolve.config import DecoderConfig
-from pcevolve.decoders.base import DecoderTrainingResult, decoder_from_meta, write_decoder_meta
+from pcevolve.decoders.base import (
+    DecoderTrainingResult,
+    decoder_from_meta,
+    write_decoder_meta,
+)
 from pcevolve.decoders.network import ConvGenerator
 from pcevolve.decoders.training import train_public
 from pcevolve.io import atomic_write_bytes
@@ -86,11 +91,8 @@ class ConvImageDecoder:
         """Write ``decoder.safetensors`` and ``decoder.json`` into ``folder`` (atomically)."""
         target = Path(folder)
         target.mkdir(parents=True, exist_ok=True)
-        tmp = target / f".{_WEIGHTS}.tmp"
         state = {k: v.detach().contiguous().clone() for k, v in self.network.state_dict().items()}
-        save_file(state, str(tmp))
-        atomic_write_bytes(target / _WEIGHTS, tmp.read_bytes())
-        tmp.unlink()
+        atomic_write_bytes(target / _WEIGHTS, save_safetensors(state))  # in memory, then one atomic write
         write_decoder_meta(target, self)
         return target
 

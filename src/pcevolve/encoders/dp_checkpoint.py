@@ -20,14 +20,14 @@ DP), so it lives in ``secure/`` and is removed once the stage has finished.
 
 from __future__ import annotations
 
-import os
-import tempfile
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from pcevolve.io import atomic_write_bytes
 from pcevolve.privacy.events import SubsampledGaussianSteps
 from pcevolve.privacy.ledger import BudgetLedger
 from pcevolve.privacy.noise import GeneratorNoise, NoiseSource
@@ -48,18 +48,10 @@ class DPCheckpoint:
     history: list[dict[str, Any]]
 
     def save(self, path: Path) -> None:
-        """Write atomically: a temporary file in the same folder, flushed, then renamed over ``path``."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as file:
-                torch.save({"format": FORMAT, **self.__dict__}, file)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(staging, path)
-        except BaseException:
-            Path(staging).unlink(missing_ok=True)
-            raise
+        """Write atomically (serialised in memory first, so a full disk raises ``OSError`` and leaves no half file)."""
+        buffer = io.BytesIO()
+        torch.save({"format": FORMAT, **self.__dict__}, buffer)
+        atomic_write_bytes(path, buffer.getvalue())
 
     @classmethod
     def load(cls, path: Path) -> DPCheckpoint | None:

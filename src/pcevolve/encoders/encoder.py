@@ -26,9 +26,9 @@ from typing import Protocol
 import numpy as np
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
+from safetensors.torch import save as save_safetensors
 from torch import nn
-from pcevolve.progress import progress_bar
 
 from pcevolve.encoders.backbones import (
     BACKBONES,
@@ -40,6 +40,7 @@ from pcevolve.encoders.bulk import inference_runner
 from pcevolve.encoders.preprocess import backbone_input, pixel_view, to_float_images
 from pcevolve.encoders.projection import ProjectionHead
 from pcevolve.io import atomic_write_bytes, atomic_write_json, read_json
+from pcevolve.progress import progress_bar
 
 
 class Encoder(Protocol):
@@ -180,10 +181,8 @@ class ImageEncoder(nn.Module):
         """Write ``encoder.safetensors`` and ``encoder.json`` into ``folder`` (atomically)."""
         target = Path(folder)
         target.mkdir(parents=True, exist_ok=True)
-        tmp = target / ".encoder.safetensors.tmp"
-        save_file(self.trainable_state(), str(tmp))
-        atomic_write_bytes(target / "encoder.safetensors", tmp.read_bytes())
-        tmp.unlink()
+        # Serialised in memory, written by one atomic write: a full disk raises OSError and leaves no half file.
+        atomic_write_bytes(target / "encoder.safetensors", save_safetensors(self.trainable_state()))
         atomic_write_json(target / "encoder.json", asdict(self.meta))
         return target
 

@@ -92,15 +92,41 @@ def read_json(path: str | os.PathLike[str]) -> Any:
 def append_jsonl(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
     """Append one JSON record as a line and fsync it.
 
-    A crash can at worst leave a final partial line, which :func:`read_jsonl` drops.
+    A crash (or a full disk) can at worst leave a final partial line: :func:`read_jsonl` drops it, and the next
+    append cuts it off first, so a resumed run never buries a torn line inside the file.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps(dict(record), sort_keys=True, allow_nan=False, default=_json_default)
+    _drop_torn_tail(target)
     with open(target, "a", encoding="utf-8") as handle:
         handle.write(line + "\n")
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def _drop_torn_tail(target: Path) -> None:
+    """Truncate ``target`` after its last newline if it ends inside a line."""
+    if not target.exists():
+        return
+    with open(target, "rb+") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        if end == 0:
+            return
+        handle.seek(end - 1)
+        if handle.read(1) == b"\n":
+            return
+        position = end
+        while position > 0:
+            start = max(0, position - 65536)
+            handle.seek(start)
+            chunk = handle.read(position - start)
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                handle.truncate(start + newline + 1)
+                return
+            position = start
+        handle.truncate(0)
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
