@@ -14,7 +14,7 @@ Rules that must never change:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -214,9 +214,14 @@ def stage_dpsgd_noise_multiplier(ledger: BudgetLedger, stage: str, *, sampling_p
                                                                                         steps), lower=0.05)
 
 
-def stage_gaussian_noise_multiplier(ledger: BudgetLedger, stage: str) -> float:
-    """Smallest noise multiplier of one Gaussian release that, composed with what ``stage`` already spent, fits
-    the stage cap — by the ledger's own accountant (same δ, relation and discretisation), so the ledger accepts it.
+def stage_gaussian_noise_multiplier(ledger: BudgetLedger, stage: str,
+                                    planned: Sequence[PrivacyEvent] = ()) -> float:
+    """Smallest noise multiplier of one Gaussian release that, composed with what ``stage`` already spent (and
+    the ``planned`` events that will be charged before it), fits the stage cap — by the ledger's own accountant
+    (same δ, relation and discretisation), so the ledger accepts it.
+
+    ``planned`` lets a two-event release calibrate its second event before its first charge, so nothing slow
+    sits between a charge and the saving of what it paid for.
 
     Raises:
         ValueError: the stage has nothing left to spend.
@@ -224,14 +229,14 @@ def stage_gaussian_noise_multiplier(ledger: BudgetLedger, stage: str) -> float:
     cap = ledger.stages[stage]
     if cap <= 0 or ledger.spent(stage) >= cap:
         raise ValueError(f"stage {stage!r} has no budget left to calibrate a release against")
-    return _stage_noise_multiplier(ledger, stage, GaussianRelease)
+    return _stage_noise_multiplier(ledger, stage, GaussianRelease, planned=planned)
 
 
 def _stage_noise_multiplier(ledger: BudgetLedger, stage: str, event_of: Callable[[float], PrivacyEvent],
-                            **bounds: float) -> float:
-    """Smallest noise multiplier z whose ``event_of(z)``, composed with the stage's earlier events by the
-    ledger's own accountant, fits the stage cap."""
-    earlier = ledger.events(stage)
+                            planned: Sequence[PrivacyEvent] = (), **bounds: float) -> float:
+    """Smallest noise multiplier z whose ``event_of(z)``, composed with the stage's earlier (and ``planned``)
+    events by the ledger's own accountant, fits the stage cap."""
+    earlier = (*ledger.events(stage), *planned)
 
     def epsilon_of(z: float) -> float:
         return account((*earlier, event_of(z)), delta=ledger.delta, neighbouring=ledger.neighbouring,

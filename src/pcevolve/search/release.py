@@ -28,7 +28,7 @@ import numpy as np
 from pcevolve.io import atomic_write_npz
 from pcevolve.privacy import BudgetLedger, NoiseSource
 from pcevolve.privacy.calibration import gaussian_noise_multiplier, stage_gaussian_noise_multiplier
-from pcevolve.privacy.events import Neighbouring
+from pcevolve.privacy.events import Neighbouring, PrivacyEvent
 from pcevolve.privacy.statistics import ClassStatisticsRelease, NoisyClassStatistics, RandomFourierFeatures
 from pcevolve.search.release_rule import REST, ReleaseChoice, choose_components
 
@@ -132,12 +132,17 @@ def count_mechanism(ledger: BudgetLedger, settings: ReleaseSettings,
 
 
 def rest_noise_multiplier(ledger: BudgetLedger, settings: ReleaseSettings,
-                          noise_multiplier: float | None = None) -> float:
+                          noise_multiplier: float | None = None, *, counts: PrivacyEvent | None = None) -> float:
     """The second event's noise multiplier: what is left of the stage after the counts, by the ledger's
-    accountant (``noise_multiplier=None``), or the rest's part of a given single-release noise."""
+    accountant (``noise_multiplier=None``), or the rest's part of a given single-release noise.
+
+    ``counts``: the counts' event when it is not charged yet (the release calibrates both before either charge).
+    """
     if noise_multiplier is not None:
         return split_noise_multiplier(noise_multiplier, settings.count_share)[1]
-    return stage_gaussian_noise_multiplier(ledger, STAGE)
+    if ledger.remaining(STAGE) <= 0:
+        return 1.0  # nothing to calibrate against: the ledger refuses the counts before any noise is drawn
+    return stage_gaussian_noise_multiplier(ledger, STAGE, planned=() if counts is None else (counts,))
 
 
 def rest_mechanism(choice: ReleaseChoice, settings: ReleaseSettings, *, noise_multiplier: float,
@@ -176,9 +181,11 @@ def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, s
             too much); nothing is drawn for the refused event.
     """
     counting = count_mechanism(ledger, settings, noise_multiplier)
+    # Both noise levels are calibrated before the first charge: from that charge until release.npz is saved, a
+    # kill loses the budget (it cannot be paid twice), so only the draws themselves sit in that window.
+    z_rest = rest_noise_multiplier(ledger, settings, noise_multiplier, counts=counting.event)
     counted = counting.release(private_coordinates, labels, ledger=ledger, stage=STAGE, noise=noise,
                                description="class sizes (the first of the two class-statistics events)")
-    z_rest = rest_noise_multiplier(ledger, settings, noise_multiplier)
     choice = choose(counted.counts, settings, noise_multiplier=z_rest, neighbouring=ledger.neighbouring)
     mechanism = rest_mechanism(choice, settings, noise_multiplier=z_rest, neighbouring=ledger.neighbouring)
     rest = mechanism.release(private_coordinates, labels, ledger=ledger, stage=STAGE, noise=noise,
