@@ -92,7 +92,11 @@ def run(
         else:
             typer.echo(f"\nstopped; continue with: pcevolve run --resume {folder.path}", err=True)
         raise typer.Exit(130) from None
-    print_summary(outcome, Console())
+    try:
+        print_summary(outcome, Console())
+    except KeyboardInterrupt:  # the run itself is finished and saved
+        typer.echo(f"\nstopped; the run is finished: pcevolve run --resume {folder.path} prints its summary", err=True)
+        raise typer.Exit(130) from None
     if from_data:
         Console().print(f"the configuration chosen from your data is in {outcome.folder}/config.yaml; resume an "
                         f"interrupted run with `pcevolve run --resume {outcome.folder}`")
