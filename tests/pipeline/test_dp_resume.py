@@ -1,10 +1,12 @@
-"""A kill inside DP fine-tuning resumes from the last paid epoch and never pays twice."""
+"""A kill inside a DP-SGD stage (the encoder's fine-tuning, a DP decoder) resumes from the last paid epoch and
+never pays twice."""
 
 import json
 
 import numpy as np
 import pytest
 
+from pcevolve.decoders import dp as decoder_dp
 from pcevolve.encoders import training
 from pcevolve.pipeline import open_run, run_pipeline
 from pcevolve.privacy import BudgetLedger
@@ -28,9 +30,10 @@ def _dp_events(folder):
     return [(e.description, e.event) for e in ledger.history if isinstance(e.event, SubsampledGaussianSteps)]
 
 
-def _killed_then_resumed(config, root, monkeypatch, *, at_step):
+def _killed_then_resumed(config, root, monkeypatch, *, at_step, module=training, step="private_step",
+                         checkpoint="representation.pt"):
     calls = {"n": 0}
-    real = training.private_step
+    real = getattr(module, step)
 
     def dies_at_step(*args, **kwargs):
         calls["n"] += 1
@@ -39,15 +42,15 @@ def _killed_then_resumed(config, root, monkeypatch, *, at_step):
         return real(*args, **kwargs)
 
     config, folder, _ = open_run(config, root=root)
-    monkeypatch.setattr(training, "private_step", dies_at_step)
+    monkeypatch.setattr(module, step, dies_at_step)
     with pytest.raises(Kill):
         run_pipeline(config, folder)
-    monkeypatch.setattr(training, "private_step", real)
-    assert (folder.path / "secure" / "checkpoints" / "representation.pt").exists()  # epoch 0 was saved
+    monkeypatch.setattr(module, step, real)
+    assert (folder.path / "secure" / "checkpoints" / checkpoint).exists()  # epoch 0 was saved
     _, resumed, was_resumed = open_run(None, resume=folder.path)
     assert was_resumed
     run_pipeline(config, resumed)
-    assert not (folder.path / "secure" / "checkpoints" / "representation.pt").exists()  # removed once done
+    assert not (folder.path / "secure" / "checkpoints" / checkpoint).exists()  # removed once done
     return folder.path
 
 
@@ -75,3 +78,29 @@ def test_secure_noise_resume_counts_the_interrupted_epoch_as_spent(tiny_config, 
     records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in records if r["kind"] == "representation_dp_epoch_lost"] == [1]
     assert [r["epoch"] for r in records if r["kind"] == "representation_dp_epoch"] == [0, 2]
+
+
+# A DP decoder: fine-tuned under DP-SGD for 3 epochs of 3 steps, from its own share of the budget.
+DP_DECODER = {"decoder.training": "public-then-dp", "decoder.dp_batch_size": 20,
+              "privacy.split": {"representation": 0.0, "fitness": 0.75, "decoder": 0.25}}
+
+
+def test_a_dp_decoder_resumes_identically_with_reproducible_noise(tiny_config, tmp_path, monkeypatch):
+    config = tiny_config(name="dec", **DP_DECODER, **{"privacy.reproducible_noise": True})
+    config_a, folder_a, _ = open_run(config, root=tmp_path / "a")
+    run_pipeline(config_a, folder_a)
+    resumed = _killed_then_resumed(config, tmp_path / "b", monkeypatch, at_step=5, module=decoder_dp,
+                                   step="per_sample_gradients", checkpoint="decoder.pt")
+    first, second = _arrays(folder_a.path), _arrays(resumed)
+    assert all(np.array_equal(first[key], second[key]) for key in first)
+    assert _dp_events(folder_a.path) == _dp_events(resumed)
+
+
+def test_a_dp_decoder_with_secure_noise_never_pays_twice(tiny_config, tmp_path, monkeypatch):
+    folder = _killed_then_resumed(tiny_config(name="decs", **DP_DECODER), tmp_path, monkeypatch, at_step=5,
+                                  module=decoder_dp, step="per_sample_gradients", checkpoint="decoder.pt")
+    events = _dp_events(folder)
+    assert [d for d, _ in events] == [f"decoder DP-SGD epoch {i}" for i in range(3)]
+    assert sum(event.steps for _, event in events) == 9
+    ledger = BudgetLedger.load(folder / "ledger.json")
+    assert ledger.spent("decoder") <= ledger.stages["decoder"] and ledger.spent() <= 8.0

@@ -19,17 +19,23 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.func import functional_call, grad, vmap
-from pcevolve.progress import progress_bar
 
 from pcevolve.encoders.preprocess import to_float_images
-from pcevolve.privacy import BudgetLedger, DPSGDMechanism, NoiseSource
-from pcevolve.privacy.calibration import DPSGDPlan, dpsgd_plan, stage_dpsgd_noise_multiplier
+from pcevolve.privacy import BudgetLedger, NoiseSource
+from pcevolve.privacy.calibration import (
+    DPSGDPlan,
+    dpsgd_plan,
+    stage_dpsgd_noise_multiplier,
+)
+from pcevolve.privacy.dpsgd_resume import DPCheckpoint, noise_state, resume
+from pcevolve.progress import progress_bar
 
 if TYPE_CHECKING:
     from pcevolve.config import DecoderConfig
@@ -84,18 +90,20 @@ def decoder_sigma(ledger: BudgetLedger, config: "DecoderConfig", num_samples: in
 
 
 def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, encoder: "ImageEncoder",
-                 ledger: BudgetLedger, noise: NoiseSource, seed: int,
-                 progress: bool = False) -> DPDecoderResult:
+                 ledger: BudgetLedger, noise: NoiseSource, seed: int, progress: bool = False,
+                 checkpoint: Path | None = None) -> DPDecoderResult:
     """DP-SGD fine-tuning of ``decoder.network`` on private samples, paid from the ledger's ``decoder`` stage.
 
     Args:
         decoder: A (publicly trained) decoder; trained in place.
         private_samples: uint8 private images shaped like the decoder's samples.
         encoder: The frozen encoder giving each private sample's feature.
-        ledger: Pays for every step before it runs.
+        ledger: Pays for every epoch before it runs.
         noise: Gaussian noise and Poisson sampling (secure mode in production).
         seed: Unused by the private part (all its randomness comes from ``noise``); kept for symmetry.
         progress: Show a progress bar.
+        checkpoint: File for a checkpoint after every paid epoch; training resumes from it and the ledger
+            (:mod:`pcevolve.privacy.dpsgd_resume`: a paid, interrupted epoch is never paid again).
 
     Returns:
         σ, q, steps taken, the stage's ε spent, time and the (non-released) mean private loss.
@@ -113,10 +121,25 @@ def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, en
     n = len(samples)
     sigma, plan = decoder_sigma(ledger, config, n)
     q, planned, per_epoch = plan.sampling_probability, plan.steps, plan.steps_per_epoch
-    mechanism = DPSGDMechanism(q, sigma, config.clip_norm, n)
-    if not ledger.can_afford(STAGE, mechanism.event(planned)):
-        mechanism.charge(ledger, STAGE, planned, noise=noise)  # raises BudgetExceeded and records nothing
-    logger.info("decoder: DP-SGD σ = %.4g, q = %.4g, %d steps", sigma, q, planned)
+    network = decoder.network
+    params = [p for p in network.parameters() if p.requires_grad]
+    optimizer = torch.optim.Adam(params, lr=config.dp_learning_rate)
+    resumed = resume(ledger, STAGE, sigma=sigma, sampling_probability=q, clip_norm=config.clip_norm, num_samples=n,
+                     noise=noise, checkpoint=checkpoint)
+    mechanism, saved = resumed.mechanism, resumed.saved
+    sigma, q = mechanism.noise_multiplier, mechanism.sampling_probability
+    unpaid = planned - mechanism.steps_paid
+    if unpaid > 0 and not ledger.can_afford(STAGE, mechanism.event(unpaid)):
+        mechanism.charge(ledger, STAGE, unpaid, noise=noise)  # raises BudgetExceeded and records nothing
+    losses: list[float] = []
+    if saved is not None:
+        network.load_state_dict(saved.modules["network"])
+        optimizer.load_state_dict(saved.modules["optimizer"])
+        losses = list(saved.extra["losses"])
+    if resumed.lost_steps:
+        logger.warning("decoder: DP epoch %d was paid for and interrupted; its %d steps are counted as spent",
+                       resumed.epoch - 1, resumed.lost_steps)
+    logger.info("decoder: DP-SGD σ = %.4g, q = %.4g, %d steps (%d taken)", sigma, q, planned, mechanism.steps_taken)
 
     started = time.perf_counter()
     was_training = encoder.training
@@ -127,18 +150,15 @@ def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, en
         encoder.train(was_training)
     features = torch.from_numpy(projected)
     images = to_float_images(samples)
-    network = decoder.network
-    params = [p for p in network.parameters() if p.requires_grad]
-    optimizer = torch.optim.Adam(params, lr=config.dp_learning_rate)
-    losses: list[float] = []
-    bar = progress_bar(planned, "decoder (DP)", "step", enabled=progress)
+    bar = progress_bar(planned, "decoder (DP)", "step", enabled=progress, initial=mechanism.steps_taken)
     network.train()
     try:
-        epoch = 0
+        epoch = resumed.epoch
         while mechanism.steps_taken < planned:
             grant = min(per_epoch, planned - mechanism.steps_taken)
-            mechanism.charge(ledger, STAGE, grant, description=f"decoder DP-SGD epoch {epoch}", noise=noise)
-            epoch += 1
+            if mechanism.steps_left < grant:  # not paid yet (a paid one is a re-run with reproducible noise)
+                mechanism.charge(ledger, STAGE, grant - mechanism.steps_left,
+                                 description=f"decoder DP-SGD epoch {epoch}", noise=noise)
             for _ in range(grant):
                 rows = torch.from_numpy(mechanism.sample_batch(noise))
                 grads = per_sample_gradients(network, features[rows], images[rows])
@@ -151,6 +171,11 @@ def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, en
                     with torch.no_grad():
                         losses.append(F.binary_cross_entropy_with_logits(network(features[rows]), images[rows]).item())
                 bar.update(1)
+            epoch += 1
+            if checkpoint is not None:
+                DPCheckpoint(epoch=epoch, steps_taken=mechanism.steps_taken,
+                             modules={"network": network.state_dict(), "optimizer": optimizer.state_dict()},
+                             noise_state=noise_state(noise), extra={"losses": losses}).save(checkpoint)
     finally:
         bar.close()
         network.eval()

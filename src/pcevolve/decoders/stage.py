@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,8 +46,9 @@ class DecoderStageResult:
 
 def train_decoder(config: DecoderConfig, *, encoder: "ImageEncoder", sample_shape: tuple[int, ...],
                   public_samples: np.ndarray | None, private_samples: np.ndarray | None,
-                  ledger: BudgetLedger, noise: NoiseSource, seed: int, progress: bool = False) -> DecoderStageResult:
-    """Build ``config.name`` and train it as ``config.training`` says.
+                  ledger: BudgetLedger, noise: NoiseSource, seed: int, progress: bool = False,
+                  checkpoint: Path | None = None) -> DecoderStageResult:
+    """Build ``config.name`` and train it as ``config.training`` says (``checkpoint``: see :func:`fine_tune_dp`).
 
     Raises:
         ValueError: The chosen training needs data that was not given (no public pool for a
@@ -67,5 +69,5 @@ def train_decoder(config: DecoderConfig, *, encoder: "ImageEncoder", sample_shap
         if private_samples is None:
             raise ValueError(f"decoder training {config.training!r} needs the private samples")
         dp_result = fine_tune_dp(decoder, private_samples, encoder=encoder, ledger=ledger, noise=noise, seed=seed,
-                                 progress=progress)
+                                 progress=progress, checkpoint=checkpoint)
     return DecoderStageResult(decoder=decoder, public=public_result, dp=dp_result)

@@ -36,22 +36,17 @@ from pcevolve.config import AugmentConfig, RepresentationConfig
 from pcevolve.encoders.backbones import BACKBONES, trainable_blocks_for
 from pcevolve.encoders.contrastive import MomentumCopy, NegativeQueue
 from pcevolve.encoders.diagnostics import CollapseReport, diagnose_collapse
-from pcevolve.encoders.dp_checkpoint import (
-    DPCheckpoint,
-    noise_state,
-    paid_events,
-    restore_noise,
-)
 from pcevolve.encoders.encoder import ImageEncoder
 from pcevolve.encoders.ghost_norms import GhostNorms
 from pcevolve.encoders.per_sample import Projector, contrastive_loss_rows, private_step
 from pcevolve.encoders.view_bank import build_view_bank
-from pcevolve.privacy import BudgetLedger, DPSGDMechanism, NoiseSource, affordable_steps
+from pcevolve.privacy import BudgetLedger, NoiseSource, affordable_steps
 from pcevolve.privacy.calibration import (
     DPSGDPlan,
     dpsgd_plan,
     stage_dpsgd_noise_multiplier,
 )
+from pcevolve.privacy.dpsgd_resume import DPCheckpoint, noise_state, resume
 from pcevolve.progress import progress_bar
 from pcevolve.randomness import derived_seed
 
@@ -142,7 +137,7 @@ def train_representation(
             streams, never the DP noise).
         on_record: Called with one dict per epoch (for the run's records.jsonl).
         checkpoint: File for DP fine-tuning's checkpoint after every paid epoch; if it exists (or the ledger has
-            paid steps for ``stage``) training resumes from it (:mod:`pcevolve.encoders.dp_checkpoint`).
+            paid steps for ``stage``) training resumes from it (:mod:`pcevolve.privacy.dpsgd_resume`).
 
     Raises:
         BudgetExceeded: the ledger refused even the first epoch (nothing was trained under DP).
@@ -287,41 +282,31 @@ def _dp_fine_tune(projector: Projector, key_encoder: MomentumCopy, queue: Negati
     q, planned, per_epoch = plan.sampling_probability, plan.steps, plan.steps_per_epoch
     draws = _PublicDraws(seed, samples=n, views=views, public_rows=len(public_bank),
                          queue_batch=min(config.batch_size, n))
-    mechanism = DPSGDMechanism(q, sigma, config.clip_norm, n)
     ghost = GhostNorms(projector)
     params = [p for p in projector.parameters() if p.requires_grad]
     optimizer = _optimizer(params, config.optimizer, config.base_lr, config.weight_decay)
-    history: list[dict[str, Any]] = []
-    epoch = 0
-
-    # Resume (dp_checkpoint's docstring): continue from the last finished epoch; steps paid but not taken are
+    # Resume (privacy/dpsgd_resume.py): continue from the last finished epoch; steps paid but not taken are
     # re-run under their charge with reproducible noise, and lost with secure noise.
-    saved = DPCheckpoint.load(checkpoint) if checkpoint is not None else None
-    paid = paid_events(ledger, stage)
-    if paid:  # σ and q as charged: recomputing σ now would calibrate it to what is left of the stage
-        sigma, q = paid[0].noise_multiplier, paid[0].sampling_probability
-        mechanism = DPSGDMechanism(q, sigma, config.clip_norm, n)
+    resumed = resume(ledger, stage, sigma=sigma, sampling_probability=q, clip_norm=config.clip_norm, num_samples=n,
+                     noise=noise, checkpoint=checkpoint)
+    mechanism, saved = resumed.mechanism, resumed.saved
+    sigma, q = mechanism.noise_multiplier, mechanism.sampling_probability
+    history: list[dict[str, Any]] = []
     if saved is not None:
         projector.load_state_dict(saved.modules["projector"])
         key_encoder.module.load_state_dict(saved.modules["key_encoder"])
         optimizer.load_state_dict(saved.modules["optimizer"])
-        queue.keys.copy_(saved.queue["keys"])
-        queue.filled, queue._pointer = saved.queue["filled"], saved.queue["pointer"]
-        draws.views_generator.set_state(saved.generators["views"])
-        draws.queue_generator.set_state(saved.generators["queue"])
-        restore_noise(noise, saved.noise_state)
-        mechanism.steps_taken, epoch, history = saved.steps_taken, saved.epoch, list(saved.history)
-    mechanism.steps_paid = sum(event.steps for event in paid)
-    if mechanism.steps_paid:
-        mechanism.secure_required = not ledger.reproducible_noise
-    if mechanism.steps_left > 0 and noise.secure:
-        lost = mechanism.steps_left
+        queue.keys.copy_(saved.extra["queue"]["keys"])
+        queue.filled, queue._pointer = saved.extra["queue"]["filled"], saved.extra["queue"]["pointer"]
+        draws.views_generator.set_state(saved.extra["generators"]["views"])
+        draws.queue_generator.set_state(saved.extra["generators"]["queue"])
+        history = list(saved.extra["history"])
+    if resumed.lost_steps:
         logger.warning("representation: DP epoch %d was paid for and interrupted; its %d steps cannot be re-run "
                        "without paying again, so they are counted as spent and training continues after them",
-                       epoch, lost)
-        mechanism.steps_taken += lost
-        record({"kind": "representation_dp_epoch_lost", "epoch": epoch, "steps": lost})
-        epoch += 1
+                       resumed.epoch - 1, resumed.lost_steps)
+        record({"kind": "representation_dp_epoch_lost", "epoch": resumed.epoch - 1, "steps": resumed.lost_steps})
+    epoch = resumed.epoch
     logger.info("representation: DP-SGD σ = %.4g (%s), q = %.4g, up to %d steps (%d taken)", sigma, mode, q,
                 planned, mechanism.steps_taken)
 
@@ -368,10 +353,12 @@ def _dp_fine_tune(projector: Projector, key_encoder: MomentumCopy, queue: Negati
                              modules={"projector": projector.state_dict(),
                                       "key_encoder": key_encoder.module.state_dict(),
                                       "optimizer": optimizer.state_dict()},
-                             queue={"keys": queue.keys.clone(), "filled": queue.filled, "pointer": queue._pointer},
-                             generators={"views": draws.views_generator.get_state(),
-                                         "queue": draws.queue_generator.get_state()},
-                             noise_state=noise_state(noise), history=history).save(checkpoint)
+                             noise_state=noise_state(noise),
+                             extra={"queue": {"keys": queue.keys.clone(), "filled": queue.filled,
+                                              "pointer": queue._pointer},
+                                    "generators": {"views": draws.views_generator.get_state(),
+                                                   "queue": draws.queue_generator.get_state()},
+                                    "history": history}).save(checkpoint)
             record(entry)
     finally:
         bar.close()

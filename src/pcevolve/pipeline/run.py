@@ -24,10 +24,10 @@ Resume: a run that has (or had) a ledger refuses to continue without it intact. 
 its outputs and then a marker ``stages/<name>.json``; a resumed run loads finished stages instead of
 recomputing them. DP fine-tuning continues from its last paid epoch (an epoch paid but interrupted is
 re-run under its charge with reproducible noise and counted as spent with secure noise, see
-``encoders/dp_checkpoint.py``), and the search from its last generation checkpoint, so with
-reproducible noise the delivered set equals an uninterrupted run's. The release and a DP decoder
-interrupted between their first charge and their marker cannot be resumed: their budget is spent and
-re-running them would pay again, so the run stops with a message saying so (start a new run).
+``privacy/dpsgd_resume.py``), and the search from its last generation checkpoint, so with
+reproducible noise the delivered set equals an uninterrupted run's. A DP decoder resumes the same way.
+The release interrupted between its first charge and its marker cannot be resumed: its budget is spent
+and re-running it would pay again, so the run stops with a message saying so (start a new run).
 
 Nothing a run writes outside ``secure/`` holds a private number that did not pass through a
 mechanism: no exact counts, no private losses, no time a private stage took.
@@ -317,7 +317,7 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
     if stages.done("representation") is not None:
         encoder = ImageEncoder.load(encoder_dir).eval()
     else:
-        # A kill inside DP fine-tuning resumes from its last paid epoch (encoders/dp_checkpoint.py), never paying twice.
+        # A kill inside DP fine-tuning resumes from its last paid epoch (privacy/dpsgd_resume.py), never paying twice.
         checkpoint = secure.root / "checkpoints" / "representation.pt"
         resuming = checkpoint.exists() or ledger.spent("representation") > 0
         say("stage 2: contrastive representation (DP-SGD)" + (", resumed after its last paid epoch" if resuming else ""))
@@ -340,18 +340,19 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
     if stages.done("decoder") is not None:
         decoder = load_decoder(decoder_dir)
     else:
-        _refuse_interrupted(ledger, stages, "decoder", "decoder")
+        decoder_checkpoint = secure.root / "checkpoints" / "decoder.pt"  # DP training resumes per paid epoch
         say(f"stage 4: decoder ({config.decoder.training})")
         trained = train_decoder(config.decoder, encoder=encoder, sample_shape=sample_shape, public_samples=public,
                                 private_samples=private.samples if decoder_reads_private else None, ledger=ledger,
                                 noise=randomness.noise("decoder"), seed=randomness.public_seed("decoder"),
-                                progress=progress)
+                                progress=progress, checkpoint=decoder_checkpoint)
         decoder = trained.decoder
         decoder.save(decoder_dir)
         if trained.dp is not None:
             secure.add_timings({"decoder.dp_training": trained.dp.seconds})
         folder.record("decoder", **trained.to_json())
         stages.finish("decoder", trained.to_json())
+        decoder_checkpoint.unlink(missing_ok=True)
     seconds["decoder"] = time.perf_counter() - t
 
     # Public features (free): the basis, the RFF bandwidth and the round-trip surrogate.
