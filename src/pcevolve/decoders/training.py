@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 import torch.nn.functional as F
-from pcevolve.progress import progress_bar
 
 from pcevolve.config import DecoderConfig
 from pcevolve.decoders.base import DecoderTrainingResult
 from pcevolve.decoders.network import ConvGenerator
 from pcevolve.encoders.preprocess import to_float_images
+from pcevolve.progress import progress_bar
 
 if TYPE_CHECKING:
     from pcevolve.encoders import ImageEncoder

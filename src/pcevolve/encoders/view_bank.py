@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-from pcevolve.progress import progress_bar
 
 from pcevolve.augment import ImageAugmentation
 from pcevolve.encoders.preprocess import to_float_images
+from pcevolve.progress import progress_bar
 
 if TYPE_CHECKING:  # the encoder module imports this one's callers; annotate without a cycle
     from pcevolve.encoders.encoder import ImageEncoder

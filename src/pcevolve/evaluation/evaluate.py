@@ -35,11 +35,19 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from pcevolve.progress import progress_bar
 
 from pcevolve.evaluation.attacks import MembershipAttack, membership_attacks
-from pcevolve.evaluation.copies import NEAR_COPY_RMS, CopyCheck, copy_check, near_copy_threshold
-from pcevolve.evaluation.distribution import PerClassValue, distribution_metrics, median_bandwidth
+from pcevolve.evaluation.copies import (
+    NEAR_COPY_RMS,
+    CopyCheck,
+    copy_check,
+    near_copy_threshold,
+)
+from pcevolve.evaluation.distribution import (
+    PerClassValue,
+    distribution_metrics,
+    median_bandwidth,
+)
 from pcevolve.evaluation.features import (
     INDEPENDENT_BACKBONE,
     INDEPENDENT_INPUT_SIZE,
@@ -60,6 +68,7 @@ from pcevolve.evaluation.utility import (
     evaluate_lines,
     thread_limit,
 )
+from pcevolve.progress import progress_bar
 
 EVALUATION_FORMAT = "pcevolve.evaluation"
 EVALUATION_VERSION = 2  # 2: private counts as DP estimates; exact ones in secure/

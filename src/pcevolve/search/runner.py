@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pcevolve.progress import progress_bar
 
 from pcevolve.evolution import Evolution, EvolutionSettings
 from pcevolve.fitness import dp_gaussian_predict
+from pcevolve.progress import progress_bar
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.roundtrip import SurrogateData
 
