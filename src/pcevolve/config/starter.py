@@ -168,8 +168,11 @@ def run_name(private: Path) -> str:
 
 def _public_images(public: Path) -> tuple[int, int, str]:
     """Count, most common longer side and majority mode of the pool's images (headers only)."""
-    images, _, _ = list_folder(public)
+    images, folders, _ = list_folder(public)
     infos = describe_images(images)
+    if not infos and folders:
+        raise DataError([DataProblem(str(public), "the public pool holds folders, not images: it must be one flat "
+                                                  "folder of unlabelled images (no class subfolders)")])
     if not infos:
         raise DataError([DataProblem(str(public), "no readable images found in the public pool")])
     side = Counter(max(info.width, info.height) for info in infos).most_common(1)[0][0]
