@@ -60,7 +60,6 @@ from pcevolve.pipeline import (
     build_problem,
     class_territories,
     load_public_side,
-    round_trip_model,
 )
 from pcevolve.pipeline.deliver import decode_candidate
 from pcevolve.privacy import BudgetLedger
@@ -154,7 +153,7 @@ def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     release = StatisticsRelease.load(run / "release.npz")
     territories = class_territories(config, release, basis, decoder)
     checked = run / "search" / "roundtrips.npz"
-    surrogate = round_trip_model(decoder, basis, SurrogateData.load(checked) if checked.exists() else pairs,
+    surrogate = decoder.round_trip_model(basis, SurrogateData.load(checked) if checked.exists() else pairs,
                                  territories)
     problem = build_problem(config, release, surrogate, basis=basis)
     delivered = read_image_folder(run / "synthetic")

@@ -38,12 +38,12 @@ from results_file import write_results
 
 from pcevolve.config import load_config
 from pcevolve.data import read_image_folder
-from pcevolve.decoders import KnownEncodings, load_decoder
+from pcevolve.decoders import load_decoder
 from pcevolve.encoders import ImageEncoder
 from pcevolve.evaluation import classification_metrics, linear_probe, predict, train_cnn
 from pcevolve.evaluation.features import independent_encoder, pooled_features
 from pcevolve.evolution import EvolutionSettings
-from pcevolve.pipeline import build_problem, class_territories, load_public_side, round_trip_model
+from pcevolve.pipeline import build_problem, class_territories, load_public_side
 from pcevolve.pipeline.deliver import decode_candidate
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.noise import GeneratorNoise
@@ -108,9 +108,9 @@ def main() -> None:
     # The round trip as the run ended: exact for a retrieval decoder, else the surrogate after its last refit.
     release = StatisticsRelease.load(folder.path / "release.npz")
     territories = class_territories(config, release, basis, decoder)
-    surrogate = round_trip_model(decoder, basis, SurrogateData.load(checked) if checked.exists() else public_pairs,
+    surrogate = decoder.round_trip_model(basis, SurrogateData.load(checked) if checked.exists() else public_pairs,
                                  territories)
-    exact = isinstance(decoder, KnownEncodings)
+    exact = decoder.pool_encodings() is not None
     problem = build_problem(config, release, surrogate, basis=basis)
     private = read_image_folder(config.data.private, size=config.data.image_size, mode=config.data.image_mode)
     test = read_image_folder(config.data.test, size=config.data.image_size, mode=config.data.image_mode)
@@ -188,7 +188,7 @@ def main() -> None:
                                                       "patience": args.schedules, **update})
             history: list[dict] = []
             with tempfile.TemporaryDirectory() as scratch:
-                start = round_trip_model(decoder, basis, public_pairs, territories)
+                start = decoder.round_trip_model(basis, public_pairs, territories)
                 outcome = run_search(build_problem(config, release, start, basis=basis),
                                      EvolutionSettings.from_config(search), seed=config.seed, folder=Path(scratch),
                                      record=history.append, round_trip=None if exact else real_round_trip,

@@ -130,5 +130,8 @@ def test_unfitted_decoder_and_wrong_inputs_are_refused():
 
 
 def test_retrieval_decoder_cannot_be_trained_under_dp():
+    from pcevolve.config import RunConfig
+
     with pytest.raises(ValidationError, match="nothing to train"):
-        DecoderConfig(name="nearest-public", training="public-then-dp")
+        RunConfig(decoder=DecoderConfig(name="nearest-public", training="public-then-dp"),
+                  privacy={"split": {"fitness": 0.5, "decoder": 0.5}})

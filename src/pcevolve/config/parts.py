@@ -49,6 +49,10 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         problems.append("privacy.split.fitness: the search is judged on one DP release of class statistics, "
                         "which needs a share above 0")
     uses_private = decoder.training != "public"
+    if uses_private and decoder.name in DECODERS and not DECODERS[decoder.name].trainable_under_dp:
+        # A property of the decoder (decoders/round_trips.py), not of this check: retrieval trains nothing.
+        problems.append(f"decoder.training: decoder {decoder.name!r} has nothing to train under DP (it returns "
+                        f"samples of the public pool); use training: public (got {decoder.training!r})")
     if uses_private and stages.get("decoder", 0.0) <= 0.0:
         problems.append(f"privacy.split.decoder: decoder.training {decoder.training!r} trains on the private "
                         "data under DP and needs a share above 0 (or use training: public)")

@@ -225,13 +225,6 @@ class DecoderConfig(_Frozen):
     # None: σ derived by the accountant from the decoder stage's budget; a number: σ as given.
     noise_multiplier: float | None = Field(None, gt=0.0)
 
-    @model_validator(mode="after")
-    def _retrieval_is_public(self) -> "DecoderConfig":
-        if self.name == "nearest-public" and self.training != "public":
-            raise ValueError("decoder 'nearest-public' retrieves from the public pool and has nothing to train "
-                             f"under DP; use training: public (got {self.training!r})")
-        return self
-
 
 StageName = Literal["representation", "fitness", "decoder", "delivery"]
 

@@ -60,6 +60,8 @@ class Decoder(Protocol):
     """Feature vectors → samples. Implementations register under ``DecoderConfig.name``."""
 
     name: ClassVar[str]
+    #: Whether ``decoder.training`` may be ``public-then-dp`` / ``dp`` (checked when a config is loaded).
+    trainable_under_dp: ClassVar[bool]
 
     def fit(self, public_samples: np.ndarray, *, encoder: Any, seed: int,
             progress: bool = False) -> DecoderTrainingResult:
@@ -77,6 +79,24 @@ class Decoder(Protocol):
     @classmethod
     def load(cls, folder: str | os.PathLike[str]) -> "Decoder":
         """Rebuild a decoder written by :meth:`save`; its ``decode`` gives identical output."""
+        ...
+
+    # The round trip, owned by the decoder (decoders/round_trips.py): search and delivery only call these.
+    def pool_encodings(self) -> np.ndarray | None:
+        """Encodings of every sample it can return (retrieval), or None (a generator)."""
+        ...
+
+    def round_trip_model(self, basis: Any, surrogate_data: Any, territories: Any = None) -> Any:
+        """How the search predicts decode → re-encode: exact, or a surrogate fitted on ``surrogate_data``."""
+        ...
+
+    def surrogate_pairs(self, coordinates: np.ndarray, *, basis: Any, encoder: Any) -> Any:
+        """The public round-trip pairs its surrogate is fitted on (none for an exact round trip)."""
+        ...
+
+    def decode_and_encode(self, features: np.ndarray, labels: np.ndarray, *, encoder: Any,
+                          territories: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Samples for delivery and the encoder's view of them."""
         ...
 
 

@@ -18,6 +18,7 @@ from pcevolve.decoders.base import (
     write_decoder_meta,
 )
 from pcevolve.decoders.network import ConvGenerator
+from pcevolve.decoders.round_trips import LearnedRoundTrip
 from pcevolve.decoders.training import train_public
 from pcevolve.io import atomic_write_bytes
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 _WEIGHTS = "decoder.safetensors"
 
 
-class ConvImageDecoder:
+class ConvImageDecoder(LearnedRoundTrip):
     """Lightweight conditional generator: the search's feature vector → a dataset-shaped uint8 image.
 
     Conditioned on the feature vector only; the public pool it trains on is unlabelled, so

@@ -31,6 +31,7 @@ from pcevolve.decoders.base import (
     write_decoder_meta,
 )
 from pcevolve.decoders.check import unit_vectors
+from pcevolve.decoders.round_trips import RetrievalRoundTrip
 from pcevolve.io import atomic_write_npz
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def _assign_distinct(queries: np.ndarray, pool: np.ndarray, candidates: int) -> 
     return chosen
 
 
-class NearestPublicDecoder:
+class NearestPublicDecoder(RetrievalRoundTrip):
     """Features → the most similar samples of an encoded public pool.
 
     Args:

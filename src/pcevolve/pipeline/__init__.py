@@ -8,9 +8,8 @@ from pcevolve.pipeline.run import (
     discard_if_unstarted,
     load_public_side,
     open_run,
-    round_trip_model,
     run_pipeline,
 )
 
 __all__ = ["RunError", "RunOutcome", "build_problem", "class_territories", "discard_if_unstarted", "load_public_side",
-           "open_run", "round_trip_model", "run_pipeline"]
+           "open_run", "run_pipeline"]

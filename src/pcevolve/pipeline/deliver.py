@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PIL import Image
 
-from pcevolve.decoders import KnownEncodings, reencode_check
 from pcevolve.fitness import FitnessTargets, dp_gaussian_predict
 from pcevolve.io import atomic_directory, atomic_write_npz
 from pcevolve.search.basis import PublicBasis, unit_rows
@@ -77,9 +76,9 @@ def decode_candidate(space: SearchSpace, individual: np.ndarray, counts: np.ndar
                      targets: FitnessTargets, territories: ClassTerritories | None = None) -> DecodedSet:
     """Sample ``oversample × counts`` per class, decode, re-encode every sample, keep ``counts`` (consistent first).
 
-    A decoder with :class:`~pcevolve.decoders.KnownEncodings` returns the encodings with the
-    samples (the encoder is not run again) and no sample twice while its pool (or, with
-    ``territories``, the class's territory) lasts.
+    The decoder owns the round trip (``decode_and_encode``): a retrieval decoder returns the stored
+    encodings with the samples and no sample twice while its pool (or, with ``territories``, the
+    class's territory) lasts; a generator's samples are re-encoded.
 
     Post-processing of the release: reads the DP targets, the released encoder and decoder, and
     synthetic samples only.
@@ -88,11 +87,7 @@ def decode_candidate(space: SearchSpace, individual: np.ndarray, counts: np.ndar
     drawn = np.ceil(counts * oversample).astype(np.int64)
     z, labels = space.sample_counts(individual, drawn, rng)
     features = basis.expand(z).astype(np.float32)
-    if isinstance(decoder, KnownEncodings):  # retrieval: encodings are stored, no sample is returned twice
-        samples, encodings = decoder.decode_known(features, labels, distinct=True, territories=territories)
-    else:
-        samples = decoder.decode(features, labels)
-        encodings = reencode_check(encoder, samples, features).reencoded
+    samples, encodings = decoder.decode_and_encode(features, labels, encoder=encoder, territories=territories)
     cosine = np.sum(unit_rows(encodings) * unit_rows(features), axis=1)
     reencoded = dp_gaussian_predict(basis.reduce(encodings), targets)
     keep = select_consistent(labels, reencoded, counts)

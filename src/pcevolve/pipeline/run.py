@@ -47,7 +47,7 @@ import numpy as np
 
 from pcevolve.config import RunConfig, config_hash, load_config
 from pcevolve.data import LabeledDataset, find_duplicates, read_image_folder, read_unlabeled_images
-from pcevolve.decoders import Decoder, KnownEncodings, load_decoder, train_decoder
+from pcevolve.decoders import Decoder, load_decoder, train_decoder
 from pcevolve.encoders import ImageEncoder, build_encoder, train_representation
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.fitness import FitnessTargets
@@ -396,7 +396,6 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
 
     # Stage 3b — the search, on the release only.
     t = time.perf_counter()
-    exact = isinstance(decoder, KnownEncodings)
     territories = class_territories(config, release, basis, decoder)
     if territories is not None:
         folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
@@ -407,8 +406,9 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
                 say(f"warning: only {size} public images look like class {name!r}, fewer than the {count} to deliver; "
                     "they will be delivered more than once. The public pool may lack this class: check it, or use "
                     "the conv decoder (decoder.name: conv)")
-    problem = build_problem(config, release, round_trip_model(decoder, basis, surrogate_data, territories),
-                            basis=basis)
+    model = decoder.round_trip_model(basis, surrogate_data, territories)
+    exact = model.exact
+    problem = build_problem(config, release, model, basis=basis)
     space = problem.space
 
     def real_round_trip(z: np.ndarray) -> np.ndarray:
@@ -458,15 +458,6 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
 _STATISTIC_NAMES = {"second_moment": "the class covariances", "rff": "the class mean embeddings (MMD)"}
 
 
-def round_trip_model(decoder: Decoder, basis: PublicBasis, surrogate_data: SurrogateData,
-                     territories: ClassTerritories | None = None) -> ExactRoundTrip | RoundTripSurrogate:
-    """How the search predicts decode → re-encode: exactly for a retrieval decoder (within its class territories,
-    if any), else the learned surrogate."""
-    if isinstance(decoder, KnownEncodings):
-        return ExactRoundTrip.build(decoder.encodings, basis, territories)
-    return surrogate_data.fit()
-
-
 def class_model_of(release: StatisticsRelease, basis: PublicBasis) -> ClassModel:
     """The run's DP class model: the release's means with the public variances of the basis (post-processing)."""
     return ClassModel.from_release(release.statistics, basis.variances)
@@ -479,11 +470,12 @@ def class_territories(config: RunConfig, release: StatisticsRelease, basis: Publ
     A pure function of the config, the release, the basis and the decoder's public pool: a resumed run and a
     benchmark reading the run folder get the same territories.
     """
-    if config.search.territory == 0 or not isinstance(decoder, KnownEncodings):
+    pool = decoder.pool_encodings()
+    if config.search.territory == 0 or pool is None:
         return None
     counts = configured_delivery_counts(config.search, release.statistics)
     sizes = np.ceil(config.search.territory * counts).astype(np.int64)
-    return ClassTerritories.of(basis.reduce(decoder.encodings), class_model_of(release, basis), sizes)
+    return ClassTerritories.of(basis.reduce(pool), class_model_of(release, basis), sizes)
 
 
 def build_problem(config: RunConfig, release: StatisticsRelease,
@@ -533,12 +525,8 @@ def _public_side(config, folder, stages, encoder, decoder, public, say, progress
     z = basis.reduce(features)
     clip_norm = basis.radius(features, search.clip_quantile)
     bandwidth = public_bandwidth(z, rng=rng)
-    if isinstance(decoder, KnownEncodings):  # exact round trip: no surrogate to fit, no pairs
-        pairs = SurrogateData(z[:0], z[:0], {})
-        surrogate_r2 = None
-    else:
-        pairs = SurrogateData(z, round_trip(z, basis=basis, decoder=decoder, encoder=encoder)[1], {})
-        surrogate_r2 = pairs.fit().r2
+    pairs = decoder.surrogate_pairs(z, basis=basis, encoder=encoder)  # none for an exact round trip
+    surrogate_r2 = pairs.fit().r2 if len(pairs.public_inputs) else None
     arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
     atomic_write_npz(path, clip_norm=np.array(clip_norm), bandwidth=np.array(bandwidth),
                      pairs_inputs=pairs.public_inputs, pairs_outputs=pairs.public_outputs, **arrays)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -52,6 +52,8 @@ def round_trip(coordinates: np.ndarray, *, basis: PublicBasis, decoder: Decoder,
 class RoundTripSurrogate:
     """Affine map predicting round-tripped coordinates: ẑ = z A + b."""
 
+    #: A learned approximation: the search checks it against real round trips and refits it.
+    exact: ClassVar[bool] = False
     weights: np.ndarray
     bias: np.ndarray
     r2: float
@@ -89,7 +91,7 @@ _CHOOSE_ROWS = 24
 class ExactRoundTrip:
     """The round trip of a decoder that retrieves encoded samples, computed exactly in the reduced space.
 
-    Such a decoder (:class:`~pcevolve.decoders.KnownEncodings`) returns for a feature φ the pool
+    Such a decoder (``decoders.round_trips.RetrievalRoundTrip``) returns for a feature φ the pool
     sample of highest cosine with φ, and that sample's stored encoding u. For φ = expand(z) =
     (c + B z)/‖c + B z‖ the winner is argmaxₚ (c·uₚ + z·Bᵀuₚ) — the norm of the query does not
     change the argmax — so the search needs only P-dimensional products, and the predicted
@@ -98,6 +100,8 @@ class ExactRoundTrip:
     (:mod:`pcevolve.search.territory`) a row labelled k is matched within ``members[k]`` only, as the
     decoder does at delivery.
     """
+
+    exact: ClassVar[bool] = True
 
     offsets: np.ndarray      # (n_pool,)  c·uₚ
     directions: np.ndarray   # (P, n_pool)  Bᵀuₚ

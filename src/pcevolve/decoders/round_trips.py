@@ -1,0 +1,85 @@
+"""How a decoder's decode → re-encode round trip is known: each decoder kind owns its own.
+
+The search scores candidates through the round trip (what the encoder would see of the decoded samples), and
+delivery checks it. A decoder says how, so that search and delivery never ask which kind of decoder they hold:
+
+* :class:`RetrievalRoundTrip` — the decoder returns samples of an encoded pool (``encodings``): the round trip
+  is exact (the returned sample's stored encoding), delivery needs no encoder pass, and the pool can be split into
+  per-class territories. Nothing is trained, so nothing can be trained under DP.
+* :class:`LearnedRoundTrip` — the decoder generates samples: the search uses an affine surrogate fitted on real
+  public round trips (decode, re-encode), and delivery re-encodes what it decoded. It can be fine-tuned under
+  DP-SGD.
+
+Both are post-processing of the release and of public data.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from pcevolve.decoders.check import reencode_check
+
+if TYPE_CHECKING:
+    from pcevolve.search.basis import PublicBasis
+    from pcevolve.search.roundtrip import ExactRoundTrip, RoundTripSurrogate, SurrogateData
+    from pcevolve.search.territory import ClassTerritories
+
+
+class RetrievalRoundTrip:
+    """Round trip of a decoder with stored ``encodings`` and ``decode_known`` (see :class:`KnownEncodings`)."""
+
+    trainable_under_dp: ClassVar[bool] = False
+    encodings: np.ndarray
+
+    def pool_encodings(self) -> np.ndarray | None:
+        """The encodings of every sample the decoder can return (what class territories split)."""
+        return self.encodings
+
+    def round_trip_model(self, basis: PublicBasis, surrogate_data: SurrogateData,
+                         territories: ClassTerritories | None = None) -> ExactRoundTrip:
+        """The exact round trip (within the class territories, if any); ``surrogate_data`` is not needed."""
+        from pcevolve.search.roundtrip import ExactRoundTrip
+
+        return ExactRoundTrip.build(self.encodings, basis, territories)
+
+    def surrogate_pairs(self, coordinates: np.ndarray, *, basis: PublicBasis, encoder: Any) -> SurrogateData:
+        """No pairs: an exact round trip has nothing to fit."""
+        from pcevolve.search.roundtrip import SurrogateData
+
+        return SurrogateData(coordinates[:0], coordinates[:0], {})
+
+    def decode_and_encode(self, features: np.ndarray, labels: np.ndarray, *, encoder: Any,
+                          territories: ClassTerritories | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Samples for delivery (no pool sample twice while it lasts) and their stored encodings."""
+        return self.decode_known(features, labels, distinct=True, territories=territories)  # type: ignore[attr-defined]
+
+
+class LearnedRoundTrip:
+    """Round trip of a generating decoder: a surrogate for the search, a real re-encode for delivery."""
+
+    trainable_under_dp: ClassVar[bool] = True
+
+    def pool_encodings(self) -> np.ndarray | None:
+        """None: a generator has no pool to split into territories."""
+        return None
+
+    def round_trip_model(self, basis: PublicBasis, surrogate_data: SurrogateData,
+                         territories: ClassTerritories | None = None) -> RoundTripSurrogate:
+        """The affine surrogate fitted on real public round trips."""
+        return surrogate_data.fit()
+
+    def surrogate_pairs(self, coordinates: np.ndarray, *, basis: PublicBasis, encoder: Any) -> SurrogateData:
+        """Real round trips of public coordinates: the surrogate's training pairs."""
+        from pcevolve.search.roundtrip import SurrogateData, round_trip
+
+        return SurrogateData(coordinates, round_trip(coordinates, basis=basis, decoder=self, encoder=encoder)[1], {})
+
+    def decode_and_encode(self, features: np.ndarray, labels: np.ndarray, *, encoder: Any,
+                          territories: ClassTerritories | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Decoded samples and the encoder's features of them."""
+        if territories is not None:
+            raise ValueError("class territories split a retrieval decoder's pool; a generator has none")
+        samples = self.decode(features, labels)  # type: ignore[attr-defined]
+        return samples, reencode_check(encoder, samples, features).reencoded
