@@ -73,3 +73,16 @@ def test_delta_near_one_over_n_is_warned_with_the_reason():
     assert delta_advice(1e-5, 500) is None
     advice = delta_advice(0.01, 60)
     assert advice is not None and "1 / 60" in advice and "outright" in advice
+
+
+def test_an_unwritable_runs_root_is_named_without_a_traceback(tiny_data, tmp_path):
+    from typer.testing import CliRunner
+
+    from pcevolve.cli.main import app
+
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a folder")
+    result = CliRunner().invoke(app, ["run", str(tiny_data / "private"), "--public", str(tiny_data / "public"),
+                                      "--runs-root", str(blocker / "runs"), "-q"])
+    assert result.exit_code == 1 and "Not a directory" in result.output and str(blocker) in result.output
+    assert "Traceback" not in result.output

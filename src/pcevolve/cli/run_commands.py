@@ -74,8 +74,8 @@ def run(
         else:
             config = load_config(source) if source is not None else None
         config, folder, resumed = open_run(config, root=runs_root, resume=resume)
-    except (ConfigError, DataError, RunError, LedgerError, FileNotFoundError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+    except (ConfigError, DataError, RunError, LedgerError, OSError) as exc:  # OSError: an unwritable runs root
+        typer.echo(f"error: {_describe(exc)}", err=True)
         raise typer.Exit(1) from None
     console.print(f"{'resuming' if resumed else 'starting'} run [bold]{config.name}[/bold] in {folder.path}")
     try:
