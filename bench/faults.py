@@ -37,7 +37,7 @@ from pcevolve.config import dump_config, parse_config
 from pcevolve.data import prepare_demo
 from pcevolve.privacy import BudgetLedger
 
-STAGES = ("reading data", "stage 2", "stage 4", "public features", "stage 3a", "stage 3b", "delivery")
+STAGES = ("data", "representation", "decoder", "public features", "release", "search", "delivery")
 
 
 def config(data: Path, name: str, *, reproducible: bool, generations: int = 40) -> dict:

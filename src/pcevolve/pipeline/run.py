@@ -294,7 +294,7 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
     private_stages = ["data", "representation", "release", *(["decoder"] if decoder_reads_private else [])]
 
     t = time.perf_counter()
-    say("reading data")
+    say("data: reading and checking the private and public folders")
     private, public = _load_data(config)
     try:
         secure.check_private_unchanged(private, config.data.private)
@@ -320,7 +320,10 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
         # A kill inside DP fine-tuning resumes from its last paid epoch (privacy/dpsgd_resume.py), never paying twice.
         checkpoint = secure.root / "checkpoints" / "representation.pt"
         resuming = checkpoint.exists() or ledger.spent("representation") > 0
-        say("stage 2: contrastive representation (DP-SGD)" + (", resumed after its last paid epoch" if resuming else ""))
+        trained_how = ("public pool, then DP-SGD on the private images" if ledger.stages["representation"] > 0
+                       else "public pool only, no budget")
+        say(f"representation: contrastive encoder ({trained_how})"
+            + (", resumed after its last paid epoch" if resuming else ""))
         encoder = build_encoder(config.representation, seed=randomness.public_seed("representation"),
                                 sample_shape=sample_shape)
         result = train_representation(
@@ -341,7 +344,7 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
         decoder = load_decoder(decoder_dir)
     else:
         decoder_checkpoint = secure.root / "checkpoints" / "decoder.pt"  # DP training resumes per paid epoch
-        say(f"stage 4: decoder ({config.decoder.training})")
+        say(f"decoder: {config.decoder.name} ({_DECODER_TRAINING[config.decoder.training]})")
         trained = train_decoder(config.decoder, encoder=encoder, sample_shape=sample_shape, public_samples=public,
                                 private_samples=private.samples if decoder_reads_private else None, ledger=ledger,
                                 noise=randomness.noise("decoder"), seed=randomness.public_seed("decoder"),
@@ -369,7 +372,7 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
         release = StatisticsRelease.load(release_path)
     else:
         _refuse_interrupted(ledger, stages, "release", "fitness")
-        say("stage 3a: DP release of class statistics")
+        say("release: DP class statistics of the private features (read once, through the mechanism)")
         _, private_features = encoder.encode_both(private.samples, batch_size=256, progress=progress)
         # The frequencies are published in release.npz: drawn from their own public stream, never the noise's.
         rff = RandomFourierFeatures.draw(basis.dim, search.rff_features, bandwidth=bandwidth,
@@ -414,7 +417,8 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
     def real_round_trip(z: np.ndarray) -> np.ndarray:
         return round_trip(z, basis=basis, decoder=decoder, encoder=encoder)[1]
 
-    say(f"stage 3b: evolutionary search ({search.population} × up to {search.generations} generations)")
+    say(f"search: evolution over the released statistics ({search.population} × up to {search.generations} "
+        "generations)")
     # An exact round trip needs no checks; a learned surrogate is checked against real round trips and refitted.
     outcome = run_search(problem, EvolutionSettings.from_config(search), seed=randomness.public_seed("search"),
                          folder=folder.path / "search", record=lambda r: folder.record("generation", **r),
@@ -455,6 +459,8 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
     return outcome
 
 
+_DECODER_TRAINING = {"public": "public pool only", "public-then-dp": "public pool, then DP-SGD on the private images",
+                     "dp": "DP-SGD on the private images"}
 _STATISTIC_NAMES = {"second_moment": "the class covariances", "rff": "the class mean embeddings (MMD)"}
 
 
