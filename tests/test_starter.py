@@ -102,3 +102,18 @@ def test_run_cli_takes_data_flags_only_with_a_data_folder(digits, tmp_path, monk
     missing = CliRunner().invoke(app, ["run", "c.yaml"])  # default data paths do not exist here
     assert missing.exit_code == 1 and "data.private" in missing.output
     assert not (tmp_path / "runs").exists()  # a wrong path leaves no run folder behind
+
+
+def test_set_overrides_any_key_and_bad_ones_are_named(digits, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(app, ["init", str(digits), "--out", "c.yaml", "--set", "search.synthetic_per_class=20",
+                                 "--set", "search.release_min_snr=2"])
+    assert result.exit_code == 0, result.output
+    config = load_config(tmp_path / "c.yaml")
+    assert config.search.synthetic_per_class == 20 and config.search.release_min_snr == 2.0
+    assert "# set by you" in (tmp_path / "c.yaml").read_text()
+    typo = runner.invoke(app, ["init", str(digits), "--out", "d.yaml", "--set", "search.synthetic_per_clas=20"])
+    assert typo.exit_code == 1 and "search.synthetic_per_clas" in typo.output and not (tmp_path / "d.yaml").exists()
+    malformed = runner.invoke(app, ["init", str(digits), "--out", "e.yaml", "--set", "oops"])
+    assert malformed.exit_code == 2 and "KEY=VALUE" in malformed.output

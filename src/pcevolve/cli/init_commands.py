@@ -7,8 +7,10 @@ config is written atomically with each chosen setting's reason beside it, and va
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
+import yaml
 
 from pcevolve.config import ConfigError
 from pcevolve.config.starter import Starter, StarterError, choose_config
@@ -23,11 +25,30 @@ EPSILON_HELP = "Total privacy budget ε of the whole run."
 NAME_HELP = "Run name (folder runs/NAME); default from the private folder's name."
 
 
+SET_HELP = "A setting by its dotted key, e.g. --set search.synthetic_per_class=200 (repeatable; YAML values)."
+
+
+def parse_settings(items: list[str] | None) -> dict[str, Any]:
+    """``["a.b=1", "c=x"]`` → ``{"a.b": 1, "c": "x"}``; each value read as YAML (numbers, true/false, lists)."""
+    settings: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            typer.echo(f"error: --set {item!r}: expected KEY=VALUE, e.g. search.synthetic_per_class=200", err=True)
+            raise typer.Exit(2)
+        try:
+            settings[key.strip()] = yaml.safe_load(text) if text.strip() else None
+        except yaml.YAMLError:
+            settings[key.strip()] = text
+    return settings
+
+
 def starter_or_exit(private: Path, *, public: Path | None, test: Path | None, full: Path | None,
-                    epsilon: float, name: str | None) -> Starter:
+                    epsilon: float, name: str | None, settings: dict[str, Any] | None = None) -> Starter:
     """:func:`choose_config`, with every problem printed one per line and exit code 1 (no traceback)."""
     try:
-        return choose_config(private, public=public, test=test, full=full, epsilon=epsilon, name=name)
+        return choose_config(private, public=public, test=test, full=full, epsilon=epsilon, name=name,
+                             overrides=settings)
     except DataError as exc:
         for problem in exc.problems:
             typer.echo(str(problem), err=True)
@@ -48,12 +69,14 @@ def init(
     name: str | None = typer.Option(None, "--name", help=NAME_HELP),
     out: Path = typer.Option(Path("config.yaml"), "--out", help="Config file to write."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
+    settings: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
 ) -> None:
     """Check your data and write a commented run configuration for it (spends no privacy budget)."""
     if out.exists() and not force:
         typer.echo(f"error: {out} already exists; choose another --out or pass --force to replace it", err=True)
         raise typer.Exit(1)
-    starter = starter_or_exit(private, public=public, test=test, full=full, epsilon=epsilon, name=name)
+    starter = starter_or_exit(private, public=public, test=test, full=full, epsilon=epsilon, name=name,
+                              settings=parse_settings(settings))
     for line in starter.findings:
         typer.echo(line)
     atomic_write_text(out, starter.yaml_text(source=f"pcevolve init {private}"))

@@ -17,7 +17,9 @@ from pcevolve.cli.init_commands import (
     FULL_HELP,
     NAME_HELP,
     PUBLIC_HELP,
+    SET_HELP,
     TEST_HELP,
+    parse_settings,
     starter_or_exit,
 )
 from pcevolve.config import ConfigError, load_config
@@ -41,6 +43,7 @@ def run(
     full: Path | None = typer.Option(None, "--full", help=FULL_HELP),
     epsilon: float | None = typer.Option(None, "--epsilon", help=EPSILON_HELP + " [8]"),
     name: str | None = typer.Option(None, "--name", help=NAME_HELP),
+    settings: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
     resume: Path | None = typer.Option(None, "--resume", help="Continue the run in this folder."),
     runs_root: Path = typer.Option(Path("runs"), "--runs-root", help="Where new run folders are created."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress reports."),
@@ -55,7 +58,8 @@ def run(
         typer.echo("error: give a CONFIG file or your PRIVATE data folder, or --resume RUN_DIR", err=True)
         raise typer.Exit(2)
     from_data = source is not None and source.is_dir()
-    data_flags = {"--public": public, "--test": test, "--full": full, "--epsilon": epsilon, "--name": name}
+    data_flags = {"--public": public, "--test": test, "--full": full, "--epsilon": epsilon, "--name": name,
+                  "--set": settings or None}
     if not from_data and any(value is not None for value in data_flags.values()):
         given = ", ".join(flag for flag, value in data_flags.items() if value is not None)
         typer.echo(f"error: {given} choose the configuration from a data folder (`pcevolve run PRIVATE --public "
@@ -65,7 +69,8 @@ def run(
         if from_data:
             assert source is not None
             starter = starter_or_exit(source, public=public, test=test, full=full,
-                                      epsilon=8.0 if epsilon is None else epsilon, name=name)
+                                      epsilon=8.0 if epsilon is None else epsilon, name=name,
+                                      settings=parse_settings(settings))
             for line in starter.findings:
                 console.print(line, highlight=False)
             for choice in starter.choices:
