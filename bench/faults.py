@@ -74,14 +74,14 @@ def timeline(process: subprocess.Popen) -> dict[str, float]:
     return seen
 
 
-def finish(folder: Path, config_path: Path, runs: Path) -> tuple[int, str, int]:
-    """Resume until done; returns (resumes, last stderr, exit code)."""
+def finish(folder: Path, config_path: Path, runs: Path) -> tuple[str, int]:
+    """Resume once to the end; returns (stderr, exit code)."""
     if not (folder / "manifest.json").exists():  # killed before the folder existed (or it was removed)
         process = start(["run", str(config_path), "--runs-root", str(runs), "-q"])
     else:
         process = start(["run", "--resume", str(folder), "-q"])
     _, stderr = process.communicate()
-    return 1, stderr, process.returncode
+    return stderr, process.returncode
 
 
 def ledger_events(folder: Path) -> list[tuple]:
@@ -116,7 +116,7 @@ def one_kill(data: Path, scratch: Path, index: int, stage: str, at: float, *, re
         os.kill(process.pid, signal.SIGKILL)
     drain.join()
     folder = runs / name
-    _, stderr, code = finish(folder, path, runs)
+    stderr, code = finish(folder, path, runs)
     result = {"stage": stage, "at_seconds": round(at, 2), "killed": killed, "resume_exit": code}
     if code != 0:
         result["refused"] = stderr.strip().splitlines()[-1] if stderr.strip() else ""

@@ -25,13 +25,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcevolve.config import RunConfig, load_config, parse_config
+from pcevolve.config import RunConfig, load_config, parse_config, with_dotted
 
 if TYPE_CHECKING:
     from pcevolve.data import LabeledDataset
     from pcevolve.evaluation import EvaluationSettings, RunEvaluation
     from pcevolve.pipeline import RunOutcome
-    from pcevolve.run_folder import RunFolder
 
 logger = logging.getLogger(__name__)
 
@@ -40,17 +39,6 @@ PathLike = str | os.PathLike[str]
 
 class NotFittedError(RuntimeError):
     """The synthesizer has no synthetic set yet: call :meth:`Synthesizer.fit` first."""
-
-
-def _deep_merge(base: dict[str, Any], dotted: Mapping[str, Any]) -> dict[str, Any]:
-    merged = {key: (dict(value) if isinstance(value, dict) else value) for key, value in base.items()}
-    for key, value in dotted.items():
-        *parents, leaf = key.split(".")
-        node = merged
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return merged
 
 
 class Synthesizer:
@@ -78,11 +66,10 @@ class Synthesizer:
         if name is not None:
             self._overrides["name"] = name
         if self._base is not None and self._overrides:  # fail now on a bad key, not after fitting starts
-            parse_config(_deep_merge(self._base.model_dump(mode="json"), self._overrides), source="settings")
+            parse_config(with_dotted(self._base.model_dump(mode="json"), self._overrides), source="settings")
         self.runs_root = Path(runs_root).resolve()  # a later chdir must not move the run folder
         self.progress = progress
         self._resume: Path | None = None
-        self._folder: RunFolder | None = None
         self._outcome: RunOutcome | None = None
         self.config: RunConfig | None = self._base
 
@@ -95,9 +82,6 @@ class Synthesizer:
 
     def _config_for(self, private: PathLike | None, public: PathLike | None, test: PathLike | None,
                     full: PathLike | None) -> RunConfig:
-        paths = {key: str(Path(value).resolve()) for key, value in
-                 (("data.private", private), ("data.public", public), ("data.test", test), ("data.full", full))
-                 if value is not None}
         if self._base is None:
             from pcevolve.config.starter import choose_config
 
@@ -111,7 +95,10 @@ class Synthesizer:
             for line in starter.findings:
                 logger.info("%s", line)
             return starter.config
-        merged = _deep_merge(self._base.model_dump(mode="json"), {**self._overrides, **paths})
+        paths = {key: str(Path(value).resolve()) for key, value in
+                 (("data.private", private), ("data.public", public), ("data.test", test), ("data.full", full))
+                 if value is not None}
+        merged = with_dotted(self._base.model_dump(mode="json"), {**self._overrides, **paths})
         return parse_config(merged, source="settings")
 
     def fit(self, private: PathLike | None = None, public: PathLike | None = None, *,
@@ -137,15 +124,14 @@ class Synthesizer:
         else:
             config, folder, resumed = open_run(self._config_for(private, public, test, full), root=self.runs_root)
         self.config = config
-        self._folder = folder
         try:
             self._outcome = run_pipeline(config, folder, progress=self.progress,
                                          say=lambda text: logger.info("%s", text))
         except BaseException:
-            # As the CLI: a new run that failed before spending anything leaves no folder behind.
-            if not resumed and discard_if_unstarted(folder):
-                raise
-            self._resume = folder.path  # a second fit() continues this folder, as `pcevolve run --resume`
+            # As the CLI: a new run that failed before spending anything leaves no folder behind; any other
+            # is continued by the next fit(), as `pcevolve run --resume` would.
+            if resumed or not discard_if_unstarted(folder):
+                self._resume = folder.path
             raise
         self._resume = folder.path
         return self
@@ -182,6 +168,7 @@ class Synthesizer:
         import numpy as np
 
         from pcevolve.data import read_image_folder
+        from pcevolve.pipeline.deliver import largest_remainder
 
         outcome = self._fitted()
         assert self.config is not None
@@ -194,7 +181,7 @@ class Synthesizer:
             raise ValueError(f"n must lie in 1..{len(synthetic)} (the delivered size), got {n}; for a larger set "
                              "fit with a larger search.synthetic_per_class")
         counts = np.bincount(synthetic.labels, minlength=len(synthetic.class_names))
-        wanted = _largest_remainder(n, counts)
+        wanted = largest_remainder(n, counts)  # as delivery splits its total
         rows = np.concatenate([np.flatnonzero(synthetic.labels == k)[:m] for k, m in enumerate(wanted)])
         return synthetic.subset(np.sort(rows))
 
@@ -225,15 +212,3 @@ class Synthesizer:
                                   progress=self.progress)
         write_report(evaluation)
         return evaluation
-
-
-def _largest_remainder(n: int, counts: Any) -> Any:
-    """``n`` (at most ``sum(counts)``) split in proportion to ``counts``, largest remainders first."""
-    import numpy as np
-
-    counts = np.asarray(counts, dtype=np.float64)
-    quota = counts / counts.sum() * n
-    wanted = np.floor(quota).astype(np.int64)
-    order = np.argsort(-(quota - wanted), kind="stable")
-    wanted[order[: n - int(wanted.sum())]] += 1
-    return np.minimum(wanted, counts.astype(np.int64))

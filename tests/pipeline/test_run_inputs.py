@@ -68,7 +68,7 @@ def test_one_process_per_run_folder(tmp_path):
 
 
 def test_delta_near_one_over_n_is_warned_with_the_reason():
-    from pcevolve.pipeline.run import delta_advice
+    from pcevolve.privacy.calibration import delta_advice
 
     assert delta_advice(1e-5, 500) is None
     advice = delta_advice(0.01, 60)

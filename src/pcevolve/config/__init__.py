@@ -1,6 +1,13 @@
 """Run configuration: frozen, validated once at the edge (YAML file or CLI)."""
 
-from pcevolve.config.loader import ConfigError, config_hash, dump_config, load_config, parse_config
+from pcevolve.config.loader import (
+    ConfigError,
+    config_hash,
+    dump_config,
+    load_config,
+    parse_config,
+    with_dotted,
+)
 from pcevolve.config.schema import (
     AugmentConfig,
     DataConfig,
@@ -26,4 +33,5 @@ __all__ = [
     "dump_config",
     "load_config",
     "parse_config",
+    "with_dotted",
 ]

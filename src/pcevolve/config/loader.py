@@ -59,6 +59,20 @@ def packaged_configs() -> dict[str, str]:
             for entry in folder.iterdir() if entry.name.endswith(".yaml")}
 
 
+def with_dotted(mapping: dict[str, Any], dotted: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the nested ``mapping`` with each ``"section.key": value`` of ``dotted`` set (sections created)."""
+    merged = {key: (dict(value) if isinstance(value, dict) else value) for key, value in mapping.items()}
+    for key, value in dotted.items():
+        *parents, leaf = key.split(".")
+        node = merged
+        for part in parents:
+            child = node.get(part)
+            node[part] = dict(child) if isinstance(child, dict) else {}
+            node = node[part]
+        node[leaf] = value
+    return merged
+
+
 def load_config(path: str | os.PathLike[str] | None) -> RunConfig:
     """Read and validate a YAML run configuration (``None``: every default).
 

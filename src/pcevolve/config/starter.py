@@ -14,6 +14,7 @@ the console, not written.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from pcevolve.config.loader import parse_config
+from pcevolve.config.loader import parse_config, with_dotted
 from pcevolve.config.schema import RunConfig
 from pcevolve.data import (
     DataError,
@@ -35,6 +36,7 @@ from pcevolve.data import (
 )
 from pcevolve.data.image_files import list_folder
 from pcevolve.io import read_json
+from pcevolve.privacy.calibration import delta_advice
 
 # Images are held in memory at this size; the encoder sees 64 x 64 whatever the input, so larger only costs
 # memory (20,000 RGB images at 128 x 128 are 1 GB) and, with retrieval, gives sharper delivered images.
@@ -119,14 +121,7 @@ class Starter:
 
 
 def _nest(choices: tuple[Choice, ...]) -> dict[str, Any]:
-    nested: dict[str, Any] = {}
-    for choice in choices:
-        *parents, leaf = choice.key.split(".")
-        node = nested
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = choice.value
-    return nested
+    return with_dotted({}, {choice.key: choice.value for choice in choices})
 
 
 def _scalar(value: Any) -> str:
@@ -143,19 +138,9 @@ def _emit(node: Mapping[str, Any], why: dict[str, str], lines: list[str], *, pre
             continue
         reason = why.get(dotted)
         if reason:
-            lines.extend(f"{pad}# {line}" for line in _wrap(reason, 116 - len(pad)))
+            lines.extend(f"{pad}# {line}" for line in textwrap.wrap(reason, 116 - len(pad), break_long_words=False,
+                                                                   break_on_hyphens=False))
         lines.append(f"{pad}{key}: {_scalar(value)}")
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    words, lines, line = text.split(), [], ""
-    for word in words:
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    return [*lines, line] if line else lines
 
 
 def run_name(private: Path) -> str:
@@ -270,13 +255,13 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
     mapping = _nest(tuple(choices))
     config = parse_config(mapping, source="the chosen settings")
     counts = ", ".join(f"{cls} {n}" for cls, n in private_set.class_counts().items())
-    findings = (f"private: {len(private_set)} images in {k} classes ({counts}) — checked (these counts stay on "
-                f"this screen; the config does not record them)",
+    findings = ((f"private: {len(private_set)} images in {k} classes ({counts}) — checked (these counts stay on "
+                 "this screen; the config does not record them)"),
                 f"public: {pool_size} images, read at {size} x {size} {mode}",
                 *(f"{label}: {len(splits[str(p)])} images, same classes — checked"
                   for label, p in (("test", paths.test), ("full", paths.full)) if p is not None),
                 "no image is shared between these folders")
-    if len(private_set) * DEFAULT_DELTA > 0.1:
-        findings += (f"warning: δ = {DEFAULT_DELTA:g} is not far below 1 / {len(private_set)} private samples; set "
-                     f"privacy.delta lower",)
+    advice = delta_advice(config.privacy.delta, len(private_set))  # the δ chosen or set, as the run warns
+    if advice:
+        findings += (f"warning: {advice}",)
     return Starter(paths=paths, choices=tuple(choices), findings=findings, config=config)

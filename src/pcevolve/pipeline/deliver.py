@@ -42,6 +42,16 @@ class DecodedSet:
         return float(np.mean(self.reencoded_classes == self.labels)) if len(self.labels) else float("nan")
 
 
+def largest_remainder(total: int, weights: np.ndarray) -> np.ndarray:
+    """``total`` split into integers in proportion to positive ``weights``: floors first, then one more to the
+    largest remainders (ties in class order), so the parts sum to ``total`` exactly."""
+    weights = np.asarray(weights, dtype=np.float64)
+    quotas = total * weights / weights.sum()
+    sizes = np.floor(quotas).astype(np.int64)
+    sizes[np.argsort(-(quotas - sizes), kind="stable")[: total - int(sizes.sum())]] += 1
+    return sizes
+
+
 def delivery_counts(noisy_counts: np.ndarray, *, per_class: int | None, multiplier: int | None = None) -> np.ndarray:
     """Per-class delivered size from the *noisy* counts (post-processing of the release).
 
@@ -57,11 +67,7 @@ def delivery_counts(noisy_counts: np.ndarray, *, per_class: int | None, multipli
         raise ValueError(f"per_class must be at least 1, got {per_class}")
     total = int(per_class) * len(counts)
     # One per class first, the rest in proportion: no class is left empty whatever its noisy count.
-    quotas = (total - len(counts)) * counts / counts.sum()
-    sizes = np.floor(quotas).astype(np.int64)
-    remainder = total - len(counts) - int(sizes.sum())
-    sizes[np.argsort(-(quotas - sizes), kind="stable")[:remainder]] += 1
-    return sizes + 1
+    return largest_remainder(total - len(counts), counts) + 1
 
 
 def configured_delivery_counts(search: "SearchConfig", statistics: "NoisyClassStatistics") -> np.ndarray:

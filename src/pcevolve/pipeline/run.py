@@ -67,6 +67,7 @@ from pcevolve.pipeline.secure_zone import (
     split_training_record,
 )
 from pcevolve.privacy import BudgetLedger
+from pcevolve.privacy.calibration import delta_advice
 from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.randomness import RunRandomness
 from pcevolve.run_folder import RunFolder
@@ -223,19 +224,6 @@ def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray |
                        "at least two")
 
 
-def delta_advice(delta: float, num_samples: int) -> str | None:
-    """A warning when δ is not well below 1/n (shown on the console only: n is private).
-
-    δ is the probability that the ε guarantee fails; a mechanism that publishes one random private sample
-    outright is (0, 1/n)-DP, so a δ near 1/n permits exactly that kind of leak.
-    """
-    if delta * num_samples < 0.1:
-        return None
-    return (f"privacy.delta = {delta:g} is not far below 1 / {num_samples} (one over the number of private "
-            f"samples): a guarantee that may fail with that probability would allow publishing about "
-            f"{delta * num_samples:.2g} private samples outright; set privacy.delta below {0.1 / num_samples:.1g}")
-
-
 def _record_split(folder: RunFolder, secure: SecureZone, entry: dict[str, Any]) -> None:
     """Training records: DP-safe fields to records.jsonl, private diagnostics (not DP) to secure/diagnostics.jsonl."""
     public, private = split_training_record(entry)
@@ -318,7 +306,7 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
         encoder = ImageEncoder.load(encoder_dir).eval()
     else:
         # A kill inside DP fine-tuning resumes from its last paid epoch (privacy/dpsgd_resume.py), never paying twice.
-        checkpoint = secure.root / "checkpoints" / "representation.pt"
+        checkpoint = secure.checkpoint_path("representation")
         resuming = checkpoint.exists() or ledger.spent("representation") > 0
         trained_how = ("public pool, then DP-SGD on the private images" if ledger.stages["representation"] > 0
                        else "public pool only, no budget")
@@ -343,7 +331,7 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
     if stages.done("decoder") is not None:
         decoder = load_decoder(decoder_dir)
     else:
-        decoder_checkpoint = secure.root / "checkpoints" / "decoder.pt"  # DP training resumes per paid epoch
+        decoder_checkpoint = secure.checkpoint_path("decoder")  # DP training resumes per paid epoch
         say(f"decoder: {config.decoder.name} ({_DECODER_TRAINING[config.decoder.training]})")
         trained = train_decoder(config.decoder, encoder=encoder, sample_shape=sample_shape, public_samples=public,
                                 private_samples=private.samples if decoder_reads_private else None, ledger=ledger,

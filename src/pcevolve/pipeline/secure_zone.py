@@ -46,6 +46,10 @@ class SecureZone:
     def key_path(self) -> Path:
         return self.root / "ledger.key"
 
+    def checkpoint_path(self, stage: str) -> Path:
+        """Where a DP-SGD stage keeps its per-epoch checkpoint (``privacy/dpsgd_resume.py``) until it finishes."""
+        return self.root / "checkpoints" / f"{stage}.pt"
+
     def read_key(self) -> bytes | None:
         """The ledger's signing key, or ``None`` when this copy of the run folder has no ``secure/ledger.key``.
 

@@ -298,3 +298,16 @@ def affordable_steps(
         else:
             hi = mid
     return lo
+
+
+def delta_advice(delta: float, num_samples: int) -> str | None:
+    """A warning when δ is not well below 1/n (shown on the console only: n is private).
+
+    δ is the probability that the ε guarantee fails; a mechanism that publishes one random private sample
+    outright is (0, 1/n)-DP, so a δ near 1/n permits exactly that kind of leak.
+    """
+    if delta * num_samples < 0.1:
+        return None
+    return (f"privacy.delta = {delta:g} is not far below 1 / {num_samples} (one over the number of private "
+            f"samples): a guarantee that may fail with that probability would allow publishing about "
+            f"{delta * num_samples:.2g} private samples outright; set privacy.delta below {0.1 / num_samples:.1g}")
