@@ -59,7 +59,7 @@ from pcevolve.evaluation.features import independent_encoder, pooled_features
 from pcevolve.pipeline import (
     build_problem,
     class_territories,
-    load_public_side,
+    load_public_features,
 )
 from pcevolve.pipeline.deliver import decode_candidate
 from pcevolve.privacy import BudgetLedger
@@ -149,7 +149,8 @@ def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     config = load_config(folder.config_path)
     encoder = ImageEncoder.load(run / "encoder").eval()
     decoder = load_decoder(run / "decoder")
-    basis, pairs, _, _ = load_public_side(folder)
+    public = load_public_features(folder)
+    basis, pairs = public.basis, public.pairs
     release = StatisticsRelease.load(run / "release.npz")
     territories = class_territories(config, release, basis, decoder)
     checked = run / "search" / "roundtrips.npz"
@@ -178,8 +179,8 @@ def dp_labelled_public(judge: Judge, epsilon: float, *, delta: float = 1e-5,
     classes = len(judge.task)
     release = ClassStatisticsRelease.calibrated(epsilon, delta, num_classes=classes, clip_norm=clip,
                                                 components=("count", "sum"), shares={"count": 0.1, "sum": 0.9})
-    ledger = BudgetLedger(epsilon, delta, {"fitness": epsilon})
-    noisy = release.release(zx, judge.private.labels, ledger=ledger, stage="fitness", noise=SecureNoise())
+    ledger = BudgetLedger(epsilon, delta, {"release": epsilon})
+    noisy = release.release(zx, judge.private.labels, ledger=ledger, stage="release", noise=SecureNoise())
     means = noisy.means(min_count=1.0)
     distances = np.linalg.norm(zp[:, None, :] - means[None], axis=2)
     nearest = distances.argmin(axis=1)
@@ -203,10 +204,10 @@ def _hosted_peer(run: Path, judge: Judge, epsilon: float, select, *,
     started = time.perf_counter()
     encoder = ImageEncoder.load(run / "encoder").eval()
     decoder = load_decoder(run / "decoder")
-    basis, _, _, _ = load_public_side(RunFolder.open(run))
+    basis = load_public_features(RunFolder.open(run)).basis
     private = basis.reduce(encoder.encode_both(judge.private.samples, batch_size=256)[1])
     pool = basis.reduce(decoder.encodings)
-    selection = select(private, pool, BudgetLedger(epsilon, delta, {"fitness": epsilon}))
+    selection = select(private, pool, BudgetLedger(epsilon, delta, {"release": epsilon}))
     return decoder.samples[selection.indices], selection.labels, time.perf_counter() - started
 
 
@@ -214,14 +215,14 @@ def pe_histogram(run: Path, judge: Judge, epsilon: float, seed: int) -> tuple[np
     """Private Evolution's selector (module docstring)."""
     return _hosted_peer(run, judge, epsilon, lambda private, pool, ledger: pe_select(
         private, judge.private.labels, pool, classes=len(judge.task), per_class=PER_CLASS, settings=PESettings(),
-        ledger=ledger, stage="fitness", noise=SecureNoise(), rng=np.random.default_rng([seed, 0x9E])))
+        ledger=ledger, stage="release", noise=SecureNoise(), rng=np.random.default_rng([seed, 0x9E])))
 
 
 def pcevolve_selector(run: Path, judge: Judge, epsilon: float, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
     """PCEvolve's selector (module docstring)."""
     return _hosted_peer(run, judge, epsilon, lambda private, pool, ledger: pcevolve_select(
         private, judge.private.labels, pool, classes=len(judge.task), per_class=PER_CLASS,
-        settings=PCEvolveSettings(), ledger=ledger, stage="fitness", noise=SecureNoise(),
+        settings=PCEvolveSettings(), ledger=ledger, stage="release", noise=SecureNoise(),
         rng=np.random.default_rng([seed, 0xEC])))
 
 

@@ -42,7 +42,7 @@ from pcevolve.data import read_image_folder, read_unlabeled_images
 from pcevolve.decoders import build_decoder, reencode_check, train_decoder
 from pcevolve.encoders import ImageEncoder, build_encoder
 from pcevolve.encoders.preprocess import to_float_images
-from pcevolve.pipeline.run import run_randomness
+from pcevolve.pipeline.stages import run_randomness
 from pcevolve.privacy import BudgetLedger
 
 
@@ -137,7 +137,7 @@ def main() -> None:
         overrides["training"] = args.training
     elif args.dp_epsilon > 0:
         overrides.setdefault("training", "public-then-dp")
-    stages = {"representation": 3.0, "fitness": 5.0 - args.dp_epsilon, "decoder": args.dp_epsilon, "delivery": 0.0}
+    stages = {"representation": 3.0, "release": 5.0 - args.dp_epsilon, "decoder": args.dp_epsilon, "delivery": 0.0}
     config = RunConfig.model_validate({"decoder": overrides, "seed": args.seed, "privacy": {"stages": stages}})
     root = Path(args.data)
     public = read_unlabeled_images(root / "public").samples

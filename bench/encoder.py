@@ -31,7 +31,7 @@ from pcevolve.config import RunConfig
 from pcevolve.data import read_image_folder, read_unlabeled_images
 from pcevolve.encoders import build_encoder, train_representation
 from pcevolve.encoders.preprocess import to_float_images
-from pcevolve.pipeline.run import run_randomness
+from pcevolve.pipeline.stages import run_randomness
 from pcevolve.privacy import BudgetLedger
 
 
@@ -59,7 +59,7 @@ def main() -> None:
 
     overrides = {k: yaml.safe_load(v) for k, v in (item.split("=", 1) for item in args.set)}
     config = RunConfig.model_validate({"representation": overrides, "seed": args.seed,
-                                       "privacy": {"stages": {"representation": args.epsilon, "fitness": 5.0,
+                                       "privacy": {"stages": {"representation": args.epsilon, "release": 5.0,
                                                               "decoder": 0.0, "delivery": 0.0}}})
     rep = config.representation
     root = Path(args.data)

@@ -37,7 +37,7 @@ from pcevolve.config import dump_config, parse_config
 from pcevolve.data import prepare_demo
 from pcevolve.privacy import BudgetLedger
 
-STAGES = ("data", "representation", "decoder", "public features", "release", "search", "delivery")
+STAGES = ("data", "representation", "decoder", "public_features", "release", "search", "delivery")
 
 
 def config(data: Path, name: str, *, reproducible: bool, generations: int = 40) -> dict:
@@ -52,7 +52,7 @@ def config(data: Path, name: str, *, reproducible: bool, generations: int = 40) 
                    "basis_dim": 8,
                    "roundtrip_public": 100, "rff_features": 32, "synthetic_per_class": 40,
                    "delivery_oversample": 1.0},
-        "privacy": {"split": {"representation": 0.375, "fitness": 0.625}, "reproducible_noise": reproducible},
+        "privacy": {"split": {"representation": 0.375, "release": 0.625}, "reproducible_noise": reproducible},
     }
 
 

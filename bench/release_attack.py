@@ -9,7 +9,7 @@ counts back: whole numbers. The attack tries every way of reproducing them from 
 * ``seed, old scheme`` — the generator an earlier pcevolve drew both the RFF frequencies and the
   noise from (``SeedSequence([seed, 3])``);
 * ``seed, reproducible scheme`` — the generator ``privacy.reproducible_noise: true`` derives for the
-  fitness stage (that mode is labelled not DP: this hypothesis must succeed there);
+  release stage (that mode is labelled not DP: this hypothesis must succeed there);
 * ``saved frequencies`` — the frequencies in ``release.npz``, rescaled to standard normals, as if
   they were the noise's first draws.
 
@@ -71,7 +71,7 @@ def hypotheses(folder: Path) -> list[Hypothesis]:
     k = len(noisy)
     candidates = {
         "seed, old scheme": old_scheme_generator(seed, "fitness").standard_normal(k),
-        "seed, reproducible scheme": stream_normals(seed, "fitness", k),
+        "seed, reproducible scheme": stream_normals(seed, "release", k),
         "saved frequencies": release["rff_frequencies"].ravel()[:k] * float(release["rff_bandwidth"]),
     }
     out = []

@@ -43,7 +43,7 @@ from pcevolve.encoders import ImageEncoder
 from pcevolve.evaluation import classification_metrics, linear_probe, predict, train_cnn
 from pcevolve.evaluation.features import independent_encoder, pooled_features
 from pcevolve.evolution import EvolutionSettings
-from pcevolve.pipeline import build_problem, class_territories, load_public_side
+from pcevolve.pipeline import build_problem, class_territories, load_public_features
 from pcevolve.pipeline.deliver import decode_candidate
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.noise import GeneratorNoise
@@ -103,7 +103,8 @@ def main() -> None:
     config = load_config(folder.config_path)
     encoder = ImageEncoder.load(folder.path / "encoder").eval()
     decoder = load_decoder(folder.path / "decoder")
-    basis, public_pairs, clip_norm, _ = load_public_side(folder)
+    public = load_public_features(folder)
+    basis, public_pairs, clip_norm = public.basis, public.pairs, public.clip_norm
     checked = folder.path / "search" / "roundtrips.npz"
     # The round trip as the run ended: exact for a retrieval decoder, else the surrogate after its last refit.
     release = StatisticsRelease.load(folder.path / "release.npz")
@@ -149,9 +150,9 @@ def main() -> None:
     results["samples_per_class"] = counts.tolist()
     results["dp_fitness"] = {"baseline": problem.evaluate(problem.space.baseline()).to_json(),
                              "evolved_best": None}
-    ranking = folder.records("ranking")
+    ranking = folder.records("search")
     if ranking:
-        results["dp_fitness"]["evolved_best"] = ranking[-1]["candidates"][0]["fitness"]
+        results["dp_fitness"]["evolved_best"] = ranking[-1]["candidates"][0]["release"]
 
     # Cost and scaling.
     base = timed_generation(problem, config.search.population, args.seed)
@@ -170,7 +171,7 @@ def main() -> None:
     for n in (100, 250, 500):
         rows = np.random.default_rng(n).choice(len(z_private), min(n, len(z_private)), replace=False)
         # Throwaway, seeded: timing only, nothing delivered.
-        ledger = BudgetLedger(8.0, 1e-5, {"fitness": 5.0}, reproducible_noise=True)
+        ledger = BudgetLedger(8.0, 1e-5, {"release": 5.0}, reproducible_noise=True)
         started = time.perf_counter()
         release_statistics(z_private[rows], private.labels[rows], num_classes=classes, clip_norm=clip_norm,
                            rff=release.rff, shares=config.search.release_shares, ledger=ledger,

@@ -16,21 +16,23 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "pcevolve"
 # part -> parts it must never import, and why
 FORBIDDEN = {
     # The engine and the fitness terms see vectors and a DP release only: no data reader, no model, no judge.
-    "evolution": ({"data", "encoders", "decoders", "search", "pipeline", "evaluation", "report", "cli", "api"},
+    "evolution": ({"data", "encoders", "decoders", "search", "pipeline", "modalities", "evaluation", "report", "cli",
+                   "api"},
                   "the evolutionary engine is generic: it optimises vectors"),
-    "fitness": ({"data", "encoders", "decoders", "search", "pipeline", "evaluation", "report", "cli", "api"},
+    "fitness": ({"data", "encoders", "decoders", "search", "pipeline", "modalities", "evaluation", "report", "cli",
+                 "api"},
                 "fitness terms are computed from one DP release and synthetic features only"),
     # The privacy core depends on nothing that reads data or trains models, so its proofs stand alone.
-    "privacy": ({"data", "encoders", "decoders", "search", "fitness", "evolution", "pipeline", "evaluation",
-                 "report", "cli", "api"}, "mechanisms, accountant and ledger are the trusted base"),
+    "privacy": ({"data", "encoders", "decoders", "search", "fitness", "evolution", "pipeline", "modalities",
+                 "evaluation", "report", "cli", "api"}, "mechanisms, accountant and ledger are the trusted base"),
     # Readers know files, not models or runs.
-    "data": ({"encoders", "decoders", "search", "fitness", "evolution", "pipeline", "evaluation", "report",
-              "privacy", "cli", "api"}, "readers validate files; they do not depend on what uses them"),
+    "data": ({"encoders", "decoders", "search", "fitness", "evolution", "pipeline", "modalities", "evaluation",
+              "report", "privacy", "cli", "api"}, "readers validate files; they do not depend on what uses them"),
 }
 # The evaluation judges a finished run; nothing the run itself executes may depend on it (or on the report).
 JUDGES = {"evaluation", "report"}
 RUN_PARTS = {"data", "privacy", "encoders", "decoders", "search", "fitness", "evolution", "pipeline", "augment",
-             "config", "io"}
+             "config", "io", "modalities"}
 
 
 def _imports(path: Path) -> set[str]:

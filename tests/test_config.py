@@ -14,7 +14,7 @@ def test_defaults_are_the_seeds():
     assert config.privacy.epsilon == 8.0
     assert config.privacy.delta == 1e-5
     # Measured, not the seed's 3 : 5: the whole budget on the release (schema.py says why).
-    assert config.privacy.split == {"representation": 0.0, "fitness": 1.0, "decoder": 0.0, "delivery": 0.0}
+    assert config.privacy.split == {"representation": 0.0, "release": 1.0, "decoder": 0.0, "delivery": 0.0}
     assert config.representation.temperature == 0.07
     assert config.representation.queue_size == 8192
     assert config.representation.momentum == 0.999
@@ -48,10 +48,10 @@ def test_bad_value_names_key_value_and_file(tmp_path):
 
 def test_split_shares_must_sum_to_one_and_the_old_caps_say_what_replaced_them(tmp_path):
     path = tmp_path / "run.yaml"
-    path.write_text("privacy:\n  split: {representation: 0.5, fitness: 0.6}\n", encoding="utf-8")
+    path.write_text("privacy:\n  split: {representation: 0.5, release: 0.6}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="must sum to 1"):
         load_config(path)
-    path.write_text("privacy:\n  stages: {representation: 3, fitness: 5}\n", encoding="utf-8")
+    path.write_text("privacy:\n  stages: {representation: 3, release: 5}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="privacy.split"):
         load_config(path)
 
@@ -96,7 +96,7 @@ def test_noise_is_secure_by_default_and_the_old_switch_says_what_replaced_it(tmp
     ("representation:\n  trainable_blocks: 40\n", "representation.trainable_blocks"),
     ("search:\n  basis_dim: 300\n", "search.basis_dim"),
     ("data:\n  public: null\n", "data.public"),
-    ("privacy:\n  split: {representation: 1, fitness: 0}\n", "privacy.split.fitness"),
+    ("privacy:\n  split: {representation: 1, release: 0}\n", "privacy.split.release"),
     ("decoder:\n  training: dp\n", "privacy.split.decoder"),
 ])
 def test_parts_and_cross_field_rules_are_checked_when_the_config_is_loaded(tmp_path, text, key):
@@ -109,8 +109,8 @@ def test_parts_and_cross_field_rules_are_checked_when_the_config_is_loaded(tmp_p
 
 
 def test_stages_left_out_have_no_budget():
-    config = RunConfig.model_validate({"privacy": {"split": {"fitness": 1.0}}})
-    assert config.privacy.split == {"representation": 0.0, "fitness": 1.0, "decoder": 0.0, "delivery": 0.0}
+    config = RunConfig.model_validate({"privacy": {"split": {"release": 1.0}}})
+    assert config.privacy.split == {"representation": 0.0, "release": 1.0, "decoder": 0.0, "delivery": 0.0}
 
 
 def test_delivered_size_is_per_class_by_default_or_a_multiplier_but_not_both(tmp_path):
@@ -126,3 +126,17 @@ def test_a_multiplier_config_survives_dump_and_load(tmp_path):
     config = RunConfig.model_validate({"search": {"synthetic_multiplier": 3}})
     assert config.search.synthetic_per_class is None
     assert load_config(dump_config(config, tmp_path / "run.yaml")).search.synthetic_multiplier == 3
+
+
+def test_the_release_share_under_its_former_name_says_what_it_is_called_now(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("privacy:\n  split: {representation: 0.375, fitness: 0.625}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="renamed privacy.split.release"):
+        load_config(path)
+
+
+def test_an_unknown_modality_is_refused_naming_the_known_ones(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("data:\n  modality: sound\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="data.modality: unknown modality 'sound'; known: image"):
+        load_config(path)

@@ -8,15 +8,15 @@ from pcevolve.randomness import NOISE_STREAMS, PUBLIC_STREAMS, RunRandomness, de
 
 
 def test_mechanism_noise_is_secure_unless_reproducible_is_asked_for():
-    assert isinstance(RunRandomness(3).noise("fitness"), SecureNoise)
-    seeded = RunRandomness(3, reproducible_noise=True).noise("fitness")
+    assert isinstance(RunRandomness(3).noise("release"), SecureNoise)
+    seeded = RunRandomness(3, reproducible_noise=True).noise("release")
     assert isinstance(seeded, GeneratorNoise) and not seeded.secure
 
 
 def test_reproducible_noise_repeats_and_public_streams_repeat():
     a, b = RunRandomness(3, reproducible_noise=True), RunRandomness(3, reproducible_noise=True)
-    assert np.array_equal(a.noise("fitness").normal(1.0, 5), b.noise("fitness").normal(1.0, 5))
-    assert np.array_equal(a.public("rff").normal(size=5), b.public("rff").normal(size=5))
+    assert np.array_equal(a.noise("release").normal(1.0, 5), b.noise("release").normal(1.0, 5))
+    assert np.array_equal(a.public("release").normal(size=5), b.public("release").normal(size=5))
     assert a.public_seed("views") == derived_seed(3, "views")
 
 
@@ -34,4 +34,4 @@ def test_unknown_stream_names_are_refused():
     with pytest.raises(KeyError, match="unknown public stream"):
         RunRandomness(0).public("searchh")
     with pytest.raises(KeyError, match="unknown noise stream"):
-        RunRandomness(0).noise("release")
+        RunRandomness(0).noise("fitness")  # the release's former name

@@ -187,7 +187,7 @@ class Synthesizer:
 
     def save(self, path: PathLike, *, n: int | None = None) -> Path:
         """Write the synthetic set (or ``n`` of it) as ``path/<class name>/*.png``, atomically."""
-        from pcevolve.pipeline.deliver import write_image_folder
+        from pcevolve.data.writers import write_image_folder
 
         synthetic = self.sample(n)
         return write_image_folder(path, synthetic.samples, synthetic.labels, synthetic.class_names)

@@ -31,18 +31,20 @@ from pcevolve.privacy.noise import GeneratorNoise, NoiseSource, SecureNoise
 _PUBLIC_DOMAIN = 0x7075_626C  # "publ"
 _NOISE_DOMAIN = 0x6E6F_6973  # "nois"
 
-# Fixed keys: a stream's key never changes between versions, so a seed reproduces old public draws.
+# Fixed keys: a stream's key never changes between versions, so a seed reproduces old public draws. Streams are
+# named after the stage that draws them (pipeline/stages.py); ``views`` and ``queue`` are DP-SGD's sub-streams.
 PUBLIC_STREAMS = MappingProxyType({
     "representation": 1,  # encoder head initialisation, augmentations, public pre-training order
     "decoder": 2,  # public decoder subset, batch order, input noise; generator initialisation
-    "rff": 3,  # random Fourier feature frequencies of the release (saved in release.npz)
-    "public": 4,  # public subset for the basis, surrogate and bandwidth
+    "release": 3,  # random Fourier feature frequencies of the release (saved in release.npz)
+    "public_features": 4,  # public subset for the basis, surrogate and bandwidth
     "search": 5,  # validation draws from the DP Gaussians, evaluation draws, the engine
     "delivery": 6,  # the delivered draw from the best individual
     "views": 7,  # which two cached views of each private sample a DP-SGD step uses
     "queue": 8,  # which public keys enter the negative queue after each DP-SGD step
 })
-NOISE_STREAMS = MappingProxyType({"representation": 1, "decoder": 2, "fitness": 3})  # by ledger stage
+# By ledger stage (the key 3 is the release's under its former name "fitness": the same noise stream).
+NOISE_STREAMS = MappingProxyType({"representation": 1, "decoder": 2, "release": 3})
 
 NOT_DP_WARNING = ("NOT DIFFERENTIALLY PRIVATE: this run used reproducible noise derived from the seed in its "
                   "config, so anyone holding config.yaml or manifest.json can regenerate every noise draw and "

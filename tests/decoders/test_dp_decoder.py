@@ -18,7 +18,7 @@ def _images(n, seed=0):
 
 
 def _ledger(decoder_eps):
-    return BudgetLedger(8.0, 1e-5, {"representation": 3.0, "fitness": 4.0, "decoder": decoder_eps},
+    return BudgetLedger(8.0, 1e-5, {"representation": 3.0, "release": 4.0, "decoder": decoder_eps},
                         reproducible_noise=True)
 
 

@@ -134,4 +134,4 @@ def test_retrieval_decoder_cannot_be_trained_under_dp():
 
     with pytest.raises(ValidationError, match="nothing to train"):
         RunConfig(decoder=DecoderConfig(name="nearest-public", training="public-then-dp"),
-                  privacy={"split": {"fitness": 0.5, "decoder": 0.5}})
+                  privacy={"split": {"release": 0.5, "decoder": 0.5}})

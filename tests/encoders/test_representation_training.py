@@ -30,7 +30,7 @@ def _run(digits, *, budget=1.0, seed=0, noise_seed=1, public=True, ledger=None, 
     private, pool = digits
     config = RepresentationConfig(**{**SMALL, **overrides})
     encoder = build_encoder(config, seed=seed, sample_shape=private.shape[1:])
-    ledger = ledger or BudgetLedger(8.0, 1e-5, {"representation": budget, "fitness": 5.0}, reproducible_noise=True)
+    ledger = ledger or BudgetLedger(8.0, 1e-5, {"representation": budget, "release": 5.0}, reproducible_noise=True)
     result = train_representation(encoder, private, pool if public else None, config=config, augment=AugmentConfig(),
                                   ledger=ledger, noise=GeneratorNoise(np.random.default_rng(noise_seed)), seed=seed)
     return encoder, ledger, result
@@ -70,7 +70,7 @@ def test_zero_budget_keeps_the_pretrained_trunk_and_never_reads_private_data(dig
     guarded = np.zeros_like(private).view(_Untouchable)
     config = RepresentationConfig(**SMALL)
     encoder = build_encoder(config, seed=0, sample_shape=private.shape[1:])
-    ledger = BudgetLedger(8.0, 1e-5, {"representation": 0.0, "fitness": 5.0}, reproducible_noise=True)
+    ledger = BudgetLedger(8.0, 1e-5, {"representation": 0.0, "release": 5.0}, reproducible_noise=True)
     result = train_representation(encoder, guarded, pool, config=config, augment=AugmentConfig(), ledger=ledger,
                                   noise=GeneratorNoise(np.random.default_rng(0)), seed=0)
     assert result.mode == "frozen" and result.steps == 0 and ledger.history == ()
@@ -92,7 +92,7 @@ def test_fine_tuning_without_public_negatives_is_refused(digits):
 
 
 def test_a_spent_stage_trains_nothing_under_dp(digits):
-    ledger = BudgetLedger(8.0, 1e-5, {"representation": 1.0, "fitness": 5.0}, reproducible_noise=True)
+    ledger = BudgetLedger(8.0, 1e-5, {"representation": 1.0, "release": 5.0}, reproducible_noise=True)
     ledger.charge("representation", GaussianRelease(4.0))  # leaves too little for one step at σ = 0.5
     _, _, result = _run(digits, ledger=ledger, noise_multiplier=0.5)
     assert result.steps == 0 and len(ledger.history) == 1  # stops cleanly before the first step
@@ -135,7 +135,7 @@ def test_public_choices_do_not_depend_on_the_private_batch_sizes(digits, monkeyp
                             lambda self: draws.append(("queue", queue_rows(self))) or draws[-1][1])
         monkeypatch.setattr(DPSGDMechanism, "sample_batch", record_batch)
         config = RepresentationConfig(**SMALL)
-        ledger = BudgetLedger(8.0, 1e-5, {"representation": 1.0, "fitness": 5.0}, reproducible_noise=True)
+        ledger = BudgetLedger(8.0, 1e-5, {"representation": 1.0, "release": 5.0}, reproducible_noise=True)
         train_representation(build_encoder(config, seed=0, sample_shape=private_images.shape[1:]), private_images,
                              pool, config=config,
                              augment=AugmentConfig(), ledger=ledger,

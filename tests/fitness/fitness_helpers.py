@@ -70,7 +70,7 @@ def rff() -> RandomFourierFeatures:
 
 
 def roomy_ledger() -> BudgetLedger:
-    return BudgetLedger(1e9, 1e-5, {"fitness": 1e9}, reproducible_noise=True)
+    return BudgetLedger(1e9, 1e-5, {"release": 1e9}, reproducible_noise=True)
 
 
 def release(*, noise_multiplier: float = 1.0, noise: NoiseSource | None = None, features=None, labels=None,
@@ -79,7 +79,7 @@ def release(*, noise_multiplier: float = 1.0, noise: NoiseSource | None = None, 
     x, y = private_data() if features is None else (features, labels)
     mechanism = ClassStatisticsRelease(num_classes=K, clip_norm=CLIP, noise_multiplier=noise_multiplier,
                                        components=COMPONENTS, second_moment=second_moment, rff=rff())
-    noisy = mechanism.release(x, y, ledger=roomy_ledger(), stage="fitness", noise=noise or ZeroNoise())
+    noisy = mechanism.release(x, y, ledger=roomy_ledger(), stage="release", noise=noise or ZeroNoise())
     return noisy if noise is not None else dataclasses.replace(noisy, noise_stds={})
 
 

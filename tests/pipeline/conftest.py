@@ -33,7 +33,7 @@ def _tiny_config(data_root, name="tiny", **overrides):
                    "rff_features": 32, "validation_per_class": 20, "synthetic_multiplier": 1,
                    "top_candidates": 2, "coarse_generations": 2, "polynomial_every": 3},
         # The seed's split, not the default (all on the release), so that end-to-end tests run DP-SGD too.
-        "privacy": {"split": {"representation": 0.375, "fitness": 0.625}},
+        "privacy": {"split": {"representation": 0.375, "release": 0.625}},
     }
     for dotted, value in overrides.items():
         section, key = dotted.split(".")

@@ -245,7 +245,7 @@ CONFIG_CASES = {
     "negative_epsilon": ({"privacy": {"epsilon": -1}}, "privacy.epsilon"),
     "zero_epsilon": ({"privacy": {"epsilon": 0}}, "privacy.epsilon"),
     "delta_at_least_one": ({"privacy": {"delta": 1.0}}, "privacy.delta"),
-    "shares_beyond_the_total": ({"privacy": {"split": {"representation": 0.6, "fitness": 0.6}}}, "privacy.split"),
+    "shares_beyond_the_total": ({"privacy": {"split": {"representation": 0.6, "release": 0.6}}}, "privacy.split"),
     "unknown_decoder": ({"decoder": {"name": "diffusion"}}, "decoder.name"),
     "unknown_backbone": ({"representation": {"backbone": "resnet50"}}, "representation.backbone"),
     "bad_name": ({"name": "../escape"}, "name"),

@@ -82,7 +82,7 @@ def test_secure_noise_resume_counts_the_interrupted_epoch_as_spent(tiny_config, 
 
 # A DP decoder: fine-tuned under DP-SGD for 3 epochs of 3 steps, from its own share of the budget.
 DP_DECODER = {"decoder.training": "public-then-dp", "decoder.dp_batch_size": 20,
-              "privacy.split": {"representation": 0.0, "fitness": 0.75, "decoder": 0.25}}
+              "privacy.split": {"representation": 0.0, "release": 0.75, "decoder": 0.25}}
 
 
 def test_a_dp_decoder_resumes_identically_with_reproducible_noise(tiny_config, tmp_path, monkeypatch):

@@ -8,11 +8,11 @@ from pcevolve.pipeline.plan import TOTAL_TOLERANCE, plan_budget, stage_caps
 
 @pytest.mark.parametrize("privacy, n", [
     ({}, 500),
-    ({"split": {"representation": 0.375, "fitness": 0.625}}, 500),
+    ({"split": {"representation": 0.375, "release": 0.625}}, 500),
     ({"epsilon": 1.0}, 500),
-    ({"epsilon": 8.0, "split": {"representation": 0.5, "fitness": 0.5}}, 200),
+    ({"epsilon": 8.0, "split": {"representation": 0.5, "release": 0.5}}, 200),
     ({"epsilon": 2.0, "neighbouring": "replace_one"}, 500),
-    ({"epsilon": 3.0, "split": {"fitness": 1.0}}, 50),
+    ({"epsilon": 3.0, "split": {"release": 1.0}}, 50),
 ])
 def test_calibrated_caps_compose_to_the_total_asked_for(privacy, n):
     config = parse_config({"privacy": privacy})
@@ -28,7 +28,7 @@ def test_calibrated_caps_compose_to_the_total_asked_for(privacy, n):
 
 def test_given_sigma_configs_are_planned_with_the_steps_the_budget_allows():
     config = parse_config({"representation": {"noise_multiplier": 3.0, "epochs": 200},
-                           "privacy": {"split": {"representation": 0.375, "fitness": 0.625}}})
+                           "privacy": {"split": {"representation": 0.375, "release": 0.625}}})
     plan = plan_budget(config, 500)
     assert plan.representation.mode == "given" and 0 < plan.representation.steps < plan.representation.schedule.steps
     assert plan.total.epsilon <= config.privacy.epsilon

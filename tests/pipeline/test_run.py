@@ -50,9 +50,9 @@ def test_run_writes_the_synthetic_set_ledger_and_records(uninterrupted):
     for name in ("ledger.json", "records.jsonl", "manifest.json", "config.yaml", "fitness_curve.png"):
         assert (folder / name).exists(), name
     ledger = BudgetLedger.load(folder / "ledger.json")  # recomputes every ε from the events
-    assert {e.stage for e in ledger.history} == {"representation", "fitness"}
+    assert {e.stage for e in ledger.history} == {"representation", "release"}
     # The whole budget asked for is spent: the accountant's total is 8 within 1 %, never above.
-    assert 0.99 * 8.0 <= ledger.spent() <= 8.0 and ledger.spent("fitness") <= ledger.stages["fitness"]
+    assert 0.99 * 8.0 <= ledger.spent() <= 8.0 and ledger.spent("release") <= ledger.stages["release"]
     records = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
     generations = [r for r in records if r["kind"] == "generation"]
     assert [r["generation"] for r in generations] == list(range(len(generations)))
@@ -85,12 +85,12 @@ def test_crash_then_resume_equals_the_uninterrupted_run(uninterrupted, tiny_conf
 
         monkeypatch.setattr(search_runner.Evolution, "save", save_then_crash)
     else:
-        import pcevolve.pipeline.run as run_module
+        import pcevolve.pipeline.stages as stages_module
 
         def crash(*args, **kwargs):
             raise Crash
 
-        monkeypatch.setattr(run_module, "write_synthetic_arrays", crash)
+        monkeypatch.setattr(stages_module, "write_synthetic_arrays", crash)
     with pytest.raises(Crash):
         run_pipeline(config, folder)
     monkeypatch.undo()
@@ -127,24 +127,26 @@ def test_search_and_delivery_never_read_private_data(tiny_config, tmp_path, monk
     """Once the release is made, the private samples and the private folder become unreadable; the run finishes."""
     import dataclasses
 
+    import pcevolve.modalities.image as image_modality
     import pcevolve.pipeline.run as run_module
+    import pcevolve.pipeline.stages as stages_module
 
     config = tiny_config()
     _, folder, _ = open_run(config, root=tmp_path)
-    load, release = run_module._load_data, run_module.release_statistics
+    load, release = run_module._load_data, stages_module.release_statistics
 
-    def guarded_load(cfg):
-        private, public = load(cfg)
-        return dataclasses.replace(private, samples=private.samples.view(Guarded)), public
+    def guarded_load(cfg, modality):
+        layout, private, public = load(cfg, modality)
+        return layout, dataclasses.replace(private, samples=private.samples.view(Guarded)), public
 
     def release_then_arm(coordinates, labels, **kwargs):
         released = release(coordinates, labels, **kwargs)
         Guarded.armed = True
-        monkeypatch.setattr(run_module, "read_image_folder", lambda *a, **k: pytest.fail("private folder re-read"))
+        monkeypatch.setattr(image_modality, "read_image_folder", lambda *a, **k: pytest.fail("private folder re-read"))
         return released
 
     monkeypatch.setattr(run_module, "_load_data", guarded_load)
-    monkeypatch.setattr(run_module, "release_statistics", release_then_arm)
+    monkeypatch.setattr(stages_module, "release_statistics", release_then_arm)
     try:
         outcome = run_pipeline(config, folder)
     finally:
@@ -181,7 +183,7 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
                                                                                           tmp_path):
     from pcevolve.data import read_image_folder, read_unlabeled_images
     from pcevolve.decoders import load_decoder
-    from pcevolve.pipeline import class_territories, load_public_side
+    from pcevolve.pipeline import class_territories, load_public_features
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.release import StatisticsRelease
 
@@ -201,7 +203,7 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
     assert BudgetLedger.load(folder / "ledger.json").spent() <= 8.0 + 1e-9
     # Class k is delivered only from k's territory, which is rebuilt from the folder's public files alone.
     territories = class_territories(config, StatisticsRelease.load(folder / "release.npz"),
-                                    load_public_side(RunFolder.open(folder))[0], load_decoder(folder / "decoder"))
+                                    load_public_features(RunFolder.open(folder)).basis, load_decoder(folder / "decoder"))
     pool = {k: {row.tobytes() for row in load_decoder(folder / "decoder").samples[members]}
             for k, members in enumerate(territories.members)}
     assert all(row in pool[k] for row, k in zip(delivered_rows, delivered.labels))

@@ -71,7 +71,7 @@ def test_reproducible_noise_is_regenerable_and_labelled_not_dp_but_shares_no_str
 
 
 def test_the_stream_check_catches_a_public_array_drawn_from_the_noise_stream():
-    stream = release_attack.stream_normals(3, "fitness", 100_000)
+    stream = release_attack.stream_normals(3, "release", 100_000)
     planted = 0.25 + stream[500:756].reshape(32, 8) / 1.7  # frequencies W ~ N(0, 1/ℓ²) after 500 other draws
     assert release_attack.is_affine_copy(planted, stream)
     assert not release_attack.is_affine_copy(np.random.default_rng(0).standard_normal(256), stream)
@@ -87,7 +87,7 @@ def test_shared_files_hold_no_private_timing(secure_run):
     records = _records(secure_run)
     assert all("time" not in r for r in records)
     summary = [r for r in records if r["kind"] == "summary"][0]
-    assert set(summary["seconds"]) == {"decoder", "public features", "search", "delivery"}
+    assert set(summary["seconds"]) == {"decoder", "public_features", "search", "delivery"}
     for marker in ("representation", "decoder"):
         assert "seconds" not in json.loads((secure_run / "stages" / f"{marker}.json").read_text()).get("dp", {})
     assert "seconds" not in json.loads((secure_run / "stages" / "representation.json").read_text())
@@ -124,7 +124,7 @@ def test_resume_without_a_trustworthy_ledger_refuses(tiny_config, tmp_path):
     with pytest.raises(RunError, match="not a readable JSON ledger"):
         open_run(None, resume=folder)
     # A consistent ledger that "forgot" its charges (hash fixed, as a careful editor would) fails its signature.
-    fresh = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "fitness": 5.0, "decoder": 0.0, "delivery": 0.0},
+    fresh = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "release": 5.0, "decoder": 0.0, "delivery": 0.0},
                          path=tmp_path / "empty.json", reproducible_noise=True)
     ledger.write_bytes((tmp_path / "empty.json").read_bytes())
     assert fresh.spent() == 0

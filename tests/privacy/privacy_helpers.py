@@ -7,7 +7,7 @@ import numpy as np
 from pcevolve.privacy import BudgetLedger, NoiseSource
 from pcevolve.privacy.noise import GeneratorNoise
 
-SEED_STAGES = {"representation": 3.0, "fitness": 5.0, "decoder": 0.0, "delivery": 0.0}
+SEED_STAGES = {"representation": 3.0, "release": 5.0, "decoder": 0.0, "delivery": 0.0}
 
 
 class ZeroNoise(NoiseSource):

@@ -21,7 +21,7 @@ from pcevolve.run_folder import RunFolder
 runner = CliRunner()
 
 
-SEED_SPLIT = {"privacy": {"split": {"representation": 0.375, "fitness": 0.625}}}
+SEED_SPLIT = {"privacy": {"split": {"representation": 0.375, "release": 0.625}}}
 
 
 def test_budget_plan_by_default_puts_the_whole_budget_on_the_release():
@@ -38,7 +38,7 @@ def test_budget_plan_shows_the_split_and_the_seed_dpsgd_sigma(tmp_path):
     result = runner.invoke(budget_commands.app, ["plan", "--epsilon", "8", "--delta", "1e-5", "--config", str(config)])
     assert result.exit_code == 0, result.output
     out = result.output
-    for text in ("representation", "fitness", "decoder", "delivery", "37.5%", "62.5%",
+    for text in ("representation", "release", "decoder", "delivery", "37.5%", "62.5%",
                  "no private access", "q = batch / n", "625 steps"):
         assert text in out, text
     # The shares 3/8 and 5/8 are scaled until the composition reaches 8: caps 3.936 and 6.560.
@@ -76,7 +76,7 @@ def test_budget_plan_says_not_dp_for_reproducible_noise(tmp_path):
 
 def test_budget_plan_refuses_a_split_that_does_not_add_up(tmp_path):
     config = tmp_path / "run.yaml"
-    config.write_text(yaml.safe_dump({"privacy": {"split": {"representation": 0.5, "fitness": 0.6}}}))
+    config.write_text(yaml.safe_dump({"privacy": {"split": {"representation": 0.5, "release": 0.6}}}))
     result = runner.invoke(budget_commands.app, ["plan", "--config", str(config)])
     assert result.exit_code == 2
     assert "must sum to 1" in result.output
@@ -84,13 +84,13 @@ def test_budget_plan_refuses_a_split_that_does_not_add_up(tmp_path):
 
 def _write_ledger(folder, *, reproducible: bool = False) -> BudgetLedger:
     privacy = RunConfig().privacy.model_copy(update={"reproducible_noise": reproducible})
-    ledger = BudgetLedger.from_config(privacy, caps={"representation": 3.0, "fitness": 5.0, "decoder": 0.0,
+    ledger = BudgetLedger.from_config(privacy, caps={"representation": 3.0, "release": 5.0, "decoder": 0.0,
                                                      "delivery": 0.0}, path=folder.ledger_path)
     rng = np.random.default_rng(0) if reproducible else SecureNoise()
     ledger.charge("representation", SubsampledGaussianSteps(0.128, 4.6, 300), description="epochs 1-38")
-    GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="fitness", noise=rng,
+    GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="release", noise=rng,
                                         description="class means")
-    ExponentialMechanism(1.0).release(np.array([0.2, 0.8]), ledger=ledger, stage="fitness", noise=rng)
+    ExponentialMechanism(1.0).release(np.array([0.2, 0.8]), ledger=ledger, stage="release", noise=rng)
     ledger.charge("delivery", PostProcessing(), description="decode")
     return ledger
 

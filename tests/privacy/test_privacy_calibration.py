@@ -95,7 +95,7 @@ def test_seed_dpsgd_sigma_rdp_4_9_and_pld_smaller():
     result = account([SubsampledGaussianSteps(q, sigma_reported, steps)], delta=DELTA)
     assert result.epsilon <= 3.0
     # The ledger accepts exactly that σ for the full schedule.
-    ledger = BudgetLedger(8.0, DELTA, {"representation": 3.0, "fitness": 5.0}, reproducible_noise=True)
+    ledger = BudgetLedger(8.0, DELTA, {"representation": 3.0, "release": 5.0}, reproducible_noise=True)
     ledger.charge("representation", SubsampledGaussianSteps(q, sigma_reported, steps))
 
 
@@ -106,7 +106,7 @@ def test_dpsgd_schedule_checks_its_inputs():
 
 
 def test_affordable_steps_is_the_largest_count_the_ledger_accepts():
-    ledger = BudgetLedger(8.0, DELTA, {"representation": 3.0, "fitness": 5.0}, reproducible_noise=True)
+    ledger = BudgetLedger(8.0, DELTA, {"representation": 3.0, "release": 5.0}, reproducible_noise=True)
     ledger.charge("representation", SubsampledGaussianSteps(0.128, 2.0, 20))
     steps = affordable_steps(ledger, "representation", sampling_probability=0.128, noise_multiplier=2.0,
                              max_steps=10_000)

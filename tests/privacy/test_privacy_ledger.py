@@ -44,16 +44,16 @@ def seed_ledger(path=None) -> BudgetLedger:
 
 def test_charge_records_history_with_accountant_epsilons():
     ledger = seed_ledger()
-    entry = ledger.charge("fitness", GaussianRelease(2.0), description="class means")
-    assert entry.index == 0 and entry.stage == "fitness" and entry.description == "class means"
+    entry = ledger.charge("release", GaussianRelease(2.0), description="class means")
+    assert entry.index == 0 and entry.stage == "release" and entry.description == "class means"
     assert entry.stage_epsilon == entry.total_epsilon == account([GaussianRelease(2.0)], delta=DELTA).epsilon
     ledger.charge("representation", SubsampledGaussianSteps(0.128, 5.0, 100))
     assert len(ledger.history) == 2
-    assert ledger.spent("fitness") == entry.stage_epsilon
+    assert ledger.spent("release") == entry.stage_epsilon
     expected_total = account([GaussianRelease(2.0), SubsampledGaussianSteps(0.128, 5.0, 100)], delta=DELTA)
     assert ledger.spent() == expected_total.epsilon
     assert ledger.history[-1].total_epsilon == expected_total.epsilon
-    assert ledger.remaining("fitness") == pytest.approx(5.0 - entry.stage_epsilon)
+    assert ledger.remaining("release") == pytest.approx(5.0 - entry.stage_epsilon)
 
 
 def test_stage_overspend_is_refused_with_a_message_naming_stage_request_and_remainder():
@@ -112,13 +112,13 @@ def test_total_refusal_names_the_total_budget(monkeypatch):
 def test_refused_charge_changes_nothing(tmp_path):
     path = tmp_path / "ledger.json"
     ledger = seed_ledger(path)
-    ledger.charge("fitness", GaussianRelease(1.0))
-    before = (ledger.history, ledger.spent(), ledger.spent("fitness"), path.read_bytes())
+    ledger.charge("release", GaussianRelease(1.0))
+    before = (ledger.history, ledger.spent(), ledger.spent("release"), path.read_bytes())
     with pytest.raises(BudgetExceeded):
-        ledger.charge("fitness", GaussianRelease(0.1))
-    assert (ledger.history, ledger.spent(), ledger.spent("fitness"), path.read_bytes()) == before
-    assert ledger.can_afford("fitness", GaussianRelease(3.0))
-    assert not ledger.can_afford("fitness", GaussianRelease(0.1))
+        ledger.charge("release", GaussianRelease(0.1))
+    assert (ledger.history, ledger.spent(), ledger.spent("release"), path.read_bytes()) == before
+    assert ledger.can_afford("release", GaussianRelease(3.0))
+    assert not ledger.can_afford("release", GaussianRelease(0.1))
     assert ledger.history == before[0]  # can_afford charges nothing
 
 
@@ -127,7 +127,7 @@ def test_unknown_stage_and_foreign_events_are_errors():
     with pytest.raises(LedgerError, match="unknown stage 'evaluation'"):
         ledger.charge("evaluation", GaussianRelease(1.0))
     with pytest.raises(TypeError):
-        ledger.charge("fitness", "gaussian")  # type: ignore[arg-type]
+        ledger.charge("release", "gaussian")  # type: ignore[arg-type]
     assert ledger.history == ()
 
 
@@ -145,11 +145,11 @@ def test_invalid_budgets_are_refused():
 
 def test_ledger_does_not_sum_naively():
     # 100 releases at z=10 cost ε ≈ 0.34 each at δ=1e-5: a summing ledger would refuse after 23 of them.
-    ledger = BudgetLedger(8.0, DELTA, {"fitness": 8.0})
+    ledger = BudgetLedger(8.0, DELTA, {"release": 8.0})
     single = account([GaussianRelease(10.0)], delta=DELTA).epsilon
     assert 100 * single > 30
     for _ in range(100):
-        ledger.charge("fitness", GaussianRelease(10.0))
+        ledger.charge("release", GaussianRelease(10.0))
     assert len(ledger.history) == 100
     # Composed, they are one Gaussian release at z=1: ε = 4.377 (analytic), far below the naive 34.
     assert 4.377 <= ledger.spent() < 4.39
@@ -168,11 +168,11 @@ def test_dpsgd_charged_per_epoch_gives_the_same_epsilon_as_one_event():
 
 def test_from_config_uses_the_run_budget():
     ledger = BudgetLedger.from_config(PrivacyConfig(neighbouring="replace_one",
-                                                    split={"representation": 0.375, "fitness": 0.625}))
+                                                    split={"representation": 0.375, "release": 0.625}))
     assert ledger.total_epsilon == 8.0 and ledger.delta == 1e-5 and ledger.neighbouring == "replace_one"
     assert dict(ledger.stages) == SEED_STAGES  # shares 3/8 and 5/8 of 8
-    scaled = BudgetLedger.from_config(PrivacyConfig(), caps={"representation": 3.9, "fitness": 6.5})
-    assert dict(scaled.stages) == {"representation": 3.9, "fitness": 6.5}
+    scaled = BudgetLedger.from_config(PrivacyConfig(), caps={"representation": 3.9, "release": 6.5})
+    assert dict(scaled.stages) == {"representation": 3.9, "release": 6.5}
 
 
 # ---------------------------------------------------------------- persistence and resume
@@ -183,8 +183,8 @@ def test_saved_after_every_charge_and_reloaded_exactly(tmp_path):
     ledger = seed_ledger(path)
     assert BudgetLedger.load(path).history == ()
     ledger.charge("representation", SubsampledGaussianSteps(0.128, 4.6, 300), description="epochs 1-38")
-    ledger.charge("fitness", GaussianRelease(1.2))
-    ledger.charge("fitness", ExponentialSelection(0.5, 3))
+    ledger.charge("release", GaussianRelease(1.2))
+    ledger.charge("release", ExponentialSelection(0.5, 3))
     reloaded = BudgetLedger.load(path)
     assert reloaded.history == ledger.history
     assert reloaded.spent() == ledger.spent()
@@ -213,7 +213,7 @@ def test_reloaded_ledger_refuses_what_the_original_refuses_and_keeps_saving(tmp_
 
 def test_a_new_ledger_never_overwrites_an_existing_file(tmp_path):
     path = tmp_path / "ledger.json"
-    seed_ledger(path).charge("fitness", GaussianRelease(1.0))
+    seed_ledger(path).charge("release", GaussianRelease(1.0))
     with pytest.raises(FileExistsError):
         seed_ledger(path)
     assert len(BudgetLedger.load(path).history) == 1
@@ -222,11 +222,11 @@ def test_a_new_ledger_never_overwrites_an_existing_file(tmp_path):
 def test_open_creates_or_resumes_and_refuses_changed_settings(tmp_path):
     path = tmp_path / "ledger.json"
     first = BudgetLedger.open(path, 8.0, DELTA, SEED_STAGES)
-    first.charge("fitness", GaussianRelease(1.0))
+    first.charge("release", GaussianRelease(1.0))
     again = BudgetLedger.open(path, 8.0, DELTA, SEED_STAGES)
     assert again.history == first.history
     with pytest.raises(LedgerError, match="total_epsilon"):
-        BudgetLedger.open(path, 10.0, DELTA, {**SEED_STAGES, "fitness": 7.0})
+        BudgetLedger.open(path, 10.0, DELTA, {**SEED_STAGES, "release": 7.0})
     with pytest.raises(LedgerError, match="neighbouring"):
         BudgetLedger.open(path, 8.0, DELTA, SEED_STAGES, neighbouring="replace_one")
 
@@ -234,7 +234,7 @@ def test_open_creates_or_resumes_and_refuses_changed_settings(tmp_path):
 def test_failed_write_leaves_the_ledger_unchanged(tmp_path, monkeypatch):
     path = tmp_path / "ledger.json"
     ledger = seed_ledger(path)
-    ledger.charge("fitness", GaussianRelease(2.0))
+    ledger.charge("release", GaussianRelease(2.0))
     before = path.read_bytes()
 
     def broken_write(*args, **kwargs):
@@ -242,7 +242,7 @@ def test_failed_write_leaves_the_ledger_unchanged(tmp_path, monkeypatch):
 
     monkeypatch.setattr(ledger_module, "atomic_write_json", broken_write)
     with pytest.raises(OSError):
-        ledger.charge("fitness", GaussianRelease(2.0))
+        ledger.charge("release", GaussianRelease(2.0))
     assert len(ledger.history) == 1 and path.read_bytes() == before
 
 
@@ -259,7 +259,7 @@ def written_ledger(tmp_path) -> Path:
     path = tmp_path / "ledger.json"
     ledger = seed_ledger(path)
     ledger.charge("representation", SubsampledGaussianSteps(0.128, 4.6, 300))
-    ledger.charge("fitness", GaussianRelease(1.0))
+    ledger.charge("release", GaussianRelease(1.0))
     return path
 
 
@@ -292,7 +292,7 @@ def test_edited_event_parameters_are_detected_by_recomputation(written_ledger):
 def test_raised_budget_cannot_hide_overspending(written_ledger):
     def shrink_cap(document):
         for stage in document["settings"]["stages"]:
-            if stage["name"] == "fitness":
+            if stage["name"] == "release":
                 stage["cap"] = 0.5
 
     _rewrite(written_ledger, shrink_cap)
@@ -378,7 +378,7 @@ def test_an_infinite_side_bound_does_not_break_the_file(tmp_path, monkeypatch):
         return type(result)(**{**result.__dict__, "rdp_epsilon": math.inf})
 
     monkeypatch.setattr(ledger, "_account", no_rdp)
-    entry = ledger.charge("fitness", GaussianRelease(2.0))
+    entry = ledger.charge("release", GaussianRelease(2.0))
     assert entry.rdp_epsilon == math.inf
     assert json.loads(path.read_text())["entries"][0]["rdp_epsilon"] is None
     assert BudgetLedger.load(path).spent() == ledger.spent()
@@ -391,11 +391,11 @@ def test_a_secure_ledger_refuses_seeded_noise_before_anything_is_recorded():
     ledger = seed_ledger()
     seeded = GeneratorNoise(np.random.default_rng(0))
     with pytest.raises(LedgerError, match="promises secure noise"):
-        GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="fitness", noise=seeded)
+        GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="release", noise=seeded)
     with pytest.raises(LedgerError, match="promises secure noise"):
         DPSGDMechanism(0.1, 2.0, 1.0, 100).charge(ledger, "representation", 5, noise=seeded)
     assert ledger.history == () and ledger.is_dp
-    GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="fitness", noise=SecureNoise())
+    GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="release", noise=SecureNoise())
     assert len(ledger.history) == 1
 
 
@@ -410,7 +410,7 @@ def test_dpsgd_steps_paid_on_a_secure_ledger_refuse_a_seeded_source():
 def test_reproducible_ledger_says_not_dp_in_its_file_and_cannot_be_resumed_as_secure(tmp_path):
     path = tmp_path / "ledger.json"
     ledger = BudgetLedger(8.0, DELTA, SEED_STAGES, path=path, reproducible_noise=True)
-    GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="fitness",
+    GaussianMechanism(1.0, 2.0).release(np.zeros(3), ledger=ledger, stage="release",
                                         noise=GeneratorNoise(np.random.default_rng(0)))
     document = json.loads(path.read_text())
     assert document["dp"] is False and "NOT DP" in document["notice"]
@@ -423,7 +423,7 @@ def test_reproducible_ledger_says_not_dp_in_its_file_and_cannot_be_resumed_as_se
 def test_signature_catches_a_careful_rewrite_and_a_wrong_key(tmp_path):
     path, key = tmp_path / "ledger.json", b"k" * 32
     ledger = BudgetLedger(8.0, DELTA, SEED_STAGES, path=path, key=key)
-    ledger.charge("fitness", GaussianRelease(1.0))
+    ledger.charge("release", GaussianRelease(1.0))
     assert BudgetLedger.load(path, key=key).spent() == ledger.spent()
 
     def forget_everything(document):
@@ -440,16 +440,16 @@ def test_signature_catches_a_careful_rewrite_and_a_wrong_key(tmp_path):
 
 def test_a_signed_ledger_loaded_without_its_key_is_read_only(tmp_path):
     path, key = tmp_path / "ledger.json", b"k" * 32
-    BudgetLedger(8.0, DELTA, SEED_STAGES, path=path, key=key).charge("fitness", GaussianRelease(1.0))
+    BudgetLedger(8.0, DELTA, SEED_STAGES, path=path, key=key).charge("release", GaussianRelease(1.0))
     reader = BudgetLedger.load(path)
     with pytest.raises(LedgerError, match="key"):
-        reader.charge("fitness", GaussianRelease(2.0))
+        reader.charge("release", GaussianRelease(2.0))
     assert "signature" in json.loads(path.read_text())
 
 
 def test_entries_carry_a_date_not_a_time(tmp_path):
     ledger = seed_ledger(tmp_path / "ledger.json")
-    entry = ledger.charge("fitness", GaussianRelease(1.0))
+    entry = ledger.charge("release", GaussianRelease(1.0))
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", entry.time)
 
 

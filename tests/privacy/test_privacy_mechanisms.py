@@ -48,9 +48,9 @@ def test_accepted_release_advances_the_generator_and_records_one_entry(name):
     ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES, reproducible_noise=True)
     rng = np.random.default_rng(7)
     state = rng.bit_generator.state
-    RELEASES[name](ledger, "fitness", rng)
+    RELEASES[name](ledger, "release", rng)
     assert rng.bit_generator.state != state
-    assert len(ledger.history) == 1 and ledger.history[0].stage == "fitness"
+    assert len(ledger.history) == 1 and ledger.history[0].stage == "release"
 
 
 def test_refused_secure_release_draws_nothing(monkeypatch):
@@ -66,17 +66,17 @@ def test_refused_secure_release_draws_nothing(monkeypatch):
 def test_non_finite_values_are_refused_before_charging(value):
     ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES, reproducible_noise=True)
     with pytest.raises(ValueError, match="NaN or inf"):
-        GaussianMechanism(1.0, 1.0).release(value, ledger=ledger, stage="fitness", noise=np.random.default_rng(0))
+        GaussianMechanism(1.0, 1.0).release(value, ledger=ledger, stage="release", noise=np.random.default_rng(0))
     assert ledger.history == ()
 
 
 def test_relation_mismatch_is_refused_before_charging():
     ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES, neighbouring="replace_one", reproducible_noise=True)
     with pytest.raises(ValueError, match="add_remove"):
-        GaussianMechanism(1.0, 1.0).release(np.zeros(2), ledger=ledger, stage="fitness",
+        GaussianMechanism(1.0, 1.0).release(np.zeros(2), ledger=ledger, stage="release",
                                             noise=np.random.default_rng(0))
     GaussianMechanism(2.0, 1.0, neighbouring="replace_one").release(
-        np.zeros(2), ledger=ledger, stage="fitness", noise=np.random.default_rng(0))
+        np.zeros(2), ledger=ledger, stage="release", noise=np.random.default_rng(0))
     assert len(ledger.history) == 1
 
 
@@ -104,5 +104,5 @@ def test_exponential_mechanism_needs_candidates():
 def test_noise_must_be_explicit():
     ledger = BudgetLedger(8.0, 1e-5, SEED_STAGES, reproducible_noise=True)
     with pytest.raises(TypeError):
-        GaussianMechanism(1.0, 1.0).release(np.zeros(2), ledger=ledger, stage="fitness", noise=None)
+        GaussianMechanism(1.0, 1.0).release(np.zeros(2), ledger=ledger, stage="release", noise=None)
     assert ledger.history == ()

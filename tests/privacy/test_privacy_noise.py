@@ -110,10 +110,10 @@ def test_scalar_release_returns_a_float():
 
 
 def test_mechanism_charges_exactly_its_event():
-    ledger = BudgetLedger(8.0, 1e-5, {"fitness": 8.0}, reproducible_noise=True)
-    GaussianMechanism(1.0, 3.0).release(np.zeros(4), ledger=ledger, stage="fitness", noise=np.random.default_rng(0))
-    LaplaceMechanism(1.0, 5.0).release(np.zeros(4), ledger=ledger, stage="fitness", noise=np.random.default_rng(0))
-    ExponentialMechanism(0.5).release(np.zeros(4), ledger=ledger, stage="fitness", noise=np.random.default_rng(0))
+    ledger = BudgetLedger(8.0, 1e-5, {"release": 8.0}, reproducible_noise=True)
+    GaussianMechanism(1.0, 3.0).release(np.zeros(4), ledger=ledger, stage="release", noise=np.random.default_rng(0))
+    LaplaceMechanism(1.0, 5.0).release(np.zeros(4), ledger=ledger, stage="release", noise=np.random.default_rng(0))
+    ExponentialMechanism(0.5).release(np.zeros(4), ledger=ledger, stage="release", noise=np.random.default_rng(0))
     assert [e.event.describe() for e in ledger.history] == [
         "gaussian_release(noise_multiplier=3, count=1)",
         "laplace_release(noise_multiplier=5, count=1)",

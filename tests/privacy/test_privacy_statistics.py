@@ -103,13 +103,13 @@ def test_replace_one_same_class_sum_attains_the_bound():
 
 
 def test_one_ledger_event_for_all_classes_and_components():
-    ledger = BudgetLedger(8.0, 1e-5, {"fitness": 5.0}, reproducible_noise=True)
+    ledger = BudgetLedger(8.0, 1e-5, {"release": 5.0}, reproducible_noise=True)
     release = ClassStatisticsRelease.calibrated(5.0, 1e-5, num_classes=10, clip_norm=1.0, components=ALL, rff=RFF)
     x, y = np.random.default_rng(1).normal(size=(200, DIM)), np.arange(200) % 10
-    out = release.release(x, y, ledger=ledger, stage="fitness", noise=np.random.default_rng(2))
+    out = release.release(x, y, ledger=ledger, stage="release", noise=np.random.default_rng(2))
     assert len(ledger.history) == 1
     assert ledger.history[0].event == GaussianRelease(release.noise_multiplier)
-    assert ledger.spent("fitness") <= 5.0
+    assert ledger.spent("release") <= 5.0
     assert account([release.event], delta=1e-5).epsilon <= 5.0
     assert out.counts.shape == (10,) and out.sums.shape == (10, DIM)
     assert out.second_moments.shape == (10, DIM) and out.rff_sums.shape == (10, RFF.num_features)

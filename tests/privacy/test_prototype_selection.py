@@ -33,19 +33,19 @@ def test_utilities_lie_in_0_1_and_vanish_where_another_prototype_is_nearer():
 
 
 def test_a_call_charges_one_batch_of_draws_and_a_refused_one_reads_and_draws_nothing():
-    ledger = BudgetLedger(2.0, DELTA, {"fitness": 2.0}, reproducible_noise=True)
+    ledger = BudgetLedger(2.0, DELTA, {"release": 2.0}, reproducible_noise=True)
     mechanism = PrototypeSelection(0.1)
     candidates, candidate_labels = np.random.default_rng(0).standard_normal((10, 3)), np.repeat([0, 1], 5)
     private, labels = np.random.default_rng(1).standard_normal((8, 3)), np.repeat([0, 1], 4)
     picked = mechanism.release(private, labels, candidates, candidate_labels, classes=2, draws=3, ledger=ledger,
-                               stage="fitness", noise=GeneratorNoise(np.random.default_rng(2)))
+                               stage="release", noise=GeneratorNoise(np.random.default_rng(2)))
     assert list(ledger.events()) == [ExponentialSelection(0.1, count=6)]
     assert [len(p) for p in picked] == [3, 3] and set(picked[0]) <= set(range(5)) and set(picked[1]) <= {5, 6, 7, 8, 9}
     generator = np.random.default_rng(3)
     state = generator.bit_generator.state
     with pytest.raises(BudgetExceeded):
         PrototypeSelection(5.0).release(np.ones((8, 3)).view(LockedPrivate), labels, candidates, candidate_labels,
-                                        classes=2, draws=3, ledger=ledger, stage="fitness",
+                                        classes=2, draws=3, ledger=ledger, stage="release",
                                         noise=GeneratorNoise(generator))
     assert generator.bit_generator.state == state and len(ledger.events()) == 1
 
@@ -56,10 +56,10 @@ def test_selector_spends_what_the_accountant_says_and_reads_private_data_only_in
     private = np.concatenate([rng.normal(0, 1, (20, 3)), rng.normal(6, 1, (20, 3))]).view(LockedPrivate)
     labels = np.repeat([0, 1], 20)
     monkeypatch.setattr(selection_module, "prototype_utilities", unlocking(selection_module.prototype_utilities))
-    ledger = BudgetLedger(4.0, DELTA, {"fitness": 4.0}, reproducible_noise=True)
+    ledger = BudgetLedger(4.0, DELTA, {"release": 4.0}, reproducible_noise=True)
     settings = PCEvolveSettings(rounds=3, draws=2, candidates=40, neighbours=5)
     result = pcevolve_select(private, labels, pool, classes=2, per_class=50, settings=settings, ledger=ledger,
-                             stage="fitness", noise=GeneratorNoise(np.random.default_rng(5)),
+                             stage="release", noise=GeneratorNoise(np.random.default_rng(5)),
                              rng=np.random.default_rng(6))
     draws = 3 * 2 * 2
     assert sum(e.count for e in ledger.events()) == draws
@@ -73,9 +73,9 @@ def test_selector_spends_what_the_accountant_says_and_reads_private_data_only_in
     # With a large budget the draws follow the utilities: references fall on their own class's side.
     LockedPrivate.locked = False
     rich = pcevolve_select(np.asarray(private.view(np.ndarray)), labels, pool, classes=2, per_class=50,
-                           settings=settings, ledger=BudgetLedger(400.0, DELTA, {"fitness": 400.0},
+                           settings=settings, ledger=BudgetLedger(400.0, DELTA, {"release": 400.0},
                                                                   reproducible_noise=True),
-                           stage="fitness", noise=GeneratorNoise(np.random.default_rng(7)),
+                           stage="release", noise=GeneratorNoise(np.random.default_rng(7)),
                            rng=np.random.default_rng(8))
     LockedPrivate.locked = True
     assert np.all(rich.references[1] >= 150) and np.all(rich.references[0] < 150)

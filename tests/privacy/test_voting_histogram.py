@@ -20,7 +20,7 @@ DELTA = 1e-5
 
 
 def _ledger(epsilon=4.0, **kwargs):
-    return BudgetLedger(epsilon, DELTA, {"fitness": epsilon}, reproducible_noise=True, **kwargs)
+    return BudgetLedger(epsilon, DELTA, {"release": epsilon}, reproducible_noise=True, **kwargs)
 
 
 def test_each_record_votes_once_for_its_nearest_candidate_of_its_own_class():
@@ -42,7 +42,7 @@ def test_a_release_charges_one_gaussian_event_and_a_refused_one_reads_and_draws_
     mechanism = VotingHistogram(2.0)  # costs ε ≈ 2 of 3
     candidates, candidate_labels = np.zeros((4, 3)), np.array([0, 0, 1, 1])
     private, labels = np.ones((6, 3)), np.array([0, 1] * 3)
-    noisy = mechanism.release(private, labels, candidates, candidate_labels, ledger=ledger, stage="fitness",
+    noisy = mechanism.release(private, labels, candidates, candidate_labels, ledger=ledger, stage="release",
                               noise=GeneratorNoise(np.random.default_rng(0)))
     assert noisy.shape == (4,) and list(ledger.events()) == [GaussianRelease(2.0)]
     assert not np.allclose(noisy, nearest_candidate_votes(private, labels, candidates, candidate_labels))
@@ -51,7 +51,7 @@ def test_a_release_charges_one_gaussian_event_and_a_refused_one_reads_and_draws_
     guarded = np.ones((6, 3)).view(LockedPrivate)
     with pytest.raises(BudgetExceeded):
         VotingHistogram(0.05).release(guarded, labels, candidates, candidate_labels, ledger=ledger,
-                                      stage="fitness", noise=GeneratorNoise(generator))
+                                      stage="release", noise=GeneratorNoise(generator))
     assert generator.bit_generator.state == state and len(ledger.events()) == 1
 
 
@@ -65,7 +65,7 @@ def test_pe_spends_its_iterations_as_the_accountant_says_and_reads_private_data_
     ledger = _ledger(4.0)
     settings = PESettings(iterations=5, neighbours=4)
     selection = pe_select(private, labels, pool, classes=2, per_class=30, settings=settings, ledger=ledger,
-                          stage="fitness", noise=GeneratorNoise(np.random.default_rng(4)),
+                          stage="release", noise=GeneratorNoise(np.random.default_rng(4)),
                           rng=np.random.default_rng(5))
     assert len(ledger.events()) == 5
     assert all(e == GaussianRelease(selection.noise_multiplier) for e in ledger.events())

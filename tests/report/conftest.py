@@ -77,10 +77,10 @@ def make_run(root: Path, *, leaky: bool = False, generations: int = 4, reproduci
     if leaky:
         synthetic = [np.concatenate([private[k], synthetic[k][:4]]) for k in range(3)]
     write_class_folder(run / "synthetic", synthetic)
-    ledger = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "fitness": 5.0}, path=run / "ledger.json",
+    ledger = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "release": 5.0}, path=run / "ledger.json",
                           reproducible_noise=reproducible)
     ledger.charge("representation", GaussianRelease(3.0), description="stand-in for DP-SGD")
-    ledger.charge("fitness", GaussianRelease(2.0), description="class statistics")
+    ledger.charge("release", GaussianRelease(2.0), description="class statistics")
     # The release's noisy counts: what a shared report says about the private set's size (10 per class here).
     np.savez(run / "release.npz", counts=np.array([10.4, 9.7, 11.2]))
     terms = {"accuracy": 0.5, "mmd": 0.1, "attack": 0.0, "privacy": 0.0, "diversity": 0.8, "consistency": 0.9}

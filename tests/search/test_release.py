@@ -45,15 +45,15 @@ def _release(z, labels, ledger, settings=None, noise=None, **kwargs):
 
 def test_release_pays_the_fitness_stage_in_two_events_that_compose_to_its_budget(tmp_path):
     z, labels = _data()
-    ledger = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "fitness": 5.0}, reproducible_noise=True)
+    ledger = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "release": 5.0}, reproducible_noise=True)
     release, choice = _release(z, labels, ledger)
-    assert [e.stage for e in ledger.history] == ["fitness", "fitness"]
-    assert 4.99 < ledger.spent("fitness") <= 5.0  # calibrated to the stage, never above it
+    assert [e.stage for e in ledger.history] == ["release", "release"]
+    assert 4.99 < ledger.spent("release") <= 5.0  # calibrated to the stage, never above it
     # An independent PLD composition of the two recorded Gaussians gives the same ε.
     accountant = pld_privacy_accountant.PLDAccountant()
     for entry in ledger.history:
         accountant.compose(dp_event.GaussianDpEvent(entry.event.noise_multiplier))
-    assert accountant.get_epsilon(1e-5) == pytest.approx(ledger.spent("fitness"), rel=2e-3)
+    assert accountant.get_epsilon(1e-5) == pytest.approx(ledger.spent("release"), rel=2e-3)
     # Together they are one Gaussian at the combined noise multiplier.
     z1, z2 = (entry.event.noise_multiplier for entry in ledger.history)
     assert release.noise_multiplier == pytest.approx((z1**-2 + z2**-2) ** -0.5)
@@ -73,14 +73,14 @@ def test_release_pays_the_fitness_stage_in_two_events_that_compose_to_its_budget
 
 def test_small_classes_release_only_counts_and_sums_and_the_sums_get_the_whole_rest():
     z, labels = _data(per_class=5)
-    every, _ = _release(z, labels, BudgetLedger(2.0, 1e-5, {"fitness": 2.0}, reproducible_noise=True))
-    ledger = BudgetLedger(2.0, 1e-5, {"fitness": 2.0}, reproducible_noise=True)
+    every, _ = _release(z, labels, BudgetLedger(2.0, 1e-5, {"release": 2.0}, reproducible_noise=True))
+    ledger = BudgetLedger(2.0, 1e-5, {"release": 2.0}, reproducible_noise=True)
     lean, choice = _release(z, labels, ledger, _settings(min_snr=2.0))
     assert choice.dropped == ("second_moment", "rff") and choice.components == ("sum",)
     assert lean.statistics.second_moments is None and lean.statistics.rff_sums is None
     assert set(lean.statistics.noise_stds) == {"count", "sum"}
     # Same budget, same counts' noise; the sums' noise shrinks by √(share of the sums among the rest).
-    assert 1.99 < ledger.spent("fitness") <= 2.0
+    assert 1.99 < ledger.spent("release") <= 2.0
     assert lean.statistics.noise_stds["count"] == pytest.approx(every.statistics.noise_stds["count"])
     ratio = lean.statistics.noise_stds["sum"] / every.statistics.noise_stds["sum"]
     assert ratio == pytest.approx(math.sqrt(SHARES[1] / sum(SHARES[1:])), rel=1e-3)
@@ -102,7 +102,7 @@ def test_rule_keeps_a_statistic_once_the_class_size_pays_for_it():
 @pytest.mark.parametrize("spent_first", [False, True])
 def test_release_is_refused_before_any_noise_when_the_stage_is_spent(spent_first):
     z, labels = _data()
-    ledger = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "fitness": 0.0 if not spent_first else 5.0},
+    ledger = BudgetLedger(8.0, 1e-5, {"representation": 3.0, "release": 0.0 if not spent_first else 5.0},
                           reproducible_noise=True)
     if spent_first:
         _release(z, labels, ledger)

@@ -64,7 +64,7 @@ def plan(
         if stage_plan is not None:
             console.print(_dpsgd_table(stage_plan, run, num_samples, result.caps))
     if result.release is not None:
-        _print_release(console, result.release, run, result.caps["fitness"])
+        _print_release(console, result.release, run, result.caps["release"])
     _print_total(console, result, run)
 
 
@@ -87,7 +87,7 @@ def _stage_table(run: RunConfig, result: BudgetPlan) -> Table:
     table.add_column("private access")
     uses = {
         "representation": "DP-SGD (Poisson-subsampled Gaussian), per-sample clipping",
-        "fitness": "a Gaussian release of per-class statistics (counts, then the rest); the search is "
+        "release": "a Gaussian release of per-class statistics (counts, then the rest); the search is "
                    "post-processing of it",
         "decoder": ("DP-SGD on private data" if run.decoder.training != "public"
                     else "budget unused: the decoder trains on public data"),
@@ -145,7 +145,7 @@ def _dpsgd_table(stage: DPSGDStagePlan, run: RunConfig, n: int, caps: dict[str, 
 def _print_release(console: Console, release: ReleasePlan, run: RunConfig, cap: float) -> None:
     search = run.search
     z_count, z_rest = release.event_noise_multipliers
-    table = Table(title=f"fitness: per-class statistics for ε cap {cap:.3f} (two Gaussian events: the counts, "
+    table = Table(title=f"release: per-class statistics for ε cap {cap:.3f} (two Gaussian events: the counts, "
                         "then the rest)")
     table.add_column("released per class")
     table.add_column("numbers", justify="right")

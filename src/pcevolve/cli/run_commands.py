@@ -31,6 +31,7 @@ from pcevolve.pipeline import (
     open_run,
     run_pipeline,
 )
+from pcevolve.pipeline.stages import STAGES
 from pcevolve.privacy import LedgerError
 from pcevolve.randomness import NOT_DP_WARNING
 
@@ -124,12 +125,10 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     table.add_column("stage")
     table.add_column("ε spent", justify="right")
     table.add_column("seconds", justify="right")
-    ledger_stage = {"representation": "representation", "decoder": "decoder", "release": "fitness"}
-    order = ("data", "representation", "decoder", "public features", "release", "search", "delivery")
-    for stage in order:
+    for stage in ("data", *(s.name for s in STAGES)):
         if stage not in outcome.seconds and stage not in outcome.private_stages:
             continue
-        spent = outcome.epsilon.get(ledger_stage.get(stage, ""), None)
+        spent = outcome.epsilon.get(stage, None)
         shown = f"{outcome.seconds[stage]:.0f}" if stage in outcome.seconds else "secure/"
         table.add_row(stage, "" if spent is None else f"{spent:.3f}", shown)
     table.add_row("[bold]total[/bold]", f"[bold]{outcome.total_epsilon:.3f}[/bold]", "secure/")

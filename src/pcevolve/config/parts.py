@@ -21,10 +21,12 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     from pcevolve.decoders import DECODERS
     from pcevolve.encoders.backbones import BACKBONES
     from pcevolve.evolution.registry import CROSSOVERS, MUTATIONS
+    from pcevolve.modalities import MODALITIES
 
     problems: list[str] = []
     search, decoder, rep, privacy = config.search, config.decoder, config.representation, config.privacy
-    for key, registry, name in (("representation.backbone", BACKBONES, rep.backbone),
+    for key, registry, name in (("data.modality", MODALITIES, config.data.modality),
+                                ("representation.backbone", BACKBONES, rep.backbone),
                                 ("decoder.name", DECODERS, decoder.name),
                                 ("search.mutation", MUTATIONS, search.mutation),
                                 ("search.periodic_mutation", MUTATIONS, search.periodic_mutation),
@@ -32,6 +34,10 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         if name not in registry:
             problems.append(f"{key}: unknown {registry.kind} {name!r}; known: {', '.join(sorted(registry))}")
 
+    if decoder.name in DECODERS and config.data.modality not in DECODERS[decoder.name].modalities:
+        serving = sorted(name for name, part in DECODERS.items() if config.data.modality in part.modalities)
+        problems.append(f"decoder.name: decoder {decoder.name!r} does not make {config.data.modality} samples; "
+                        f"for data.modality {config.data.modality!r} use one of: {', '.join(serving)}")
     if rep.backbone in BACKBONES and rep.trainable_blocks is not None:
         blocks = BACKBONES[rep.backbone].n_blocks
         if rep.trainable_blocks > blocks:
@@ -45,8 +51,8 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     if config.data.public is None:
         problems.append("data.public: the search needs a public pool for its feature basis (and DP training needs "
                         "public negatives); give a folder of unlabelled public samples")
-    if stages.get("fitness", 0.0) <= 0.0:
-        problems.append("privacy.split.fitness: the search is judged on one DP release of class statistics, "
+    if stages.get("release", 0.0) <= 0.0:
+        problems.append("privacy.split.release: the search is judged on one DP release of class statistics, "
                         "which needs a share above 0")
     uses_private = decoder.training != "public"
     if uses_private and decoder.name in DECODERS and not DECODERS[decoder.name].trainable_under_dp:

@@ -16,8 +16,10 @@ class _Frozen(BaseModel):
 
 
 class DataConfig(_Frozen):
-    """Where the data lives and how images are normalised on reading."""
+    """Where the data lives, what kind of samples it holds, and how images are normalised on reading."""
 
+    # The kind of samples (pcevolve.modalities): image folders, or a CSV table.
+    modality: str = "image"
     private: str = "data/demo/private"
     public: str | None = "data/demo/public"
     test: str | None = "data/demo/test"
@@ -136,7 +138,7 @@ class SearchConfig(_Frozen):
     roundtrip_every: int = Field(5, ge=1)
     roundtrip_per_class: int = Field(24, ge=2)
     roundtrip_public: int = Field(1500, ge=2, description="Public features the round-trip surrogate is fitted on.")
-    # The DP release, charged once to the fitness stage: per class count, clipped sum, full second moment
+    # The DP release, charged once to the release stage: per class count, clipped sum, full second moment
     # (in the basis) and a random-Fourier-feature sum. The clip norm is this quantile of the public ‖z‖ (free).
     clip_quantile: float = Field(0.95, gt=0.0, le=1.0)
     rff_features: int = Field(256, ge=1, description="m: the mean embedding has 2m random Fourier features.")
@@ -226,10 +228,11 @@ class DecoderConfig(_Frozen):
     noise_multiplier: float | None = Field(None, gt=0.0)
 
 
-StageName = Literal["representation", "fitness", "decoder", "delivery"]
+# The ledger's stages: the stages of a run that may pay (``pipeline/stages.py``), and delivery (always 0).
+StageName = Literal["representation", "decoder", "release", "delivery"]
 
 
-STAGES: tuple[StageName, ...] = ("representation", "fitness", "decoder", "delivery")
+STAGES: tuple[StageName, ...] = ("representation", "decoder", "release", "delivery")
 
 
 class PrivacyConfig(_Frozen):
@@ -242,12 +245,12 @@ class PrivacyConfig(_Frozen):
 
     epsilon: float = Field(8.0, gt=0.0)
     delta: float = Field(1e-5, gt=0.0, lt=1.0)
-    # Default: the whole budget on the release (the seed splits 3 : 5 between representation and fitness). Measured
+    # Default: the whole budget on the release (the seed splits 3 : 5 between representation and the release). Measured
     # on the demo at ε = 8, two seeds, secure noise: the seed's split gave CNN 73.6% / 72.5%, labels right 73.8% /
     # 67.9%; all on the release 76.7% / 74.6%, 75.9% / 72.2%, and ran faster in less memory. Stage 2 still trains
     # contrastively on the public pool (free); give ``representation`` a share to fine-tune it on the private data.
     split: dict[StageName, float] = Field(
-        default_factory=lambda: {"representation": 0.0, "fitness": 1.0, "decoder": 0.0, "delivery": 0.0}
+        default_factory=lambda: {"representation": 0.0, "decoder": 0.0, "release": 1.0, "delivery": 0.0}
     )
     neighbouring: Literal["add_remove", "replace_one"] = "add_remove"
     # Mechanism noise and private sampling come from the operating system's secure source. True derives them from
@@ -263,8 +266,12 @@ class PrivacyConfig(_Frozen):
                              "(not DP) noise in tests and research set privacy.reproducible_noise: true")
         if isinstance(data, dict) and "stages" in data:
             raise ValueError("privacy.stages (ε per stage) was replaced by privacy.split (each stage's share of "
-                             "epsilon, summing to 1), e.g. split: {representation: 0.375, fitness: 0.625}; the run "
+                             "epsilon, summing to 1), e.g. split: {representation: 0.375, release: 0.625}; the run "
                              "scales the shares so that the accountant's total is exactly epsilon")
+        split = data.get("split") if isinstance(data, dict) else None
+        if isinstance(split, dict) and "fitness" in split:
+            raise ValueError("privacy.split.fitness was renamed privacy.split.release (the DP release of class "
+                             "statistics the search is judged on), e.g. split: {representation: 0.375, release: 0.625}")
         return data
 
     @field_validator("split")

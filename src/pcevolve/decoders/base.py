@@ -60,6 +60,8 @@ class Decoder(Protocol):
     """Feature vectors → samples. Implementations register under ``DecoderConfig.name``."""
 
     name: ClassVar[str]
+    #: The ``data.modality`` values whose samples it makes (checked when a config is loaded).
+    modalities: ClassVar[tuple[str, ...]]
     #: Whether ``decoder.training`` may be ``public-then-dp`` / ``dp`` (checked when a config is loaded).
     trainable_under_dp: ClassVar[bool]
 

@@ -43,6 +43,7 @@ class ConvImageDecoder(LearnedRoundTrip):
     """
 
     name: ClassVar[str] = "conv"
+    modalities: ClassVar[tuple[str, ...]] = ("image",)
 
     def __init__(self, config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> None:
         if len(sample_shape) not in (2, 3):

@@ -6,7 +6,8 @@ what exists, so it never produces a blurry average, and it knows the encoding of
 returns — the decode → re-encode round trip is exact and costs a lookup, so the
 search can judge every candidate through it instead of through a learned surrogate.
 
-Use it when the public pool holds images of the private classes (an unlabelled in-domain pool,
+It works for every modality: what it returns are public samples, whatever they are (images, table rows).
+Use it when the public pool holds samples of the private classes (an unlabelled in-domain pool,
 as in the demo); with a pool that lacks a class it can only return the nearest *other* thing,
 and the conv decoder fine-tuned under DP (``training: public-then-dp``) is the better choice.
 
@@ -35,7 +36,7 @@ from pcevolve.decoders.round_trips import RetrievalRoundTrip
 from pcevolve.io import atomic_write_npz
 
 if TYPE_CHECKING:
-    from pcevolve.encoders import ImageEncoder
+    from pcevolve.encoders import Encoder
     from pcevolve.search.territory import ClassTerritories
 
 _POOL = "pool.npz"
@@ -87,15 +88,16 @@ class NearestPublicDecoder(RetrievalRoundTrip):
     Args:
         config: ``public_images`` caps the pool (a seeded subset of the public samples).
         feature_dim: Size of the encoder's projected features.
-        sample_shape: One sample's shape: (H, W) grey or (H, W, C) colour.
+        sample_shape: One sample's shape: (H, W) grey or (H, W, C) colour images, (F,) table rows.
         seed: Chooses the pool subset when the public set is larger than ``public_images``.
     """
 
     name: ClassVar[str] = "nearest-public"
+    modalities: ClassVar[tuple[str, ...]] = ("image", "tabular")
 
     def __init__(self, config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> None:
-        if len(sample_shape) not in (2, 3):
-            raise ValueError(f"sample_shape must be (H, W) or (H, W, C), got {sample_shape}")
+        if len(sample_shape) == 0:
+            raise ValueError("sample_shape must have at least one dimension")
         self.config = config
         self.feature_dim = int(feature_dim)
         self.sample_shape = tuple(int(s) for s in sample_shape)
@@ -107,13 +109,13 @@ class NearestPublicDecoder(RetrievalRoundTrip):
     def pool_size(self) -> int:
         return len(self.samples)
 
-    def fit(self, public_samples: np.ndarray, *, encoder: ImageEncoder, seed: int,
+    def fit(self, public_samples: np.ndarray, *, encoder: Encoder, seed: int,
             progress: bool = False) -> DecoderTrainingResult:
         """Encode (a seeded subset of) the public pool once; nothing is trained and nothing is charged."""
         samples = np.asarray(public_samples)
-        if samples.dtype != np.uint8 or samples.shape[1:] != self.sample_shape:
-            raise ValueError(f"expected uint8 samples of shape (N, {self.sample_shape}), "
-                             f"got {samples.dtype} {samples.shape}")
+        if samples.shape[1:] != self.sample_shape:
+            raise ValueError(f"expected samples of shape (N, {self.sample_shape}), got {samples.dtype} "
+                             f"{samples.shape}")
         if len(samples) == 0:
             raise ValueError("the retrieval decoder needs a non-empty public pool")
         if encoder.feature_dim != self.feature_dim:

@@ -3,13 +3,17 @@
 from pcevolve.pipeline.run import (
     RunError,
     RunOutcome,
-    build_problem,
-    class_territories,
     discard_if_unstarted,
-    load_public_side,
     open_run,
     run_pipeline,
 )
+from pcevolve.pipeline.stages import (
+    PublicFeatures,
+    build_problem,
+    class_territories,
+    load_public_features,
+    search_targets,
+)
 
-__all__ = ["RunError", "RunOutcome", "build_problem", "class_territories", "discard_if_unstarted", "load_public_side",
-           "open_run", "run_pipeline"]
+__all__ = ["PublicFeatures", "RunError", "RunOutcome", "build_problem", "class_territories", "discard_if_unstarted",
+           "load_public_features", "open_run", "run_pipeline", "search_targets"]

@@ -1,4 +1,6 @@
-"""Delivery: the synthetic set in the input's own format, written so a crash leaves nothing half-done."""
+"""Delivery: decode the best candidate at full size, class sizes from the DP counts, and the delivered arrays.
+
+The samples themselves are written by the modality (``pcevolve.data.writers``) in the input's own format."""
 
 from __future__ import annotations
 
@@ -9,10 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from PIL import Image
 
 from pcevolve.fitness import FitnessTargets, dp_gaussian_predict
-from pcevolve.io import atomic_directory, atomic_write_npz
+from pcevolve.io import atomic_write_npz
 from pcevolve.search.basis import PublicBasis, unit_rows
 from pcevolve.search.space import SearchSpace
 
@@ -100,27 +101,6 @@ def decode_candidate(space: SearchSpace, individual: np.ndarray, counts: np.ndar
     return DecodedSet(coordinates=z[keep], features=features[keep], samples=samples[keep], labels=labels[keep],
                       reencoded_classes=reencoded[keep], cosine=cosine[keep],
                       drawn_agreement=float(np.mean(reencoded == labels)))
-
-
-def write_image_folder(path: str | os.PathLike[str], samples: np.ndarray, labels: np.ndarray,
-                       class_names: Sequence[str]) -> Path:
-    """``path/<class name>/<class name>_<index>.png`` for every sample, built under a temporary name.
-
-    Grey samples are (N, H, W) uint8, colour ones (N, H, W, 3); an existing folder is replaced
-    only once the new one is complete.
-    """
-    samples = np.asarray(samples)
-    labels = np.asarray(labels)
-    if samples.dtype != np.uint8 or samples.ndim not in (3, 4) or len(samples) != len(labels):
-        raise ValueError(f"expected uint8 samples (N, H, W[, 3]) with N labels, got {samples.dtype} "
-                         f"{samples.shape} and {labels.shape}")
-    with atomic_directory(path, overwrite=True) as staging:
-        for k, name in enumerate(class_names):
-            folder = staging / name
-            folder.mkdir()
-            for index, sample in enumerate(samples[labels == k]):
-                Image.fromarray(sample).save(folder / f"{name}_{index:05d}.png", optimize=False)
-    return Path(path)
 
 
 def write_synthetic_arrays(path: str | os.PathLike[str], *, features: np.ndarray, coordinates: np.ndarray,

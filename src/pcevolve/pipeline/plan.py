@@ -23,10 +23,15 @@ import numpy as np
 from pcevolve.config import RunConfig
 from pcevolve.decoders.dp import decoder_sigma
 from pcevolve.encoders.training import representation_sigma
-from pcevolve.privacy import BudgetLedger, PrivacyAccount, SubsampledGaussianSteps, affordable_steps
+from pcevolve.privacy import (
+    BudgetLedger,
+    PrivacyAccount,
+    SubsampledGaussianSteps,
+    affordable_steps,
+)
 from pcevolve.privacy.calibration import DPSGDPlan
-from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.privacy.events import GaussianRelease
+from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.search.release import STAGE as RELEASE_STAGE
 from pcevolve.search.release import (
     ReleaseSettings,
@@ -125,7 +130,7 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
     if ledger.stages[RELEASE_STAGE] > 0:
         search = config.search
         d, m = search.basis_dim, search.rff_features
-        # The frequencies do not change the noise; the run draws its own from the public "rff" stream.
+        # The frequencies do not change the noise; the run draws its own from the public "release" stream.
         rff = RandomFourierFeatures(frequencies=np.zeros((m, d)), bandwidth=1.0)
         settings = ReleaseSettings(num_classes=1, clip_norm=1.0, rff=rff, shares=search.release_shares,
                                    public_variances=np.ones(d), min_snr=search.release_min_snr)

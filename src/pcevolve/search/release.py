@@ -3,7 +3,7 @@
 Per class, from the private features reduced to the public basis (z = Bᵀ(u − c), clipped to a
 public radius C): noisy count, sum, and — when the class sizes can pay for them
 (:mod:`pcevolve.search.release_rule`) — the full second moment Σ z zᵀ and the sum of random
-Fourier features of z. Two ``ClassStatisticsRelease`` events in the ledger's ``fitness`` stage:
+Fourier features of z. Two ``ClassStatisticsRelease`` events in the ledger's ``release`` stage:
 the counts first, then the rest on what the accountant says is left, so the two compose to the
 stage's budget. Their neighbouring relation and sensitivity are stated in
 :mod:`pcevolve.privacy.statistics`. After this call the search holds only the noisy result;
@@ -32,7 +32,7 @@ from pcevolve.privacy.events import Neighbouring, PrivacyEvent
 from pcevolve.privacy.statistics import ClassStatisticsRelease, NoisyClassStatistics, RandomFourierFeatures
 from pcevolve.search.release_rule import REST, ReleaseChoice, choose_components
 
-STAGE = "fitness"
+STAGE = "release"
 
 
 def public_bandwidth(public_coordinates: np.ndarray, *, rng: np.random.Generator, pairs: int = 20000) -> float:
@@ -166,7 +166,7 @@ def choose(noisy_counts: np.ndarray, settings: ReleaseSettings, *, noise_multipl
 def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, settings: ReleaseSettings,
                        ledger: BudgetLedger, noise: NoiseSource,
                        noise_multiplier: float | None = None) -> tuple[StatisticsRelease, ReleaseChoice]:
-    """Release the class statistics of private coordinates in two events of the ledger's ``fitness`` stage.
+    """Release the class statistics of private coordinates in two events of the ledger's ``release`` stage.
 
     First the counts (share ``settings.count_share``), then the statistics the rule of
     :mod:`pcevolve.search.release_rule` keeps for the noisy counts, on what is left of the stage.

@@ -1,0 +1,64 @@
+"""What a modality supplies to a run: readers, a sample layout, an encoder, and the writer of the synthetic set.
+
+Everything else — the DP release, the search, the fitness, the ledger — works on feature vectors and is the same
+for every modality. A modality's decoders are the entries of :data:`pcevolve.decoders.DECODERS` that list it in
+their ``modalities``; its judges (``pcevolve evaluate``) are the entry of the same name in
+:data:`pcevolve.evaluation.JUDGES` (kept there so that nothing a run executes imports the judges).
+
+Privacy contract of the readers: ``read_public`` and ``layout`` read public data and the config only; a layout
+(an image shape, a table schema) must never be learnt from private samples, since it shapes every released file.
+``read_private`` reads and validates the private samples against the layout and releases nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from pcevolve.config import DataConfig, RunConfig
+    from pcevolve.data import LabeledDataset
+
+
+class PublicSamples(Protocol):
+    """The public pool as read: samples, and a content hash and a source name per sample (for overlap checks)."""
+
+    samples: np.ndarray
+    sources: tuple[str, ...]
+
+    def sample_hashes(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class Modality:
+    """The parts of one modality, handed to the runner (``pipeline``), which assembles them.
+
+    Attributes:
+        name: The ``data.modality`` key.
+        noun: What one sample is called in messages to the user ("image", "row").
+        layout: The description of one sample, from the config and public files only (never private data).
+        sample_shape: The array shape of one sample in that layout (what decoders are built for).
+        read_public: The public pool from ``data.public``, in the layout.
+        read_private: The labelled private samples from ``data.private``, checked against the layout.
+        build_encoder: A fresh encoder for ``(config, layout, seed)``.
+        train_representation: Trains the encoder (public for free; DP-SGD when its stage has budget), with the
+            keyword arguments of :func:`pcevolve.encoders.train_representation`.
+        load_encoder: An encoder saved by the representation stage.
+        write_synthetic: Writes the delivered samples in the input's own format under the run folder and
+            returns the path it wrote (``synthetic/`` for images, ``synthetic.csv`` for tables).
+    """
+
+    name: str
+    noun: str
+    layout: Callable[[DataConfig], Any]
+    sample_shape: Callable[[Any], tuple[int, ...]]
+    read_public: Callable[[DataConfig, Any], PublicSamples]
+    read_private: Callable[[DataConfig, Any], LabeledDataset]
+    build_encoder: Callable[[RunConfig, Any, int], Any]
+    train_representation: Callable[..., Any]
+    load_encoder: Callable[[Path], Any]
+    write_synthetic: Callable[[Path, np.ndarray, np.ndarray, tuple[str, ...], Any], Path]

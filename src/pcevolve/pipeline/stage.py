@@ -1,0 +1,133 @@
+"""The stage protocol: every step of ``pcevolve run`` after reading the data is one :class:`Stage`.
+
+A stage has one name, used for everything that concerns it: its marker ``stages/<name>.json``, its record
+kind in ``records.jsonl``, its line on the summary screen, its public random stream and, when it pays, its
+ledger stage and noise stream. :func:`run_stage` is the only place that decides "finished? load it : compute
+it": a finished stage is loaded from its outputs, an unfinished one is announced, computed (it saves its own
+outputs), recorded and marked done. A stage that reads private data has its time kept in ``secure/``.
+
+Resume rule for a stage that pays: if its ledger stage has spent anything and it has no marker, it was
+interrupted after a charge. A ``resumable`` stage (DP-SGD with a checkpoint per paid epoch) continues; any
+other stage is refused, because re-running it would pay again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pcevolve.io import atomic_write_json, read_json
+
+if TYPE_CHECKING:
+    from pcevolve.config import RunConfig
+    from pcevolve.data import LabeledDataset
+    from pcevolve.modalities import Modality
+    from pcevolve.pipeline.secure_zone import SecureZone
+    from pcevolve.privacy import BudgetLedger
+    from pcevolve.randomness import RunRandomness
+    from pcevolve.run_folder import RunFolder
+
+
+class StageInterrupted(Exception):
+    """A non-resumable stage was interrupted after it paid; the message says what to do."""
+
+
+class Markers:
+    """Markers of finished stages in ``folder/stages`` (each holds the stage's summary)."""
+
+    def __init__(self, folder: RunFolder) -> None:
+        self.root = folder.path / "stages"
+        self.root.mkdir(exist_ok=True)
+
+    def done(self, name: str) -> dict[str, Any] | None:
+        path = self.root / f"{name}.json"
+        return read_json(path) if path.exists() else None
+
+    def finish(self, name: str, summary: dict[str, Any]) -> None:
+        atomic_write_json(self.root / f"{name}.json", summary)
+
+
+@dataclass
+class RunContext:
+    """What the stages of one run share: its settings, folder, ledger, random sources, the data, and the
+    products of the stages run so far (by stage name).
+
+    ``private`` is dropped (set to ``None``) once the release has read it: no later stage may read it.
+    """
+
+    config: RunConfig
+    folder: RunFolder
+    secure: SecureZone
+    ledger: BudgetLedger
+    randomness: RunRandomness
+    modality: Modality
+    layout: Any  # the modality's description of one sample (an image shape, a table schema)
+    class_names: tuple[str, ...]
+    private: LabeledDataset | None
+    public: np.ndarray | None
+    say: Callable[[str], None] = lambda _: None
+    progress: bool = False
+    products: dict[str, Any] = field(default_factory=dict)
+    markers: Markers | None = None
+
+    def __post_init__(self) -> None:
+        if self.markers is None:
+            self.markers = Markers(self.folder)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of a run.
+
+    Attributes:
+        name: The stage's one name (marker, record kind, summary line, random streams, ledger stage).
+        pays: Whether it charges the ledger stage ``name``.
+        resumable: Whether it can continue after an interruption that followed a charge.
+        reads_private: Whether it reads private data under this config (its time then stays in ``secure/``).
+        describe: The progress line announcing the stage (without the ``name:`` prefix).
+        run: Computes the stage, saves its outputs, returns ``(product, summary)``; the summary (JSON, DP-safe)
+            is recorded and becomes the marker.
+        load: The product of a finished stage, from its saved outputs and marker summary.
+        after: Tidying once the marker is written (deleting a DP-SGD checkpoint: before the marker, the
+            checkpoint is what lets an interrupted stage continue without paying twice).
+    """
+
+    name: str
+    pays: bool
+    resumable: bool
+    reads_private: Callable[[RunConfig], bool]
+    describe: Callable[[RunContext], str]
+    run: Callable[[RunContext], tuple[Any, dict[str, Any]]]
+    load: Callable[[RunContext, dict[str, Any]], Any]
+    after: Callable[[RunContext], None] | None = None
+
+
+def run_stage(stage: Stage, context: RunContext) -> tuple[Any, float]:
+    """Load ``stage`` if it is finished, else run, record and mark it. Returns ``(product, seconds)``.
+
+    Raises:
+        StageInterrupted: ``stage`` pays, is not resumable, has no marker and has already spent budget.
+    """
+    started = time.perf_counter()
+    assert context.markers is not None
+    summary = context.markers.done(stage.name)
+    if summary is not None:
+        product = stage.load(context, summary)
+    else:
+        spent = context.ledger.spent(stage.name) if stage.pays else 0.0
+        if spent > 0 and not stage.resumable:
+            raise StageInterrupted(
+                f"stage {stage.name!r} was interrupted after spending ε = {spent:.4g} of its budget; that budget "
+                "is gone and re-running the stage would pay again. Start a new run (another `name:`) to continue")
+        context.say(f"{stage.name}: {stage.describe(context)}")
+        product, summary = stage.run(context)
+        context.folder.record(stage.name, **summary)
+        context.markers.finish(stage.name, summary)
+        if stage.after is not None:
+            stage.after(context)
+    context.products[stage.name] = product
+    return product, time.perf_counter() - started

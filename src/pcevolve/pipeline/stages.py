@@ -1,0 +1,380 @@
+"""The stages of ``pcevolve run`` after the data is read, in order (see :mod:`pcevolve.pipeline.stage`).
+
+=================  ====================================  ==============================
+stage              reads                                 pays (ledger stage)
+=================  ====================================  ==============================
+representation     private samples (DP-SGD), public pool  ``representation``
+decoder            public pool; private only if DP mode  ``decoder`` (DP modes only)
+public_features    public pool, through the encoder      nothing
+release            private features, once                ``release`` (two Gaussian events)
+search             the release, public features          nothing (post-processing)
+delivery           the release, encoder, decoder         nothing (post-processing)
+=================  ====================================  ==============================
+
+Each stage saves its own outputs in the run folder; the runner records its summary and writes its marker. The
+pure functions at the end rebuild what a later stage, a resumed run or a benchmark needs from the saved outputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pcevolve.config import RunConfig
+from pcevolve.decoders import Decoder, load_decoder, train_decoder
+from pcevolve.evolution import EvolutionSettings
+from pcevolve.fitness import FitnessTargets
+from pcevolve.io import atomic_write_npz
+from pcevolve.pipeline.deliver import (
+    configured_delivery_counts,
+    decode_candidate,
+    write_synthetic_arrays,
+)
+from pcevolve.pipeline.plots import write_fitness_curve
+from pcevolve.pipeline.secure_zone import split_training_record
+from pcevolve.pipeline.stage import RunContext, Stage
+from pcevolve.privacy.statistics import RandomFourierFeatures
+from pcevolve.randomness import RunRandomness
+from pcevolve.run_folder import RunFolder
+from pcevolve.search.basis import PublicBasis, unit_rows
+from pcevolve.search.class_model import ClassModel
+from pcevolve.search.problem import SearchProblem
+from pcevolve.search.release import (
+    ReleaseSettings,
+    StatisticsRelease,
+    public_bandwidth,
+    release_statistics,
+)
+from pcevolve.search.roundtrip import (
+    ExactRoundTrip,
+    RoundTripSurrogate,
+    SurrogateData,
+    round_trip,
+)
+from pcevolve.search.runner import generation_records, rank_final, run_search
+from pcevolve.search.space import ClassFrames, SearchSpace
+from pcevolve.search.territory import ClassTerritories
+
+
+def run_randomness(config: RunConfig) -> RunRandomness:
+    """The run's random sources: public streams from ``seed``; mechanism noise secure unless reproducible."""
+    return RunRandomness(config.seed, reproducible_noise=config.privacy.reproducible_noise)
+
+
+# --- representation -------------------------------------------------------------------------------------------
+
+def _describe_representation(c: RunContext) -> str:
+    resuming = c.secure.checkpoint_path("representation").exists() or c.ledger.spent("representation") > 0
+    how = ("public pool, then DP-SGD on the private samples" if c.ledger.stages["representation"] > 0
+           else "public pool only, no budget")
+    return f"contrastive encoder ({how})" + (", resumed after its last paid epoch" if resuming else "")
+
+
+def _record_split(c: RunContext, entry: dict[str, Any]) -> None:
+    """Training records: DP-safe fields to records.jsonl, private diagnostics (not DP) to secure/diagnostics.jsonl."""
+    public, private = split_training_record(entry)
+    kind = public.pop("kind", "representation_epoch")
+    c.folder.record(kind, **public)
+    if private is not None:
+        c.secure.record_diagnostics(private)
+
+
+def _run_representation(c: RunContext) -> tuple[Any, dict[str, Any]]:
+    # A kill inside DP fine-tuning resumes from its last paid epoch (privacy/dpsgd_resume.py), never paying twice.
+    seed = c.randomness.public_seed("representation")
+    encoder = c.modality.build_encoder(c.config, c.layout, seed)
+    assert c.private is not None
+    result = c.modality.train_representation(
+        encoder, c.private.samples, c.public, config=c.config.representation, augment=c.config.augment,
+        ledger=c.ledger, noise=c.randomness.noise("representation"), seed=seed, progress=c.progress,
+        on_record=lambda r: _record_split(c, r), checkpoint=c.secure.checkpoint_path("representation"))
+    encoder.eval().save(c.folder.path / "encoder")
+    c.secure.add_timings({f"representation.{k}": v for k, v in result.seconds.items()})
+    return encoder, result.to_json()
+
+
+REPRESENTATION = Stage(
+    name="representation", pays=True, resumable=True, reads_private=lambda config: True,
+    describe=_describe_representation, run=_run_representation,
+    load=lambda c, _: c.modality.load_encoder(c.folder.path / "encoder"),
+    after=lambda c: c.secure.checkpoint_path("representation").unlink(missing_ok=True))
+
+
+# --- decoder ----------------------------------------------------------------------------------------------------
+
+_DECODER_TRAINING = {"public": "public pool only", "public-then-dp": "public pool, then DP-SGD on the private samples",
+                     "dp": "DP-SGD on the private samples"}
+
+
+def _run_decoder(c: RunContext) -> tuple[Decoder, dict[str, Any]]:
+    reads_private = c.config.decoder.training != "public"
+    assert not reads_private or c.private is not None
+    trained = train_decoder(c.config.decoder, encoder=c.products["representation"], sample_shape=c.modality.sample_shape(c.layout),
+                            public_samples=c.public, private_samples=c.private.samples if reads_private else None,
+                            ledger=c.ledger, noise=c.randomness.noise("decoder"),
+                            seed=c.randomness.public_seed("decoder"), progress=c.progress,
+                            checkpoint=c.secure.checkpoint_path("decoder"))  # DP training resumes per paid epoch
+    trained.decoder.save(c.folder.path / "decoder")
+    if trained.dp is not None:
+        c.secure.add_timings({"decoder.dp_training": trained.dp.seconds})
+    return trained.decoder, trained.to_json()
+
+
+DECODER = Stage(
+    name="decoder", pays=True, resumable=True, reads_private=lambda config: config.decoder.training != "public",
+    describe=lambda c: f"{c.config.decoder.name} ({_DECODER_TRAINING[c.config.decoder.training]})",
+    run=_run_decoder, load=lambda c, _: load_decoder(c.folder.path / "decoder"),
+    after=lambda c: c.secure.checkpoint_path("decoder").unlink(missing_ok=True))
+
+
+# --- public features --------------------------------------------------------------------------------------------
+
+PUBLIC_FEATURES_FILE = "public_features.npz"
+
+
+@dataclass(frozen=True)
+class PublicFeatures:
+    """What the search takes from the public pool: the basis, the round trip's public pairs, the clip radius of
+    the release and the bandwidth of its random features."""
+
+    basis: PublicBasis
+    pairs: SurrogateData
+    clip_norm: float
+    bandwidth: float
+
+
+def load_public_features(folder: RunFolder) -> PublicFeatures:
+    """The public features a run saved (``public_features.npz``)."""
+    with np.load(folder.path / PUBLIC_FEATURES_FILE, allow_pickle=False) as data:
+        arrays = dict(data)
+    basis = PublicBasis.from_arrays({k[len("basis_"):]: v for k, v in arrays.items() if k.startswith("basis_")})
+    pairs = SurrogateData(arrays["pairs_inputs"], arrays["pairs_outputs"], {})
+    return PublicFeatures(basis, pairs, float(arrays["clip_norm"]), float(arrays["bandwidth"]))
+
+
+def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]:
+    search, public = c.config.search, c.public
+    encoder, decoder = c.products["representation"], c.products["decoder"]
+    assert public is not None  # the data checks refused a run without a public pool before any budget was spent
+    rng = c.randomness.public("public_features")
+    chosen = np.sort(rng.choice(len(public), min(len(public), max(search.roundtrip_public, 2 * search.basis_dim)),
+                                replace=False))
+    _, features = encoder.encode_both(public[chosen], batch_size=256, progress=c.progress)
+    basis = PublicBasis.fit(features, search.basis_dim)
+    z = basis.reduce(features)
+    clip_norm = basis.radius(features, search.clip_quantile)
+    bandwidth = public_bandwidth(z, rng=rng)
+    pairs = decoder.surrogate_pairs(z, basis=basis, encoder=encoder)  # none for an exact round trip
+    surrogate_r2 = pairs.fit().r2 if len(pairs.public_inputs) else None
+    arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
+    atomic_write_npz(c.folder.path / PUBLIC_FEATURES_FILE, clip_norm=np.array(clip_norm),
+                     bandwidth=np.array(bandwidth), pairs_inputs=pairs.public_inputs,
+                     pairs_outputs=pairs.public_outputs, **arrays)
+    summary = {"public_features": len(chosen), "basis_dim": basis.dim,
+               "basis_variance_share": float(basis.variances.sum()
+                                             / max(np.var(unit_rows(features), axis=0, ddof=1).sum(), 1e-12)),
+               "clip_norm": clip_norm, "rff_bandwidth": bandwidth, "surrogate_r2": surrogate_r2}
+    return PublicFeatures(basis, pairs, clip_norm, bandwidth), summary
+
+
+PUBLIC_FEATURES = Stage(
+    name="public_features", pays=False, resumable=True, reads_private=lambda config: False,
+    describe=lambda c: "basis and round-trip surrogate from the public pool (free)",
+    run=_run_public_features, load=lambda c, _: load_public_features(c.folder))
+
+
+# --- release ----------------------------------------------------------------------------------------------------
+
+_STATISTIC_NAMES = {"second_moment": "the class covariances", "rff": "the class mean embeddings (MMD)"}
+
+
+def _run_release(c: RunContext) -> tuple[StatisticsRelease, dict[str, Any]]:
+    search, public_side, private = c.config.search, c.products["public_features"], c.private
+    assert private is not None
+    basis = public_side.basis
+    _, private_features = c.products["representation"].encode_both(private.samples, batch_size=256,
+                                                                    progress=c.progress)
+    # The frequencies are published in release.npz: drawn from their own public stream, never the noise's.
+    rff = RandomFourierFeatures.draw(basis.dim, search.rff_features, bandwidth=public_side.bandwidth,
+                                     rng=c.randomness.public("release"))
+    settings = ReleaseSettings(num_classes=len(private.class_names), clip_norm=public_side.clip_norm, rff=rff,
+                               shares=search.release_shares, public_variances=basis.variances,
+                               min_snr=search.release_min_snr)
+    release, choice = release_statistics(basis.reduce(private_features), private.labels, settings=settings,
+                                         ledger=c.ledger, noise=c.randomness.noise("release"))
+    del private_features
+    release.save(c.folder.path / "release.npz")
+    if choice.dropped:
+        c.say(f"release: {' and '.join(_STATISTIC_NAMES[s] for s in choice.dropped)} left out — with about "
+              f"{choice.typical_count:.0f} private samples per class their class means would be mostly noise; "
+              "their budget went to the class means")
+    return release, {"noise_multiplier": release.noise_multiplier, "clip_norm": public_side.clip_norm,
+                     "noisy_counts": release.statistics.counts.tolist(), "basis_dim": basis.dim,
+                     "rff_bandwidth": public_side.bandwidth, "stage_epsilon": c.ledger.spent("release"),
+                     "rule": choice.summary()}
+
+
+RELEASE = Stage(
+    name="release", pays=True, resumable=False, reads_private=lambda config: True,
+    describe=lambda c: "DP class statistics of the private features (read once, through the mechanism)",
+    run=_run_release, load=lambda c, _: StatisticsRelease.load(c.folder.path / "release.npz"))
+
+
+# --- search -----------------------------------------------------------------------------------------------------
+
+RANKED_FILE = "search/ranked.npz"
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The best individuals of the search, best first, with their DP fitness."""
+
+    vectors: np.ndarray
+    fitness: np.ndarray
+    baseline_fitness: float
+    generations: int
+
+
+def _warn_thin_territories(c: RunContext, territories: ClassTerritories, release: StatisticsRelease) -> None:
+    wanted = configured_delivery_counts(c.config.search, release.statistics)
+    for name, size, count in zip(c.class_names, territories.sizes(), wanted, strict=True):
+        if size < count:
+            # Not an error (the run still delivers), but the user should know before sharing the set.
+            c.say(f"warning: only {size} public {c.modality.noun}s look like class {name!r}, fewer than the {count} to "
+                  "deliver; they will be delivered more than once. The public pool may lack this class: check it, "
+                  "or use a generating decoder (decoder.name: conv)")
+
+
+def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
+    config, search = c.config, c.config.search
+    encoder, decoder, release = c.products["representation"], c.products["decoder"], c.products["release"]
+    public_side = c.products["public_features"]
+    basis = public_side.basis
+    territories = class_territories(config, release, basis, decoder)
+    if territories is not None:
+        c.folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
+        _warn_thin_territories(c, territories, release)
+    model = decoder.round_trip_model(basis, public_side.pairs, territories)
+    problem = build_problem(config, release, model, basis=basis)
+
+    def real_round_trip(z: np.ndarray) -> np.ndarray:
+        return round_trip(z, basis=basis, decoder=decoder, encoder=encoder)[1]
+
+    # An exact round trip needs no checks; a learned surrogate is checked against real round trips and refitted.
+    exact = model.exact
+    outcome = run_search(problem, EvolutionSettings.from_config(search), seed=c.randomness.public_seed("search"),
+                         folder=c.folder.path / "search", record=lambda r: c.folder.record("generation", **r),
+                         round_trip=None if exact else real_round_trip,
+                         surrogate_data=None if exact else public_side.pairs,
+                         check_every=search.roundtrip_every, check_per_class=search.roundtrip_per_class,
+                         progress=c.progress)
+    ranked = rank_final(outcome.problem, outcome.engine, search.top_candidates)
+    result = SearchResult(vectors=np.stack([v for v, _ in ranked]), fitness=np.array([f for _, f in ranked]),
+                          baseline_fitness=problem.evaluate(problem.space.baseline()).total,
+                          generations=outcome.engine.generation)
+    atomic_write_npz(c.folder.path / RANKED_FILE, vectors=result.vectors, fitness=result.fitness)
+    return result, {"candidates": [{"fitness": float(f), "rank": i} for i, f in enumerate(result.fitness)],
+                    "baseline_fitness": result.baseline_fitness, "generations": result.generations}
+
+
+def _load_search(c: RunContext, summary: dict[str, Any]) -> SearchResult:
+    with np.load(c.folder.path / RANKED_FILE, allow_pickle=False) as arrays:
+        return SearchResult(vectors=arrays["vectors"], fitness=arrays["fitness"],
+                            baseline_fitness=float(summary["baseline_fitness"]),
+                            generations=int(summary["generations"]))
+
+
+SEARCH = Stage(
+    name="search", pays=False, resumable=True, reads_private=lambda config: False,
+    describe=lambda c: (f"evolution over the released statistics ({c.config.search.population} × up to "
+                        f"{c.config.search.generations} generations)"),
+    run=_run_search, load=_load_search)
+
+
+# --- delivery ---------------------------------------------------------------------------------------------------
+
+def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
+    config, class_names = c.config, c.class_names
+    encoder, decoder, release = c.products["representation"], c.products["decoder"], c.products["release"]
+    basis = c.products["public_features"].basis
+    # Class balance from the *noisy* counts (post-processing): exact private counts are not released.
+    counts = configured_delivery_counts(config.search, release.statistics)
+    targets, space = search_targets(config, release, basis)
+    delivered = decode_candidate(space, c.products["search"].vectors[0], counts,
+                                 oversample=config.search.delivery_oversample, rng=c.randomness.public("delivery"),
+                                 basis=basis, encoder=encoder, decoder=decoder, targets=targets,
+                                 territories=class_territories(config, release, basis, decoder))
+    labels, reencoded = delivered.labels, delivered.reencoded_classes
+    c.modality.write_synthetic(c.folder.path, delivered.samples, labels, class_names, c.layout)
+    write_synthetic_arrays(c.folder.path / "synthetic.npz", features=delivered.features,
+                           coordinates=delivered.coordinates, labels=labels, class_names=class_names,
+                           reencoded_classes=reencoded)
+    write_fitness_curve(c.folder.path / "fitness_curve.png", generation_records(c.folder.records("generation")))
+    summary = {"counts": [int(n) for n in counts], "oversample": config.search.delivery_oversample,
+               "reencode_agreement_drawn": delivered.drawn_agreement, "reencode_agreement": delivered.agreement,
+               "reencode_cosine_mean": float(np.mean(delivered.cosine)),
+               "reencode_agreement_per_class": [float(np.mean(reencoded[labels == k] == k))
+                                                for k in range(len(class_names))]}
+    return summary, summary
+
+
+DELIVERY = Stage(
+    name="delivery", pays=False, resumable=True, reads_private=lambda config: False,
+    describe=lambda c: "decoding the best candidate at full size and checking that each sample lands in its class",
+    run=_run_delivery, load=lambda c, summary: summary)
+
+#: The stages of a run, in order.
+STAGES: tuple[Stage, ...] = (REPRESENTATION, DECODER, PUBLIC_FEATURES, RELEASE, SEARCH, DELIVERY)
+
+
+# --- pure functions of saved outputs ----------------------------------------------------------------------------
+
+def class_model_of(release: StatisticsRelease, basis: PublicBasis) -> ClassModel:
+    """The run's DP class model: the release's means with the public variances of the basis (post-processing)."""
+    return ClassModel.from_release(release.statistics, basis.variances)
+
+
+def class_territories(config: RunConfig, release: StatisticsRelease, basis: PublicBasis,
+                      decoder: Decoder) -> ClassTerritories | None:
+    """Each class's part of a retrieval decoder's pool (``search.territory`` per delivered sample), else None.
+
+    A pure function of the config, the release, the basis and the decoder's public pool: a resumed run and a
+    benchmark reading the run folder get the same territories.
+    """
+    pool = decoder.pool_encodings()
+    if config.search.territory == 0 or pool is None:
+        return None
+    counts = configured_delivery_counts(config.search, release.statistics)
+    sizes = np.ceil(config.search.territory * counts).astype(np.int64)
+    return ClassTerritories.of(basis.reduce(pool), class_model_of(release, basis), sizes)
+
+
+def search_targets(config: RunConfig, release: StatisticsRelease,
+                   basis: PublicBasis) -> tuple[FitnessTargets, SearchSpace]:
+    """The DP fitness targets and the search space around the released Gaussians (pure: same inputs, same draws).
+
+    The label discriminant (consistency term, delivery check) is the run's DP class model
+    (:mod:`pcevolve.search.class_model`): public variances of the basis, not the noisy DP class
+    covariances, kept to the directions where the released means rise above their noise.
+    """
+    targets = FitnessTargets.from_release(release.statistics, release.rff,
+                                          validation_per_class=config.search.validation_per_class,
+                                          rng=run_randomness(config).public("search"),
+                                          discriminant_covariance=class_model_of(release, basis).covariance,
+                                          public_covariance=np.diag(basis.variances))
+    return targets, SearchSpace(ClassFrames.from_gaussians(targets.means, targets.covariances))
+
+
+def build_problem(config: RunConfig, release: StatisticsRelease,
+                  surrogate: RoundTripSurrogate | ExactRoundTrip | None, *, basis: PublicBasis) -> SearchProblem:
+    """The search problem of a run: DP targets, the space around the released Gaussians, fixed draws.
+
+    A pure function of the config, the release, the public basis and the round-trip model, so a
+    resumed run (or a benchmark reading a finished run folder) rebuilds exactly the same problem.
+    """
+    search = config.search
+    targets, space = search_targets(config, release, basis)
+    return SearchProblem.build(space, targets, search.weights, surrogate, per_class=search.candidate_per_class,
+                               eval_seeds=search.eval_seeds, seed=run_randomness(config).public_seed("search"))
