@@ -167,14 +167,14 @@ class Synthesizer:
         """
         import numpy as np
 
-        from pcevolve.data import read_image_folder
+        from pcevolve.modalities import MODALITIES
         from pcevolve.pipeline.deliver import largest_remainder
 
         outcome = self._fitted()
         assert self.config is not None
-        data = self.config.data
-        synthetic = read_image_folder(outcome.folder / "synthetic", size=data.image_size, mode=data.image_mode,
-                                      class_names=outcome.class_names, min_per_class=1)
+        modality = MODALITIES.get_part(self.config.data.modality)
+        synthetic = modality.read_synthetic(outcome.folder / modality.delivered_name,
+                                            modality.layout(self.config.data), outcome.class_names)
         if n is None or n == len(synthetic):
             return synthetic
         if not 0 < n <= len(synthetic):
@@ -186,11 +186,15 @@ class Synthesizer:
         return synthetic.subset(np.sort(rows))
 
     def save(self, path: PathLike, *, n: int | None = None) -> Path:
-        """Write the synthetic set (or ``n`` of it) as ``path/<class name>/*.png``, atomically."""
-        from pcevolve.data.writers import write_image_folder
+        """Write the synthetic set (or ``n`` of it) in the input's format, atomically: ``path/<class name>/*.png``
+        for images, a CSV at ``path`` for tables."""
+        from pcevolve.modalities import MODALITIES
 
+        assert self.config is not None
+        modality = MODALITIES.get_part(self.config.data.modality)
         synthetic = self.sample(n)
-        return write_image_folder(path, synthetic.samples, synthetic.labels, synthetic.class_names)
+        return modality.write_synthetic(Path(path), synthetic.samples, synthetic.labels, synthetic.class_names,
+                                        modality.layout(self.config.data))
 
     def evaluate(self, test: PathLike | None = None, full: PathLike | None = None, *,
                  settings: EvaluationSettings | None = None) -> RunEvaluation:

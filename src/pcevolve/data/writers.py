@@ -3,6 +3,8 @@ half-written and an existing set is replaced only once the new one is complete."
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,7 +12,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from pcevolve.io import atomic_directory
+from pcevolve.data.table_schema import TableSchema
+from pcevolve.io import atomic_directory, atomic_write_bytes
 
 
 def write_image_folder(path: str | os.PathLike[str], samples: np.ndarray, labels: np.ndarray,
@@ -32,3 +35,24 @@ def write_image_folder(path: str | os.PathLike[str], samples: np.ndarray, labels
             for index, sample in enumerate(samples[labels == k]):
                 Image.fromarray(sample).save(folder / f"{name}_{index:05d}.png", optimize=False)
     return Path(path)
+
+
+def write_table_csv(path: str | os.PathLike[str], samples: np.ndarray, labels: np.ndarray,
+                    class_names: Sequence[str], schema: TableSchema) -> Path:
+    """A CSV with the schema's columns, in order, then the label column; each value written as its column says
+    (categories by name, integers without decimals, numbers clipped to the column's public bounds).
+
+    Written to a temporary file and renamed, so a crash leaves no half-written table.
+    """
+    samples = np.asarray(samples, dtype=np.float64)
+    labels = np.asarray(labels)
+    if samples.ndim != 2 or samples.shape[1] != len(schema.columns) or len(samples) != len(labels):
+        raise ValueError(f"expected ({len(labels)}, {len(schema.columns)}) rows for the schema's columns, got "
+                         f"{samples.shape}")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([*schema.names, schema.label_column])
+    for row, label in zip(samples, labels, strict=True):
+        writer.writerow([column.format(value) for column, value in zip(schema.columns, row, strict=True)]
+                        + [class_names[int(label)]])
+    return atomic_write_bytes(Path(path), buffer.getvalue().encode("utf-8"))

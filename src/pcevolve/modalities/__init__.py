@@ -7,8 +7,9 @@ list it in the ``modalities`` of every decoder that serves it, and add its judge
 
 from pcevolve.modalities.base import Modality, PublicSamples
 from pcevolve.modalities.image import IMAGE
+from pcevolve.modalities.tabular import TABULAR
 from pcevolve.registry import Registry
 
-MODALITIES: Registry[Modality] = Registry("modality", {IMAGE.name: IMAGE})
+MODALITIES: Registry[Modality] = Registry("modality", {IMAGE.name: IMAGE, TABULAR.name: TABULAR})
 
-__all__ = ["IMAGE", "MODALITIES", "Modality", "PublicSamples"]
+__all__ = ["IMAGE", "MODALITIES", "TABULAR", "Modality", "PublicSamples"]

@@ -48,8 +48,10 @@ class Modality:
         train_representation: Trains the encoder (public for free; DP-SGD when its stage has budget), with the
             keyword arguments of :func:`pcevolve.encoders.train_representation`.
         load_encoder: An encoder saved by the representation stage.
-        write_synthetic: Writes the delivered samples in the input's own format under the run folder and
-            returns the path it wrote (``synthetic/`` for images, ``synthetic.csv`` for tables).
+        delivered_name: Where a run delivers its synthetic set, under the run folder (``synthetic`` for image
+            class folders, ``synthetic.csv`` for tables).
+        write_synthetic: Writes labelled samples at a path in the input's own format, atomically; returns the path.
+        read_synthetic: Reads a set written by ``write_synthetic`` back (its round trip), classes in the given order.
     """
 
     name: str
@@ -61,4 +63,6 @@ class Modality:
     build_encoder: Callable[[RunConfig, Any, int], Any]
     train_representation: Callable[..., Any]
     load_encoder: Callable[[Path], Any]
+    delivered_name: str
     write_synthetic: Callable[[Path, np.ndarray, np.ndarray, tuple[str, ...], Any], Path]
+    read_synthetic: Callable[[Path, Any, tuple[str, ...]], LabeledDataset]

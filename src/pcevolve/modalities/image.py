@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,13 +20,6 @@ def image_shape(data: DataConfig) -> tuple[int, ...]:
     return (data.image_size, data.image_size) if data.image_mode == "L" else (data.image_size, data.image_size, 3)
 
 
-def _write(folder: Path, samples: np.ndarray, labels: np.ndarray, class_names: tuple[str, ...],
-           layout: tuple[int, ...]) -> Path:
-    target = folder / "synthetic"
-    write_image_folder(target, samples, labels, class_names)
-    return target
-
-
 IMAGE = Modality(
     name="image",
     noun="image",
@@ -38,5 +30,9 @@ IMAGE = Modality(
     build_encoder=lambda config, layout, seed: build_encoder(config.representation, seed=seed, sample_shape=layout),
     train_representation=train_representation,
     load_encoder=lambda folder: ImageEncoder.load(folder).eval(),
-    write_synthetic=_write,
+    delivered_name="synthetic",
+    write_synthetic=lambda path, samples, labels, class_names, _: write_image_folder(path, samples, labels,
+                                                                                      class_names),
+    read_synthetic=lambda path, shape, class_names: read_image_folder(
+        path, size=shape[0], mode="L" if len(shape) == 2 else "RGB", class_names=class_names, min_per_class=1),
 )

@@ -64,6 +64,8 @@ class RunOutcome:
     class_names: tuple[str, ...]
     synthetic_counts: list[int]
     seconds: dict[str, float] = field(default_factory=dict)
+    delivered: Path | None = None  # the synthetic set in the input's format (a folder of images, a CSV)
+    noun: str = "sample"  # what one sample is called ("image", "row")
     private_stages: tuple[str, ...] = ()
     epsilon: dict[str, float] = field(default_factory=dict)
     total_epsilon: float = 0.0
@@ -146,15 +148,15 @@ def _load_data(config: RunConfig, modality: Modality) -> tuple[object, LabeledDa
     return layout, private, public.samples
 
 
-def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray | None) -> None:
+def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray | None, noun: str) -> None:
     """What the data must satisfy for every stage to run, checked before any budget is spent."""
     search = config.search
     if public is None or len(public) < 2:
         raise RunError(f"the public pool {config.data.public} holds {0 if public is None else len(public)} "
-                       "sample(s); the search's feature basis needs at least two (and DP training needs public "
+                       f"{noun}(s); the search's feature basis needs at least two (and DP training needs public "
                        "negatives)")
     if len(public) <= search.basis_dim:
-        raise RunError(f"the public pool {config.data.public} holds {len(public)} samples, not more than "
+        raise RunError(f"the public pool {config.data.public} holds {len(public)} {noun}s, not more than "
                        f"search.basis_dim = {search.basis_dim}; give a larger pool or lower basis_dim")
     if len(private.class_names) < 2:
         raise RunError(f"the private data at {config.data.private} has one class; a labelled synthetic set needs "
@@ -207,7 +209,7 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
         secure.check_private_unchanged(private, config.data.private)
     except SecureZoneError as error:
         raise RunError(str(error)) from None
-    _check_data(config, private, public)
+    _check_data(config, private, public, modality.noun)
     advice = delta_advice(config.privacy.delta, len(private.labels))
     if advice:
         say(f"warning: {advice}")
@@ -235,7 +237,7 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
     account = {stage: ledger.spent(stage) for stage in ledger.stages}
     search, delivery = context.products["search"], context.products["delivery"]
     outcome = RunOutcome(folder=folder.path, class_names=context.class_names, synthetic_counts=delivery["counts"],
-                         seconds=shareable, private_stages=private_stages, epsilon=account,
+                         seconds=shareable, delivered=folder.path / delivery["delivered"], noun=modality.noun, private_stages=private_stages, epsilon=account,
                          total_epsilon=ledger.spent(), delta=ledger.delta, is_dp=ledger.is_dp,
                          best_fitness=float(search.fitness[0]), baseline_fitness=search.baseline_fitness,
                          reencode_agreement=delivery["reencode_agreement"], generations=search.generations)

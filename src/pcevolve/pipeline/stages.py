@@ -307,12 +307,14 @@ def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
                                  basis=basis, encoder=encoder, decoder=decoder, targets=targets,
                                  territories=class_territories(config, release, basis, decoder))
     labels, reencoded = delivered.labels, delivered.reencoded_classes
-    c.modality.write_synthetic(c.folder.path, delivered.samples, labels, class_names, c.layout)
+    written = c.modality.write_synthetic(c.folder.path / c.modality.delivered_name, delivered.samples, labels,
+                                         class_names, c.layout)
     write_synthetic_arrays(c.folder.path / "synthetic.npz", features=delivered.features,
                            coordinates=delivered.coordinates, labels=labels, class_names=class_names,
                            reencoded_classes=reencoded)
     write_fitness_curve(c.folder.path / "fitness_curve.png", generation_records(c.folder.records("generation")))
-    summary = {"counts": [int(n) for n in counts], "oversample": config.search.delivery_oversample,
+    summary = {"counts": [int(n) for n in counts], "delivered": written.relative_to(c.folder.path).as_posix(),
+               "oversample": config.search.delivery_oversample,
                "reencode_agreement_drawn": delivered.drawn_agreement, "reencode_agreement": delivered.agreement,
                "reencode_cosine_mean": float(np.mean(delivered.cosine)),
                "reencode_agreement_per_class": [float(np.mean(reencoded[labels == k] == k))

@@ -1,0 +1,257 @@
+"""The schema of a table: each column's type, numeric bounds or category set — from public data, never private.
+
+A schema shapes every file a tabular run ships (the delivered CSV has exactly its columns, bounds and categories),
+so it must not be learnt from the private rows: it comes from a public table with the same columns (labels absent)
+or from a YAML file the user writes (``pcevolve data schema PUBLIC.csv`` drafts one). Private values are checked
+against it; a category the schema does not know is an error naming its row and column, a number outside the
+bounds is clipped to them when encoded (bounds are public, so clipping is data-independent).
+
+In memory a table row is a ``float64`` vector in schema order: a numeric column holds its value, a categorical
+column the index of its category.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+
+from pcevolve.data.errors import DataError, DataProblem
+from pcevolve.data.ordering import natural_key
+
+ColumnKind = Literal["numeric", "categorical"]
+
+#: Most decimals a drafted numeric column is written with.
+MAX_DECIMALS = 6
+
+
+@dataclass(frozen=True)
+class Column:
+    """One feature column.
+
+    Attributes:
+        name: The header name.
+        kind: ``"numeric"`` or ``"categorical"``.
+        low, high: Bounds of a numeric column (values outside are clipped when encoded).
+        integer: A numeric column whose values are whole numbers (written without decimals).
+        decimals: Decimals a numeric value is written with.
+        categories: The values of a categorical column, in index order.
+    """
+
+    name: str
+    kind: ColumnKind
+    low: float = 0.0
+    high: float = 0.0
+    integer: bool = False
+    decimals: int = 0
+    categories: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind == "categorical" and len(self.categories) < 1:
+            raise ValueError(f"categorical column {self.name!r} needs at least one category")
+        if self.kind == "categorical" and len(set(self.categories)) != len(self.categories):
+            raise ValueError(f"categorical column {self.name!r} lists a category twice")
+        if self.kind == "numeric" and not (math.isfinite(self.low) and math.isfinite(self.high)
+                                           and self.low <= self.high):
+            raise ValueError(f"numeric column {self.name!r} needs finite bounds low <= high, got "
+                             f"{self.low}, {self.high}")
+
+    def parse(self, cell: str) -> tuple[float | None, str | None]:
+        """The stored value of one cell, or ``(None, what is wrong)``."""
+        text = cell.strip()
+        if not text:
+            return None, "is empty (missing value)"
+        if self.kind == "categorical":
+            index = self._index.get(text)
+            if index is None:
+                return None, (f"has category {text!r}, which the schema does not list (known: "
+                              f"{', '.join(self.categories[:8])}{' …' if len(self.categories) > 8 else ''})")
+            return float(index), None
+        try:
+            value = float(text)
+        except ValueError:
+            return None, f"is not a number: {cell!r}"
+        if math.isnan(value):
+            return None, f"is NaN ({cell!r})"
+        if math.isinf(value):
+            return None, f"is infinite ({cell!r})"
+        return value, None
+
+    def format(self, value: float) -> str:
+        """One stored value as the cell text written to a CSV."""
+        if self.kind == "categorical":
+            return self.categories[int(np.clip(round(value), 0, len(self.categories) - 1))]
+        value = float(np.clip(value, self.low, self.high))
+        if self.integer:
+            return str(int(round(value)))
+        return f"{round(value, self.decimals):.{self.decimals}f}"
+
+    @property
+    def _index(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.categories)}
+
+    def to_json(self) -> dict[str, Any]:
+        if self.kind == "categorical":
+            return {"name": self.name, "kind": self.kind, "categories": list(self.categories)}
+        return {"name": self.name, "kind": self.kind, "low": self.low, "high": self.high, "integer": self.integer,
+                "decimals": self.decimals}
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """The feature columns of a table, in order, and the name of its label column.
+
+    Attributes:
+        columns: The feature columns (the label column is not one of them).
+        label_column: The header name of the class label in the private table (absent from public tables).
+        source: Where the schema came from (a public table or a schema file), for messages.
+    """
+
+    columns: tuple[Column, ...]
+    label_column: str = "label"
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        names = [column.name for column in self.columns]
+        if not names:
+            raise ValueError("a table schema needs at least one feature column")
+        if len(set(names)) != len(names):
+            raise ValueError("a table schema lists a column twice")
+        if self.label_column in names:
+            raise ValueError(f"the label column {self.label_column!r} cannot also be a feature column")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(column.name for column in self.columns)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label_column": self.label_column, "columns": [column.to_json() for column in self.columns]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], *, source: str = "") -> TableSchema:
+        try:
+            columns = tuple(Column(**{**c, "categories": tuple(str(v) for v in c.get("categories", ()))})
+                            for c in data["columns"])
+            return cls(columns=columns, label_column=str(data.get("label_column", "label")), source=source)
+        except (KeyError, TypeError, ValueError) as error:
+            raise DataError([DataProblem(source or "schema", f"not a valid table schema: {error}")]) from None
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text("# Table schema for pcevolve: column types, numeric bounds and category sets, from public "
+                        "data only.\n" + yaml.safe_dump(self.to_json(), sort_keys=False), encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> TableSchema:
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as error:
+            raise DataError([DataProblem(str(path), f"cannot read the schema: {error}")]) from None
+        if not isinstance(data, dict):
+            raise DataError([DataProblem(str(path), "not a table schema (expected a mapping with 'columns')")])
+        return cls.from_json(data, source=str(path))
+
+
+def _decimals(texts: Iterable[str]) -> int:
+    most = 0
+    for text in texts:
+        if "e" in text.lower():
+            return MAX_DECIMALS
+        if "." in text:
+            most = max(most, len(text.split(".", 1)[1].rstrip("0")))
+    return min(most, MAX_DECIMALS)
+
+
+def draft_column(name: str, texts: Sequence[str]) -> Column:
+    """A column's schema from its public cell texts.
+
+    Numeric if at least half the cells are finite numbers (the others, NaN or words, are then reported as errors
+    when the table is read against the schema), else categorical with every distinct text as a category.
+    """
+    values = []
+    for text in texts:
+        try:
+            value = float(text)
+        except ValueError:
+            continue
+        if math.isfinite(value):
+            values.append(value)
+    if values and 2 * len(values) >= len(texts):
+        integer = all(float(v).is_integer() for v in values)
+        return Column(name, "numeric", low=min(values), high=max(values), integer=integer,
+                      decimals=0 if integer else _decimals(texts))
+    return Column(name, "categorical", categories=tuple(sorted(set(texts), key=natural_key)))
+
+
+def draft_schema(path: str | Path, *, label_column: str = "label", exclude_label: bool = True) -> TableSchema:
+    """Draft a schema from a public CSV (types, bounds and categories as the public table shows them).
+
+    Args:
+        path: The public table; the first row is the header.
+        label_column: The label column's name in the private table. If the public table has it, it is left out
+            of the schema when ``exclude_label`` (its values are never read).
+
+    Raises:
+        DataError: The file is missing, empty, not UTF-8 or malformed, or has empty cells (naming row and column).
+    """
+    path = Path(path)
+    header, rows, _ = read_csv_cells(path)  # ragged rows and empty cells are reported when the table is read
+    names = [name for name in header if not (exclude_label and name == label_column)]
+    if not names:
+        raise DataError([DataProblem(f"{path}:row 1", "no feature columns besides the label")])
+    if not rows:
+        raise DataError([DataProblem(str(path), "no data rows")])
+    columns = tuple(draft_column(name, [text for _, cells in rows if (text := cells[i].strip())] or [""])
+                    for i, name in enumerate(header) if name in names)
+    return TableSchema(columns=columns, label_column=label_column, source=str(path))
+
+
+def read_csv_cells(path: Path) -> tuple[list[str], list[tuple[str, list[str]]], list[DataProblem]]:
+    """The header, the data rows (``("file.csv:row N", cells)``) and the rows' problems; blank lines skipped.
+
+    Rows are numbered as a spreadsheet shows them: the header is row 1. A row whose field count differs from the
+    header's is left out and reported among the problems. A missing, empty, non-UTF-8 or malformed file and a
+    header with an empty or repeated name raise :class:`DataError` at once.
+    """
+    if not path.is_file():
+        raise DataError([DataProblem(str(path), "file does not exist")])
+    if path.stat().st_size == 0:
+        raise DataError([DataProblem(str(path), "empty file (0 bytes)")])
+    problems: list[DataProblem] = []
+    rows: list[tuple[str, list[str]]] = []
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            reader = csv.reader(handle)
+            header = [name.strip() for name in next(reader, [])]
+            if not header:
+                raise DataError([DataProblem(f"{path}:row 1", "no header row")])
+            problems += [DataProblem(f"{path}:row 1", f"column {i + 1} has no name")
+                         for i, name in enumerate(header) if not name]
+            seen: set[str] = set()
+            for name in header:
+                if name and name in seen:
+                    problems.append(DataProblem(f"{path}:row 1", f"column name {name!r} appears more than once"))
+                seen.add(name)
+            if problems:
+                raise DataError(problems)
+            for cells in reader:
+                if not any(cell.strip() for cell in cells):
+                    continue
+                where = f"{path}:row {reader.line_num}"
+                if len(cells) != len(header):
+                    problems.append(DataProblem(where, f"has {len(cells)} fields, the header has {len(header)}"))
+                    continue
+                rows.append((where, cells))
+    except UnicodeDecodeError as exc:
+        raise DataError([DataProblem(str(path), f"not UTF-8 text: {exc}")]) from None
+    except csv.Error as exc:
+        raise DataError(problems + [DataProblem(str(path), f"malformed CSV: {exc}")]) from None
+    return header, rows, problems

@@ -1,0 +1,49 @@
+"""Tables: CSV files in (a labelled private table, an unlabelled public table), a contrastive MLP over the encoded
+columns, ``synthetic.csv`` out with exactly the schema's columns, categories and bounds, and the label column."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pcevolve.data.table_schema import TableSchema, draft_schema
+from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
+from pcevolve.data.writers import write_table_csv
+from pcevolve.encoders.table import TableEncoder, train_table_representation
+from pcevolve.modalities.base import Modality
+
+if TYPE_CHECKING:
+    from pcevolve.config import DataConfig, RunConfig
+
+
+def table_schema(data: DataConfig) -> TableSchema:
+    """The schema from ``data.schema_file``, else drafted from the public table (never from the private one);
+    the label column is ``data.label_column``."""
+    if data.schema_file:
+        return replace(TableSchema.load(data.schema_file), label_column=data.label_column)
+    assert data.public is not None  # the config check refuses a table run with neither
+    return draft_schema(data.public, label_column=data.label_column)
+
+
+def _encoder(config: RunConfig, schema: TableSchema, seed: int) -> TableEncoder:
+    rep = config.representation
+    return TableEncoder(schema, hidden=min(rep.proj_hidden_dim, 512), projection_dim=rep.feature_dim, seed=seed)
+
+
+TABULAR = Modality(
+    name="tabular",
+    noun="row",
+    layout=table_schema,
+    sample_shape=lambda schema: (len(schema.columns),),
+    read_private=lambda data, schema: read_labeled_table(data.private, schema),
+    read_public=lambda data, schema: read_unlabeled_table(data.public, schema),
+    build_encoder=_encoder,
+    train_representation=train_table_representation,
+    load_encoder=TableEncoder.load,
+    delivered_name="synthetic.csv",
+    write_synthetic=write_table_csv,
+    read_synthetic=lambda path, schema, class_names: read_labeled_table(path, schema, class_names=class_names,
+                                                                        min_per_class=1),
+)

@@ -1,0 +1,73 @@
+"""A table through the whole pipeline: synthetic.csv in the input's columns, a ledger at the accountant's total,
+and the same delivered set from a reproducible run resumed after a kill."""
+
+import csv
+
+import numpy as np
+import pytest
+
+from pcevolve.data.table_schema import draft_schema
+from pcevolve.data.tabular import read_labeled_table
+from pcevolve.pipeline import open_run, run_pipeline
+from pcevolve.privacy import BudgetLedger
+
+from .conftest import HEADER
+
+
+def test_a_table_run_delivers_a_csv_with_the_input_columns_and_spends_the_budget(table_config, table_data,
+                                                                              tmp_path):
+    config, folder, _ = open_run(table_config(), root=tmp_path)
+    outcome = run_pipeline(config, folder)
+    assert outcome.delivered == folder.path / "synthetic.csv" and outcome.noun == "row"
+    with open(outcome.delivered, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == [*HEADER, "label"] and len(rows) - 1 == sum(outcome.synthetic_counts) == 100
+    schema = draft_schema(table_data / "public.csv")
+    delivered = read_labeled_table(outcome.delivered, schema, class_names=("fraud", "ok"))
+    assert set(np.unique(delivered.labels)) == {0, 1}
+    # Every delivered row is a public row (retrieval), never a private one.
+    public = {tuple(r) for r in csv.reader(open(table_data / "public.csv", encoding="utf-8"))}
+    private = {tuple(r[:-1]) for r in csv.reader(open(table_data / "private.csv", encoding="utf-8"))}
+    assert all(tuple(r[:-1]) in public for r in rows[1:]) and not any(tuple(r[:-1]) in private for r in rows[1:])
+    ledger = BudgetLedger.load(folder.ledger_path)
+    assert 0.99 * 8.0 <= ledger.spent() <= 8.0 and ledger.spent("representation") == 0.0
+    assert not (folder.path / "secure" / "checkpoints").exists() or not any((folder.path / "secure" / "checkpoints")
+                                                                           .iterdir())
+
+
+def test_a_reproducible_table_run_resumed_after_a_kill_delivers_the_same_rows(table_config, tmp_path, monkeypatch):
+    import pcevolve.pipeline.stages as stages
+
+    config = table_config(name="whole", **{"privacy.reproducible_noise": True})
+    _, whole, _ = open_run(config, root=tmp_path)
+    run_pipeline(config, whole)
+
+    class Crash(Exception):
+        pass
+
+    def crash(*args, **kwargs):
+        raise Crash
+
+    killed_config = table_config(name="killed", **{"privacy.reproducible_noise": True})
+    _, killed, _ = open_run(killed_config, root=tmp_path)
+    monkeypatch.setattr(stages, "write_synthetic_arrays", crash)
+    with pytest.raises(Crash):
+        run_pipeline(killed_config, killed)
+    monkeypatch.undo()
+    resumed_config, resumed, _ = open_run(None, resume=killed.path)
+    run_pipeline(resumed_config, resumed)
+    assert (whole.path / "synthetic.csv").read_bytes() == (resumed.path / "synthetic.csv").read_bytes()
+
+
+def test_the_table_encoder_round_trips_through_its_folder(table_data, tmp_path):
+    from pcevolve.data.tabular import read_unlabeled_table
+    from pcevolve.encoders.table import TableEncoder
+
+    schema = draft_schema(table_data / "public.csv")
+    public = read_unlabeled_table(table_data / "public.csv", schema).samples
+    encoder = TableEncoder(schema, hidden=16, projection_dim=8, seed=1)
+    encoder.fit_public_preprocessing(public)
+    loaded = TableEncoder.load(encoder.save(tmp_path / "encoder"))
+    np.testing.assert_array_equal(encoder.encode(public[:50]), loaded.encode(public[:50]))
+    # projection 8 + numbers amount, rate, count (3) + one-hot kind (3) and region (4)
+    assert encoder.feature_dim == 8 + 3 + 3 + 4 == encoder.encode(public[:3]).shape[1]
