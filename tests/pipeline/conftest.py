@@ -1,5 +1,9 @@
-"""A tiny end-to-end setting: scikit-learn digits at 16 px, 3 classes, every stage scaled down."""
+"""Tiny end-to-end settings: scikit-learn digits at 16 px, 3 classes, and a small table with real structure
+(two classes that differ in a number and a category, plus noise columns); every stage scaled down."""
 
+import csv
+
+import numpy as np
 import pytest
 
 from pcevolve.config import parse_config
@@ -39,3 +43,67 @@ def _tiny_config(data_root, name="tiny", **overrides):
         section, key = dotted.split(".")
         mapping.setdefault(section, {})[key] = value
     return parse_config(mapping, source="<tiny test config>")
+
+
+TABLE_HEADER = ["amount", "rate", "kind", "region", "count"]
+
+
+def _rows(rng, n, fraud):
+    amount = rng.lognormal(8.0 + (0.8 if fraud else 0.0), 0.5, n).round(2)
+    rate = rng.normal(12.0 + (4.0 if fraud else 0.0), 2.0, n).round(1)
+    kind = rng.choice(["card", "wire", "cash"], n, p=[0.2, 0.7, 0.1] if fraud else [0.7, 0.2, 0.1])
+    region = rng.choice(["north", "south", "east", "west"], n)
+    count = rng.poisson(2.0, n)
+    return [[f"{a:.2f}", f"{r:.1f}", k, g, str(c)] for a, r, k, g, c in zip(amount, rate, kind, region, count)]
+
+
+def write_table(path, rows, label=None):
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(TABLE_HEADER + ([] if label is None else ["label"]))
+        for row, tag in zip(rows, label or [None] * len(rows)):
+            writer.writerow(row + ([] if tag is None else [tag]))
+    return path
+
+
+@pytest.fixture(scope="session")
+def table_data(tmp_path_factory):
+    """``private.csv`` (25 fraud, 35 ok), ``public.csv`` (400 unlabelled, 20 % fraud-like), ``test.csv``."""
+    root = tmp_path_factory.mktemp("table")
+    rng = np.random.default_rng(7)
+    fraud, ok = _rows(rng, 25, True), _rows(rng, 35, False)
+    write_table(root / "private.csv", fraud + ok, ["fraud"] * 25 + ["ok"] * 35)
+    public = _rows(rng, 80, True) + _rows(rng, 320, False)
+    write_table(root / "public.csv", [public[i] for i in rng.permutation(len(public))])
+    write_table(root / "test.csv", _rows(rng, 40, True) + _rows(rng, 40, False), ["fraud"] * 40 + ["ok"] * 40)
+    return root
+
+
+@pytest.fixture(scope="session")
+def table_config(table_data):
+    """``table_config(name=..., **{"section.key": value})`` → a validated tabular RunConfig, every stage small."""
+    def make(name="table", **overrides):
+        mapping = {
+            "name": name, "seed": 5,
+            "data": {"modality": "tabular", "private": str(table_data / "private.csv"),
+                     "public": str(table_data / "public.csv"), "test": str(table_data / "test.csv"), "full": None},
+            "representation": {"feature_dim": 64, "proj_hidden_dim": 32, "public_epochs": 2,
+                               "public_batch_size": 64},
+            "decoder": {"name": "nearest-public"},
+            "search": {"population": 8, "elite": 2, "generations": 6, "candidate_per_class": 10, "eval_seeds": 2,
+                       "basis_dim": 8, "roundtrip_public": 200, "rff_features": 32, "validation_per_class": 20,
+                       "synthetic_per_class": 50, "top_candidates": 2, "coarse_generations": 2,
+                       "polynomial_every": 3, "delivery_oversample": 1.0},
+            "privacy": {"split": {"representation": 0.0, "release": 1.0}},
+        }
+        for dotted, value in overrides.items():
+            section, key = dotted.split(".")
+            mapping.setdefault(section, {})[key] = value
+        return parse_config(mapping, source="<table test config>")
+    return make
+
+
+@pytest.fixture(scope="session")
+def table_header():
+    """The feature columns of ``table_data``, in order."""
+    return list(TABLE_HEADER)

@@ -107,53 +107,6 @@ def test_crash_then_resume_equals_the_uninterrupted_run(uninterrupted, tiny_conf
         np.testing.assert_array_equal(a[key], b[key])
 
 
-class Guarded(np.ndarray):
-    """Private samples that raise on any element access once ``armed``."""
-
-    armed = False
-
-    def __getitem__(self, item):
-        if Guarded.armed:
-            raise AssertionError("private samples read after the release")
-        return super().__getitem__(item)
-
-    def __array__(self, *args, **kwargs):
-        if Guarded.armed:
-            raise AssertionError("private samples read after the release")
-        return super().__array__(*args, **kwargs)
-
-
-def test_search_and_delivery_never_read_private_data(tiny_config, tmp_path, monkeypatch):
-    """Once the release is made, the private samples and the private folder become unreadable; the run finishes."""
-    import dataclasses
-
-    import pcevolve.modalities.image as image_modality
-    import pcevolve.pipeline.run as run_module
-    import pcevolve.pipeline.stages as stages_module
-
-    config = tiny_config()
-    _, folder, _ = open_run(config, root=tmp_path)
-    load, release = run_module._load_data, stages_module.release_statistics
-
-    def guarded_load(cfg, modality):
-        layout, private, public = load(cfg, modality)
-        return layout, dataclasses.replace(private, samples=private.samples.view(Guarded)), public
-
-    def release_then_arm(coordinates, labels, **kwargs):
-        released = release(coordinates, labels, **kwargs)
-        Guarded.armed = True
-        monkeypatch.setattr(image_modality, "read_image_folder", lambda *a, **k: pytest.fail("private folder re-read"))
-        return released
-
-    monkeypatch.setattr(run_module, "_load_data", guarded_load)
-    monkeypatch.setattr(stages_module, "release_statistics", release_then_arm)
-    try:
-        outcome = run_pipeline(config, folder)
-    finally:
-        Guarded.armed = False
-    assert np.isfinite(outcome.best_fitness) and sum(outcome.synthetic_counts) > 0
-
-
 def test_existing_folder_needs_resume_and_resume_refuses_another_config(uninterrupted, tiny_config):
     root = uninterrupted.folder.parent
     with pytest.raises(RunError, match="--resume"):

@@ -1,8 +1,15 @@
-"""``pcevolve evaluate RUN_DIR --test DIR [--full DIR]``: judge a finished run and write RUN_DIR/report/."""
+"""``pcevolve evaluate RUN_DIR [--test PATH] [--full DIR]``: judge a finished run and write RUN_DIR/report/.
+
+The judge is the one of the run's ``data.modality`` (:data:`pcevolve.evaluation.JUDGES`): for images ``--test`` is a
+folder with one folder per class, for tables a CSV file with the label column; without ``--test`` the run's
+``data.test`` is used.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -12,36 +19,41 @@ from pcevolve.evaluation import (
     EvaluationError,
     EvaluationSettings,
     RunEvaluation,
-    evaluate_run,
+    TableRunEvaluation,
+    judge_run,
 )
-from pcevolve.report import PrivateSampleInReport, write_report
+from pcevolve.report import PrivateSampleInReport
 from pcevolve.report.build import comparison_text, interval, pct
 
 
 def evaluate(
     run_dir: Path = typer.Argument(..., help="A finished run folder (pcevolve run output)."),
-    test: Path = typer.Option(..., "--test", help="Real held-out test images, one folder per class."),
-    full: Path | None = typer.Option(None, "--full", help="Full real training set: the upper reference line."),
+    test: Path | None = typer.Option(None, "--test", help="Real held-out test data: for an image run a folder with "
+                                     "one folder per class, for a table run a CSV file with the label column. "
+                                     "Default: the run's data.test."),
+    full: Path | None = typer.Option(None, "--full", help="Image runs: full real training set, the upper reference "
+                                     "line."),
     epochs: int = typer.Option(EvaluationSettings.cnn_epochs, "--epochs", min=1,
-                               help="CNN epochs, the same for every line."),
+                               help="Image runs: CNN epochs, the same for every line."),
     full_max: int = typer.Option(EvaluationSettings.full_max, "--full-max", min=2,
-                                 help="Most full-set images used (seeded choice)."),
+                                 help="Image runs: most full-set images used (seeded choice)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seeds every choice and model of the evaluation."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress reports."),
 ) -> None:
     """Utility, distribution and privacy of a run's synthetic set, class by class; writes RUN_DIR/report/."""
-    settings = EvaluationSettings(seed=seed, cnn_epochs=epochs, full_max=full_max)
     try:
-        evaluation = evaluate_run(run_dir, test, full, settings=settings, progress=not quiet)
-        folder = write_report(evaluation)
+        verdict = judge_run(run_dir, test, full=full, seed=seed, epochs=epochs, full_max=full_max,
+                            progress=not quiet)
     except (EvaluationError, PrivateSampleInReport) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     console = Console()
-    print_headline(evaluation, console)
+    headline = _HEADLINES.get(verdict.modality)
+    if headline is not None:
+        headline(verdict.evaluation, console)
+    folder = verdict.report
     console.print(f"report: {folder / 'report.html'} · {folder / 'report.md'} · {folder / 'evaluation.json'}; "
-                  f"exact private figures and timings: {evaluation.inputs.folder / 'secure' / 'evaluation.json'}",
-                  soft_wrap=True, highlight=False)
+                  f"exact private figures and timings: {verdict.secure}", soft_wrap=True, highlight=False)
 
 
 def print_headline(evaluation: RunEvaluation, console: Console) -> None:
@@ -73,5 +85,41 @@ def print_headline(evaluation: RunEvaluation, console: Console) -> None:
             console.print(f"[yellow]hint ({hint.rule}):[/yellow] {hint.advice} ({hint.observed})", soft_wrap=True)
 
 
-if __name__ == "__main__":  # python -m pcevolve.cli.evaluate_commands RUN_DIR --test DIR
+def print_table_headline(evaluation: TableRunEvaluation, console: Console) -> None:
+    """A tabular run's headline: both models trained on synthetic vs private rows, fidelity, the attack."""
+    judgement = evaluation.judgement
+    table = Table(title=f"pcevolve evaluate — {evaluation.folder}")
+    for column, justify in (("trained on", "left"), ("model", "left"), ("ROC AUC", "right"), ("accuracy", "right"),
+                            ("macro-F1", "right")):
+        table.add_column(column, justify=justify)
+    for result in judgement.utility:
+        scores = result.scores
+        name = "synthetic" if result.line == "synthetic" else "private rows (reference, not DP)"
+        table.add_row(f"[bold]{name}[/bold]" if result.line == "synthetic" else name, result.model,
+                      "—" if scores is None or scores.auc is None else f"{scores.auc:.3f}",
+                      "—" if scores is None else pct(scores.accuracy), "—" if scores is None else pct(scores.macro_f1))
+    console.print(table)
+    shared = judgement.to_json()
+    fidelity = shared["fidelity"]
+    console.print(f"fidelity: mean TVD per column {fidelity['mean_tvd']:.3f}; mean correlation difference "
+                  f"{_number(fidelity['correlation']['mean_abs_difference'])}", soft_wrap=True, highlight=False)
+    privacy = shared["privacy"]
+    if privacy is not None:
+        copied = "YES" if privacy["private_rows_copied"] else "none"
+        console.print(f"membership attack AUC {privacy['auc']:.2f} (0.5: the attacker cannot tell); synthetic rows "
+                      f"copied from the private table: {copied}", soft_wrap=True, highlight=False)
+    claim = "" if evaluation.ledger.is_dp else " — NOT DP: the run used reproducible noise"
+    console.print(f"(ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g}){claim}; smallest test class: "
+                  f"{judgement.class_names[judgement.minority_class]}", soft_wrap=True)
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+#: How each modality's evaluation is summed up on the console (the files are the judge's).
+_HEADLINES: dict[str, Callable[[Any, Console], None]] = {"image": print_headline, "tabular": print_table_headline}
+
+
+if __name__ == "__main__":  # python -m pcevolve.cli.evaluate_commands RUN_DIR --test PATH
     typer.run(evaluate)

@@ -11,7 +11,11 @@ Pure functions of arrays and explicit generators; the report assembles them. Mod
 * ``inputs`` — reading a finished run folder and the real data it is judged against;
 * ``utility`` — the reference lines (ours, few-shot real, augmentation, full real) with both models;
 * ``hints`` — the report's troubleshooting rules (what to change when a number is poor) applied to the numbers;
-* ``evaluate`` — :func:`evaluate_run`, the orchestration of all of the above over a run folder.
+* ``evaluate`` — :func:`evaluate_run`, the orchestration of all of the above over a run folder;
+* ``tabular`` — the judges of a table (utility of two fixed models, per-column and correlation fidelity, the
+  distance-to-closest-record attack and exact copies) and :func:`judge_tables` / :func:`judge_table_files`;
+* ``table_run`` — :func:`evaluate_table_run`, those judges over a tabular run folder;
+* ``judges`` — :data:`JUDGES`, the judge of each modality, which ``pcevolve evaluate`` dispatches to.
 """
 
 from pcevolve.evaluation.attacks import (
@@ -57,9 +61,13 @@ from pcevolve.evaluation.distribution import (
 from pcevolve.evaluation.evaluate import EvaluationSettings, RunEvaluation, evaluate_run, membership_split
 from pcevolve.evaluation.hints import Hint, troubleshooting_hints
 from pcevolve.evaluation.inputs import EvaluationError, RunInputs, load_run_inputs
+from pcevolve.evaluation.judges import JUDGES, JudgeRequest, Verdict, judge_run
+from pcevolve.evaluation.table_run import TableRunEvaluation, evaluate_table_run
+from pcevolve.evaluation.tabular import TableJudgement, judge_table_files, judge_tables
 
 __all__ = [
     "FPR_LEVELS",
+    "JUDGES",
     "NEAR_COPY_RMS",
     "AttackResult",
     "ClassificationMetrics",
@@ -68,10 +76,14 @@ __all__ = [
     "EvaluationError",
     "EvaluationSettings",
     "Hint",
+    "JudgeRequest",
     "MembershipAttack",
     "PerClassValue",
     "RunEvaluation",
     "RunInputs",
+    "TableJudgement",
+    "TableRunEvaluation",
+    "Verdict",
     "classic_augmentation",
     "classification_metrics",
     "cnn_features",
@@ -82,8 +94,12 @@ __all__ = [
     "dp_tpr_bound",
     "evaluate_attack",
     "evaluate_run",
+    "evaluate_table_run",
     "find_near_copies",
     "frechet_distance",
+    "judge_run",
+    "judge_table_files",
+    "judge_tables",
     "linear_probe",
     "load_run_inputs",
     "median_bandwidth",

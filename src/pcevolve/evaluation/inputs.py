@@ -111,13 +111,29 @@ def _source_root(dataset: LabeledDataset) -> str:
     return str(Path(dataset.sources[0]).parent.parent) if dataset.sources else ""
 
 
-def _one_line(error: Exception) -> str:
+def one_line(error: Exception) -> str:
     if isinstance(error, DataError):
         first = error.problems[0]
         more = len(error.problems) - 1
         return str(first) + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
     lines = str(error).strip().splitlines()
     return lines[0] + (f" (and {len(lines) - 1} more lines)" if len(lines) > 1 else "")
+
+
+def read_ledger(folder: Path) -> BudgetLedger:
+    """The run's privacy ledger (``RUN/ledger.json``, every ε recomputed on loading)."""
+    try:
+        return BudgetLedger.load(folder / "ledger.json")
+    except (LedgerError, ValueError, OSError) as error:
+        raise EvaluationError(f"ledger {folder / 'ledger.json'}: {one_line(error)}") from None
+
+
+def read_dp_counts(folder: Path) -> np.ndarray | None:
+    """The run's noisy (DP) per-class counts from ``RUN/release.npz``; None for a run without a release."""
+    if not (folder / "release.npz").is_file():
+        return None
+    with np.load(folder / "release.npz", allow_pickle=False) as release:
+        return np.asarray(release["counts"], dtype=np.float64)
 
 
 def _folder(path: str | os.PathLike[str], what: str) -> Path:
@@ -134,7 +150,7 @@ def _read_labeled(path: str | os.PathLike[str], what: str, config: RunConfig,
         return read_image_folder(folder, size=config.data.image_size, mode=config.data.image_mode,
                                  class_names=class_names, min_per_class=min_per_class)
     except (DataError, ValueError, OSError) as error:
-        raise EvaluationError(f"{what} {folder}: {_one_line(error)}") from None
+        raise EvaluationError(f"{what} {folder}: {one_line(error)}") from None
 
 
 def thin(dataset: LabeledDataset, most: int, rng: np.random.Generator) -> LabeledDataset:
@@ -144,16 +160,17 @@ def thin(dataset: LabeledDataset, most: int, rng: np.random.Generator) -> Labele
     return dataset.subset(np.sort(rng.choice(len(dataset.labels), most, replace=False)))
 
 
-def open_run_folder(run_dir: str | os.PathLike[str]) -> tuple[Path, RunConfig]:
-    """Check that ``run_dir`` is a finished run folder and read its config."""
+def open_run_folder(run_dir: str | os.PathLike[str], *,
+                    required: tuple[str, ...] = REQUIRED_RUN_FILES) -> tuple[Path, RunConfig]:
+    """Check that ``run_dir`` is a finished run folder (it holds every path of ``required``) and read its config."""
     folder = _folder(run_dir, "run folder")
-    missing = [name for name in REQUIRED_RUN_FILES if not (folder / name).exists()]
+    missing = [name for name in required if not (folder / name).exists()]
     if missing:
         raise EvaluationError(f"run folder {folder} is not a finished pcevolve run (missing {', '.join(missing)})")
     try:
         config = load_config(folder / "config.yaml")
     except ConfigError as error:
-        raise EvaluationError(_one_line(error)) from None
+        raise EvaluationError(one_line(error)) from None
     return folder, config
 
 
@@ -192,15 +209,9 @@ def load_run_inputs(run_dir: str | os.PathLike[str], test_dir: str | os.PathLike
         full_available = len(whole.labels)
         full = thin(whole, full_max, rng)
     public, public_available = _read_public(config, rng, public_max)
-    try:
-        ledger = BudgetLedger.load(folder / "ledger.json")
-    except (LedgerError, ValueError, OSError) as error:
-        raise EvaluationError(f"ledger {folder / 'ledger.json'}: {_one_line(error)}") from None
+    ledger = read_ledger(folder)
     generations = generation_records(RunFolder(folder).records("generation"))
-    dp_counts = None
-    if (folder / "release.npz").is_file():
-        with np.load(folder / "release.npz", allow_pickle=False) as release:
-            dp_counts = np.asarray(release["counts"], dtype=np.float64)
+    dp_counts = read_dp_counts(folder)
     return RunInputs(folder=folder, config=config, class_names=names, synthetic=synthetic, private=private,
                      test=test, full=full, full_available=full_available, public=public,
                      public_available=public_available, ledger=ledger, generations=generations, dp_counts=dp_counts)
@@ -216,5 +227,5 @@ def _read_public(config: RunConfig, rng: np.random.Generator, most: int) -> tupl
     chosen = [images[i] for i in np.sort(rng.choice(len(images), min(most, len(images)), replace=False))]
     samples, problems = load_images(chosen, size=config.data.image_size, mode=config.data.image_mode)
     if problems:
-        raise EvaluationError(f"public folder {folder}: {_one_line(DataError(problems))}")
+        raise EvaluationError(f"public folder {folder}: {one_line(DataError(problems))}")
     return samples, len(images)

@@ -56,7 +56,7 @@ def build_document(evaluation: RunEvaluation, *, grid_per_class: int = GRID_PER_
         _distribution(data),
         _attacks(evaluation, data),
         _copies(evaluation, data),
-        _ledger(data),
+        ledger_section(data),
         _fitness(evaluation),
         _samples(evaluation, grid_per_class),
         _settings(data),
@@ -289,7 +289,8 @@ def _copies(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     return Section("Copy check", tuple(blocks), anchor="copies")
 
 
-def _ledger(data: dict[str, Any]) -> Section:
+def ledger_section(data: dict[str, Any]) -> Section:
+    """The privacy ledger: ε per stage and every release paid for (``data["ledger"]`` as the evaluation JSON has it)."""
     ledger = data["ledger"]
     events = ledger["events"]
     rows = tuple((str(e["index"]), e["stage"], e["mechanism"],

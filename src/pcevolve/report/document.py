@@ -1,4 +1,5 @@
-"""The report as data: sections of paragraphs, tables, plots and sample grids, rendered twice (HTML, Markdown).
+"""The report as data: sections of paragraphs, tables, plots, sample grids and row previews, rendered twice (HTML,
+Markdown).
 
 Two kinds of image may enter a report, and they are kept apart on purpose:
 
@@ -7,7 +8,8 @@ Two kinds of image may enter a report, and they are kept apart on purpose:
   a PNG, so that :func:`pcevolve.report.safety.check_no_private_samples` can compare every one
   of them with the private images before anything is written; it is drawn only after that.
 
-A plot must never be made from samples; a sample enters a report only through a grid.
+A plot must never be made from samples; a sample enters a report only through a grid. Likewise a table row
+(tabular data) enters only through a :class:`RowPreview`, which keeps the raw row for the same check.
 """
 
 from __future__ import annotations
@@ -69,7 +71,32 @@ class SampleGrid:
             raise ValueError("a sample grid holds uint8 images, one row index per image")
 
 
-Block = Paragraph | Table | Plot | SampleGrid
+@dataclass(frozen=True)
+class RowPreview:
+    """Table rows shown as a table: ``cells[i]`` (text, one per column) is the rendering of ``values[i]``.
+
+    Like a :class:`SampleGrid` it keeps the raw rows (float64 (N, F), schema order), so that
+    :func:`pcevolve.report.safety.check_no_private_rows` can compare every one of them with every private row
+    before anything is written. ``sources[i]`` says where row i came from, for error messages.
+    """
+
+    name: str
+    columns: tuple[str, ...]
+    cells: tuple[tuple[str, ...], ...]
+    values: np.ndarray = field(repr=False)
+    sources: tuple[str, ...] = ()
+    caption: str = ""
+
+    def __post_init__(self) -> None:
+        values = np.asarray(self.values)
+        if values.ndim != 2 or len(values) != len(self.cells):
+            raise ValueError("a row preview holds (N, F) values, one row of cells per row of values")
+        for row in self.cells:
+            if len(row) != len(self.columns):
+                raise ValueError(f"a previewed row has {len(row)} cells for {len(self.columns)} columns: {row}")
+
+
+Block = Paragraph | Table | Plot | SampleGrid | RowPreview
 
 
 @dataclass(frozen=True)
@@ -93,3 +120,6 @@ class Document:
 
     def plots(self) -> list[Plot]:
         return [block for block in self.blocks() if isinstance(block, Plot)]
+
+    def previews(self) -> list[RowPreview]:
+        return [block for block in self.blocks() if isinstance(block, RowPreview)]

@@ -142,3 +142,22 @@ def sample_grid_png(grid: SampleGrid) -> bytes:
         axes[r][0].set_ylabel(name, rotation=0, ha="right", va="center", fontsize=9)
     figure.subplots_adjust(wspace=0.05, hspace=0.05)
     return figure_png(figure)
+
+
+def tvd_bars(columns: Sequence[str], tvd: Sequence[float], reference: Sequence[float | None] | None = None) -> bytes:
+    """Horizontal bars: each column's total-variation distance to the test marginal; ``reference`` (the private rows'
+    own distance, how close real data gets) as a black tick on each bar."""
+    figure = new_figure(figsize=(7.0, 0.32 * len(columns) + 1.2))
+    ax = figure.subplots()
+    y = np.arange(len(columns))
+    ax.barh(y, tvd, color=_COLOURS[0], label="synthetic → test")
+    if reference is not None and any(v is not None for v in reference):
+        ax.scatter([np.nan if v is None else v for v in reference], y, marker="|", s=160, color="black",
+                   label="private rows → test (reference)")
+    ax.set_yticks(y, columns, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(1e-3, float(np.nanmax([*tvd, *[v for v in reference or () if v is not None]])) * 1.1))
+    ax.set_xlabel("total-variation distance (0 = same marginal, 1 = no overlap)")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(axis="x", alpha=0.3)
+    return figure_png(figure)

@@ -11,7 +11,7 @@ import base64
 import html
 from collections.abc import Mapping
 
-from pcevolve.report.document import Block, Document, Paragraph, Plot, SampleGrid, Table
+from pcevolve.report.document import Block, Document, Paragraph, Plot, RowPreview, SampleGrid, Table
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1200px;
@@ -49,7 +49,13 @@ def render_html(document: Document, images: Mapping[str, bytes]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _preview_table(block: RowPreview) -> Table:
+    return Table(block.columns, block.cells, caption=block.caption)
+
+
 def _html_block(block: Block, images: Mapping[str, bytes]) -> str:
+    if isinstance(block, RowPreview):
+        return _html_block(_preview_table(block), images)
     if isinstance(block, Paragraph):
         tone = f' class="{block.tone}"' if block.tone != "text" else ""
         return f"<p{tone}>{html.escape(block.text)}</p>"
@@ -86,6 +92,8 @@ def render_markdown(document: Document) -> str:
 
 
 def _md_block(block: Block) -> str:
+    if isinstance(block, RowPreview):
+        return _md_block(_preview_table(block))
     if isinstance(block, Paragraph):
         prefix = {"text": "", "note": "> ", "warning": "> **⚠** "}[block.tone]
         return prefix + block.text

@@ -8,6 +8,10 @@ with every private image (Euclidean distance on raw pixels,
 :data:`~pcevolve.evaluation.copies.NEAR_COPY_RMS` = 10 grey levels per pixel). It also refuses
 images it cannot compare (another shape than the private images). The writer calls it before
 it creates anything, so a refused report leaves no file behind.
+
+:func:`check_no_private_rows` does the same for tables: it refuses a
+:class:`~pcevolve.report.document.RowPreview` row equal in every column to a private row
+(:func:`pcevolve.evaluation.tabular.exact_copies`), or one it cannot compare (another width).
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from pcevolve.evaluation.copies import find_near_copies, near_copy_threshold, nearest_neighbours
+from pcevolve.evaluation.tabular import exact_copies
 from pcevolve.report.document import Document
 
 
 class PrivateSampleInReport(Exception):
-    """An image bound for the report is a private sample or a near copy of one; nothing was written."""
+    """An image or a table row bound for the report is a private sample (or a near copy of a private image), or
+    cannot be checked; nothing was written."""
 
 
 def check_no_private_samples(document: Document, private: np.ndarray, *, threshold: float | None = None) -> int:
@@ -58,4 +64,38 @@ def check_no_private_samples(document: Document, private: np.ndarray, *, thresho
                 f"near copies (first: {source}, pixel distance {distance[0]:.1f} ≤ {limit:.1f}); a report must "
                 "not carry private data out of the secure zone")
         checked += len(images)
+    return checked
+
+
+def check_no_private_rows(document: Document, private: np.ndarray) -> int:
+    """Refuse a document whose row previews contain a private row.
+
+    Args:
+        document: The report about to be written.
+        private: float64 (M, F) private rows, in the schema order of the previews' values.
+
+    Returns:
+        How many rows were checked.
+
+    Raises:
+        PrivateSampleInReport: Naming the preview and the row's source.
+    """
+    private = np.asarray(private, dtype=np.float64)
+    checked = 0
+    for preview in document.previews():
+        values = np.asarray(preview.values, dtype=np.float64)
+        if len(values) == 0:
+            continue
+        if private.ndim != 2 or values.shape[1] != private.shape[1]:
+            raise PrivateSampleInReport(f"refusing to write the report: preview {preview.name!r} holds rows of "
+                                        f"{values.shape[1]} columns, which cannot be compared with the private rows "
+                                        f"{private.shape[1:]}")
+        hits = exact_copies(values, private) if len(private) else np.zeros(0, np.int64)
+        if hits.size:
+            first = int(hits[0])
+            source = preview.sources[first] if first < len(preview.sources) else f"row {first}"
+            raise PrivateSampleInReport(
+                f"refusing to write the report: {hits.size} row(s) of preview {preview.name!r} equal a private row "
+                f"(first: {source}); a report must not carry private data out of the secure zone")
+        checked += len(values)
     return checked

@@ -11,17 +11,15 @@ from pcevolve.data.tabular import read_labeled_table
 from pcevolve.pipeline import open_run, run_pipeline
 from pcevolve.privacy import BudgetLedger
 
-from .conftest import HEADER
-
 
 def test_a_table_run_delivers_a_csv_with_the_input_columns_and_spends_the_budget(table_config, table_data,
-                                                                              tmp_path):
+                                                                              table_header, tmp_path):
     config, folder, _ = open_run(table_config(), root=tmp_path)
     outcome = run_pipeline(config, folder)
     assert outcome.delivered == folder.path / "synthetic.csv" and outcome.noun == "row"
     with open(outcome.delivered, newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
-    assert rows[0] == [*HEADER, "label"] and len(rows) - 1 == sum(outcome.synthetic_counts) == 100
+    assert rows[0] == [*table_header, "label"] and len(rows) - 1 == sum(outcome.synthetic_counts) == 100
     schema = draft_schema(table_data / "public.csv")
     delivered = read_labeled_table(outcome.delivered, schema, class_names=("fraud", "ok"))
     assert set(np.unique(delivered.labels)) == {0, 1}

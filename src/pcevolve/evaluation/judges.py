@@ -1,0 +1,130 @@
+"""The judges of ``pcevolve evaluate``, one per modality: :data:`JUDGES`, keyed by a run's ``data.modality``.
+
+A judge evaluates a finished run folder, writes ``RUN/report/`` (shareable) and ``RUN/secure/evaluation.json``
+(exact private-derived figures), and returns a :class:`Verdict`. To judge a new modality, write its judge and add
+it to :data:`JUDGES` below (the run side, :data:`pcevolve.modalities.MODALITIES`, never imports this package).
+
+The report is imported inside each judge, not at the top: ``pcevolve.report`` imports the evaluation's modules, so
+a top-level import here would make the two packages import each other.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pcevolve.config import ConfigError, RunConfig, load_config
+from pcevolve.evaluation.evaluate import EvaluationSettings, evaluate_run
+from pcevolve.evaluation.inputs import EvaluationError, one_line
+from pcevolve.evaluation.table_run import evaluate_table_run
+from pcevolve.registry import Registry
+
+#: Files every finished run folder holds, whatever its modality.
+RUN_FILES = ("config.yaml", "ledger.json")
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """What ``pcevolve evaluate`` was asked.
+
+    Attributes:
+        run_dir: The run folder.
+        config: Its configuration (already read, to choose the judge).
+        test: The real held-out data; None: the run's ``data.test``.
+        full: Images only: a full real training set, the upper reference line.
+        seed: Seeds every choice and model of the evaluation.
+        epochs: Images only: CNN epochs.
+        full_max: Images only: most full-set images used.
+        progress: Show progress.
+    """
+
+    run_dir: Path
+    config: RunConfig
+    test: Path | None = None
+    full: Path | None = None
+    seed: int = 0
+    epochs: int = EvaluationSettings.cnn_epochs
+    full_max: int = EvaluationSettings.full_max
+    progress: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judged run: the evaluation object of its modality and where its files went."""
+
+    modality: str
+    evaluation: Any
+    report: Path
+    secure: Path
+
+
+Judge = Callable[[JudgeRequest], Verdict]
+
+
+def _test_path(request: JudgeRequest, what: str) -> Path:
+    if request.test is not None:
+        return request.test
+    if request.config.data.test is None:
+        raise EvaluationError(f"no test data: give --test {what} (data.test in {request.run_dir / 'config.yaml'} "
+                              "is empty)")
+    return Path(request.config.data.test)
+
+
+def judge_image_run(request: JudgeRequest) -> Verdict:
+    """:func:`~pcevolve.evaluation.evaluate.evaluate_run` and :func:`pcevolve.report.write_report`."""
+    from pcevolve.report import write_report  # see the module docstring
+
+    settings = EvaluationSettings(seed=request.seed, cnn_epochs=request.epochs, full_max=request.full_max)
+    evaluation = evaluate_run(request.run_dir, _test_path(request, "DIR"), request.full, settings=settings,
+                              progress=request.progress)
+    folder = write_report(evaluation)
+    return Verdict("image", evaluation, folder, evaluation.inputs.folder / "secure" / "evaluation.json")
+
+
+def judge_table_run(request: JudgeRequest) -> Verdict:
+    """:func:`~pcevolve.evaluation.table_run.evaluate_table_run` and :func:`pcevolve.report.write_table_report`."""
+    from pcevolve.report.table import write_table_report  # see the module docstring
+
+    if request.full is not None:
+        raise EvaluationError("--full is for image runs: a table run is judged against its private rows as the "
+                              "real reference")
+    evaluation = evaluate_table_run(request.run_dir, _test_path(request, "TEST.csv"), seed=request.seed)
+    folder = write_table_report(evaluation)
+    return Verdict("tabular", evaluation, folder, evaluation.folder / "secure" / "evaluation.json")
+
+
+JUDGES: Registry[Judge] = Registry("judge", {"image": judge_image_run, "tabular": judge_table_run})
+
+
+def read_run_config(run_dir: str | os.PathLike[str]) -> tuple[Path, RunConfig]:
+    """The run folder and its config, checked only as far as every modality needs (each judge checks the rest)."""
+    folder = Path(run_dir)
+    if not folder.is_dir():
+        raise EvaluationError(f"run folder {folder} does not exist or is not a folder")
+    missing = [name for name in RUN_FILES if not (folder / name).exists()]
+    if missing:
+        raise EvaluationError(f"run folder {folder} is not a finished pcevolve run (missing {', '.join(missing)})")
+    try:
+        return folder, load_config(folder / "config.yaml")
+    except ConfigError as error:
+        raise EvaluationError(one_line(error)) from None
+
+
+def judge_run(run_dir: str | os.PathLike[str], test: str | os.PathLike[str] | None = None,
+              **options: Any) -> Verdict:
+    """Judge a finished run with the judge of its ``data.modality`` (``options``: the rest of :class:`JudgeRequest`).
+
+    Raises:
+        EvaluationError: The run cannot be judged (one line naming the path), including a modality with no judge.
+        pcevolve.report.PrivateSampleInReport: The report would carry a private sample; nothing was written.
+    """
+    folder, config = read_run_config(run_dir)
+    modality = config.data.modality
+    if modality not in JUDGES:
+        raise EvaluationError(f"run {folder} holds {modality} samples (data.modality); pcevolve evaluate judges "
+                              f"{', '.join(sorted(JUDGES))} runs")
+    request = JudgeRequest(run_dir=folder, config=config, test=None if test is None else Path(test), **options)
+    return JUDGES[modality](request)

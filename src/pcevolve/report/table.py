@@ -1,0 +1,309 @@
+"""A tabular run's evaluation → its report (``RUN/report/``): headline, utility, fidelity, privacy, a preview of
+synthetic rows, the ledger, the settings; and the writer, :func:`write_table_report`.
+
+Every number comes from :meth:`~pcevolve.evaluation.table_run.TableRunEvaluation.to_json` (the shareable figures),
+so the report shows nothing that ``evaluation.json`` does not hold; the previewed rows are synthetic rows, and the
+writer refuses the report if one of them equals a private row.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pcevolve.evaluation.table_run import TableRunEvaluation
+from pcevolve.evaluation.tabular import LINES, MODELS, TVD_BINS, exact_copies
+from pcevolve.io import atomic_write_json
+from pcevolve.report import figures
+from pcevolve.report.build import ledger_section, num, pct
+from pcevolve.report.document import Document, Paragraph, Plot, RowPreview, Section, Table
+from pcevolve.report.write import write_document
+from pcevolve.run_folder import RunFolder
+
+#: Synthetic rows per class in the preview.
+PREVIEW_PER_CLASS = 5
+#: An attack AUC whose lower interval bound is above this is flagged in the headline.
+ATTACK_AUC_WARNING = 0.6
+_DASH = "—"
+_MARK = "▶ "
+
+
+def build_table_document(evaluation: TableRunEvaluation, *, preview_per_class: int = PREVIEW_PER_CLASS) -> Document:
+    """The report of one tabular evaluation (no file is written here)."""
+    data = evaluation.to_json()
+    sections = (_headline(evaluation, data), _utility(data), _fidelity(data), _privacy(data),
+                _preview(evaluation, preview_per_class), ledger_section(data), _settings(data))
+    judged = data["data"]["test"]
+    return Document(title=f"pcevolve evaluation — table run {evaluation.config.name}", sections=sections,
+                    subtitle=f"{evaluation.folder} · synthetic table judged on {sum(judged['per_class'])} real test "
+                             f"rows ({judged['path']}) · (ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g})")
+
+
+def _auc(value: float | None) -> str:
+    return _DASH if value is None else f"{value:.3f}"
+
+
+def _fixed(value: float | None) -> str:
+    """Distances in [0, 1] with three decimals, so that a column of them lines up (``num`` would drop zeros)."""
+    return _DASH if value is None else f"{value:.3f}"
+
+
+def _result(data: dict[str, Any], line: str, model: str) -> dict[str, Any] | None:
+    return next((r for r in data["judgement"]["utility"] if r["line"] == line and r["model"] == model), None)
+
+
+def _metric(result: dict[str, Any] | None, key: str, *, percent: bool = True) -> str:
+    if result is None or result.get(key) is None:
+        return _DASH
+    return pct(result[key]) if percent else _auc(result[key])
+
+
+def _auc_meaning(judgement: dict[str, Any]) -> str:
+    first = next((r for r in judgement["utility"] if r.get("auc_kind")), None)
+    if first is not None and first["auc_kind"] == "binary":
+        return (f"ROC AUC: how well the model's score for {first['positive_class']!r} (the smallest class of the test "
+                "set) ranks those rows above the others; 0.5 is guessing, 1 is perfect.")
+    return ("ROC AUC: the mean over classes of how well the model's score for a class ranks that class's rows above "
+            "the others (macro one-vs-rest); 0.5 is guessing, 1 is perfect.")
+
+
+def _headline(evaluation: TableRunEvaluation, data: dict[str, Any]) -> Section:
+    judgement = data["judgement"]
+    names = judgement["class_names"]
+    per_class = judgement["synthetic_per_class"]
+    claim = (f"released under (ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g}) differential privacy, as the "
+             "run's privacy ledger accounts it" if data["dp"] else
+             f"NOT differentially private: the run used reproducible noise (ε {evaluation.epsilon:.3f} would hold "
+             "only if nobody could regenerate the noise, and anyone with the run's config can)")
+    delivered = ", ".join(f"{name}: {count}" for name, count in per_class.items())
+    blocks: list[Any] = [Paragraph(f"Synthetic table: {sum(per_class.values())} rows in {len(names)} classes "
+                                   f"({delivered}), {claim}.", tone="text" if data["dp"] else "warning")]
+    trees_syn, trees_real = _result(data, "synthetic", "gbdt"), _result(data, "real", "gbdt")
+    logit_syn, logit_real = _result(data, "synthetic", "logistic"), _result(data, "real", "logistic")
+    fidelity, privacy = judgement["fidelity"], judgement["privacy"]
+    real_tvd = [c["tvd_real_reference"] for c in fidelity["columns"] if c["tvd_real_reference"] is not None]
+    real_corr = fidelity["correlation_real_reference"]
+    rows = [
+        ("ROC AUC, gradient-boosted trees", _metric(trees_syn, "auc", percent=False),
+         _metric(trees_real, "auc", percent=False), "higher is better"),
+        ("ROC AUC, logistic regression", _metric(logit_syn, "auc", percent=False),
+         _metric(logit_real, "auc", percent=False), "higher is better"),
+        ("accuracy / macro-F1, gradient-boosted trees",
+         f"{_metric(trees_syn, 'accuracy')} / {_metric(trees_syn, 'macro_f1')}",
+         f"{_metric(trees_real, 'accuracy')} / {_metric(trees_real, 'macro_f1')}", "higher is better"),
+        ("accuracy / macro-F1, logistic regression",
+         f"{_metric(logit_syn, 'accuracy')} / {_metric(logit_syn, 'macro_f1')}",
+         f"{_metric(logit_real, 'accuracy')} / {_metric(logit_real, 'macro_f1')}", "higher is better"),
+        ("mean total-variation distance per column", _fixed(fidelity["mean_tvd"]),
+         _fixed(float(np.mean(real_tvd))) if real_tvd else _DASH, "lower is closer to the real test rows"),
+        ("mean correlation difference", _fixed(fidelity["correlation"]["mean_abs_difference"]),
+         _DASH if real_corr is None else _fixed(real_corr["mean_abs_difference"]),
+         "lower is closer to the real test rows"),
+    ]
+    if privacy is not None:
+        rows.append(("membership attack AUC", f"{privacy['auc']:.2f}", _DASH, "0.5: the attacker cannot tell"))
+        rows.append(("synthetic rows copied from the private table", "YES" if privacy["private_rows_copied"] else
+                     "none", _DASH, "should be none"))
+    blocks.append(Table(("measure", "synthetic rows", "real reference (private rows, not DP)", "reading"),
+                        tuple(rows),
+                        caption="Models trained on the synthetic rows, or on the private rows as a reference, and "
+                                "tested on the real test rows; distances to the test rows' columns. The reference "
+                                "shows what the private rows themselves would give — it cannot be published."))
+    blocks.append(Paragraph(_auc_meaning(judgement), tone="note"))
+    if privacy is not None:
+        if privacy["private_rows_copied"]:
+            blocks.append(Paragraph("Some synthetic rows equal a private row in every column: they disclose that "
+                                    "person's record. Remove them before sharing the table (see Privacy).",
+                                    tone="warning"))
+        if privacy["auc_interval"][0] > ATTACK_AUC_WARNING or privacy["exceeds_dp_bound"]:
+            blocks.append(Paragraph("The membership attack tells private rows from unseen real rows clearly better "
+                                    "than chance" + (", and better than the privacy guarantee allows"
+                                                     if privacy["exceeds_dp_bound"] else "")
+                                    + ": the synthetic rows follow the private rows too closely (see Privacy).",
+                                    tone="warning"))
+        blocks.append(Paragraph(data["caveat"], tone="note"))
+    return Section("Headline", tuple(blocks), anchor="headline")
+
+
+def _utility(data: dict[str, Any]) -> Section:
+    judgement = data["judgement"]
+    names, minority = judgement["class_names"], judgement["minority_class"]
+    private_size = sum(data["data"]["private"]["per_class_dp_estimate"] or [])
+    rows = []
+    for result in judgement["utility"]:
+        size = (f"≈ {private_size} (noisy DP count)" if result["train_size"] is None else str(result["train_size"]))
+        rows.append((result["label"], result["model_label"], _metric(result, "auc", percent=False),
+                     _metric(result, "accuracy"), _metric(result, "macro_f1"), size,
+                     result["error"] or ""))
+    lines = Table(("trained on", "model", "ROC AUC", "accuracy", "macro-F1", "training rows", "note"), tuple(rows),
+                  highlight=tuple(i for i, r in enumerate(judgement["utility"]) if r["line"] == "synthetic"),
+                  caption="Every model on every training set, tested on the same real test rows. Rows trained on "
+                          "the synthetic set are highlighted.")
+    columns = ["class", "test rows", "synthetic rows"]
+    for model, label in MODELS.items():
+        columns += [f"{label}: precision", f"{label}: recall", f"{label}: F1", f"{label}: F1 (real reference)"]
+    per_class = []
+    for name in names:
+        cells = [(_MARK if name == minority else "") + name, str(judgement["test_per_class"][name]),
+                 str(judgement["synthetic_per_class"][name])]
+        for model in MODELS:
+            ours, real = _result(data, "synthetic", model), _result(data, "real", model)
+            scores = ours["per_class"][name] if ours and "per_class" in ours else None
+            cells += [_DASH if scores is None else pct(scores[key]) for key in ("precision", "recall", "f1")]
+            cells.append(pct(real["per_class"][name]["f1"]) if real and "per_class" in real else _DASH)
+        per_class.append(tuple(cells))
+    table = Table(tuple(columns), tuple(per_class), highlight=(names.index(minority),),
+                  caption=f"Per class, models trained on the synthetic rows unless marked; ▶ {minority}: the smallest "
+                          "class of the test set, where a synthetic set most often falls short.")
+    return Section("Utility", (
+        lines, table, Paragraph(_auc_meaning(judgement), tone="note"),
+        Paragraph("Both models are fixed in advance and never tuned on the test rows: gradient-boosted trees "
+                  "(scikit-learn's HistGradientBoostingClassifier with its default settings) and logistic regression "
+                  "(L2 penalty, C = 1). Categorical columns are one-hot encoded; numeric columns are standardised "
+                  "with the mean and standard deviation of each model's own training set. The real reference is "
+                  "trained on the private rows: it shows what they would give, is not differentially private, and "
+                  "its size is given by the run's noisy count.", tone="note"),
+    ), anchor="utility")
+
+
+def _fidelity(data: dict[str, Any]) -> Section:
+    fidelity = data["judgement"]["fidelity"]
+    columns = fidelity["columns"]
+    worst = max(range(len(columns)), key=lambda i: columns[i]["tvd"]) if columns else None
+    table = Table(("column", "kind", "compared on", "TVD synthetic → test", "TVD private → test (reference)"),
+                  tuple((c["column"], c["kind"], f"{c['cells']} cells ({c['basis']})", _fixed(c["tvd"]),
+                         _fixed(c["tvd_real_reference"])) for c in columns),
+                  highlight=() if worst is None else (worst,),
+                  caption="Total-variation distance (TVD) between each column's distribution in the synthetic rows "
+                          "and in the real test rows: the share of rows that would have to move to another cell for "
+                          "the two to agree (0 = the same, 1 = no overlap). The farthest column is highlighted. The "
+                          "reference is the private rows' own distance to the test rows: sampling noise alone gives "
+                          "about that much.")
+    correlation, real = fidelity["correlation"], fidelity["correlation_real_reference"]
+    largest = correlation["largest_pair"]
+    single = correlation["mean_abs_difference"] is None
+    text = ("The table has a single column: there is no pair of columns to correlate." if single else
+            f"Correlation between columns: the mean absolute difference between the synthetic and the test rows' "
+            f"pairwise correlations is {_fixed(correlation['mean_abs_difference'])} over {correlation['pairs']} pairs "
+            + ("" if real is None or real["mean_abs_difference"] is None else
+               f"(private rows vs test: {_fixed(real['mean_abs_difference'])}) ")
+            + f"— the largest, {_fixed(correlation['largest_abs_difference'])}, between {largest[0]} and "
+              f"{largest[1]}. Correlations are Pearson's, on the numeric values and one 0/1 column per category "
+              "(pairs inside one categorical column are left out); 0 means the columns move together in the same "
+              "way in both tables.")
+    return Section("Fidelity", (
+        table,
+        Plot("column_tvd", figures.tvd_bars([c["column"] for c in columns], [c["tvd"] for c in columns],
+                                            [c["tvd_real_reference"] for c in columns]),
+             "Total-variation distance per column; black ticks: the private rows' own distance to the test rows."),
+        Paragraph(text),
+        Paragraph(f"Numeric columns are cut into up to {TVD_BINS} cells at quantiles of the public table (or of the "
+                  "test rows when the run has no public table); a numeric column with no more distinct values than "
+                  "that is compared value by value.", tone="note"),
+    ), anchor="fidelity")
+
+
+def _privacy(data: dict[str, Any]) -> Section:
+    privacy = data["judgement"]["privacy"]
+    if privacy is None:
+        return Section("Privacy", (Paragraph("No private rows were given, so no attack was run."),), anchor="privacy")
+    low, high = privacy["auc_interval"]
+    bound = {True: "yes — stronger than the guarantee allows", False: "no", None: _DASH}[privacy["exceeds_dp_bound"]]
+    table = Table(("check", "result"), (
+        ("membership attack AUC", f"{privacy['auc']:.2f} ({privacy['confidence']:.0%} interval {low:.2f}–{high:.2f})"),
+        ("best-threshold success (share of right guesses)", f"{privacy['success']:.0%}"),
+        ("attack beats the ε-DP bound at a low false-positive rate", bound),
+        ("synthetic rows equal to a private row", "YES — at least one" if privacy["private_rows_copied"] else "none"),
+        ("synthetic rows equal to a test row (what chance gives)", str(privacy["test_rows_copied"])),
+    ), highlight=(3,) if privacy["private_rows_copied"] else ())
+    return Section("Privacy", (
+        Paragraph("The membership attack plays the part of someone who holds the synthetic table and wants to know "
+                  "whether a given person's row was in the private table. It scores each real row by how close it "
+                  "lies to its nearest synthetic row (closer: more likely a member), and is tried on private rows "
+                  "and on as many real test rows that were never used. Its AUC is the chance that it ranks a random "
+                  "private row above a random unused row: 0.5 means it cannot tell them apart — what a private "
+                  "synthetic table should show — and 1.0 means it always can. Distances are measured with numeric "
+                  "columns standardised and a changed category counting as much as one standard deviation."),
+        table,
+        Paragraph("An exact copy compares every column (not the label). Rows equal to a test row show how often equal "
+                  "rows occur by chance in this table: with few, coarse columns they are common and harmless. The "
+                  "AUC is rounded to two decimals and copies are reported only as present or not, because exact "
+                  "values would reveal the size of the private table; they are in the run's "
+                  "secure/evaluation.json.", tone="note"),
+        Paragraph(privacy["caveat"], tone="note"),
+    ), anchor="privacy")
+
+
+def _preview(evaluation: TableRunEvaluation, per_class: int) -> Section:
+    synthetic, schema = evaluation.synthetic, evaluation.schema
+    # Rows equal to a private row are left out: the safety check would refuse the whole report otherwise.
+    copied = np.zeros(len(synthetic), dtype=bool)
+    copied[exact_copies(synthetic.samples, evaluation.private.samples)] = True
+    chosen = []
+    for k in range(len(synthetic.class_names)):
+        rows = np.flatnonzero((synthetic.labels == k) & ~copied)
+        if rows.size:
+            chosen.append(rows[np.unique(np.linspace(0, rows.size - 1, min(per_class, rows.size)).round().astype(int))])
+    index = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
+    cells = tuple(tuple(column.format(value) for column, value in zip(schema.columns, synthetic.samples[i],
+                                                                       strict=True))
+                  + (synthetic.class_names[synthetic.labels[i]],) for i in index)
+    preview = RowPreview("synthetic_rows", columns=(*schema.names, schema.label_column), cells=cells,
+                         values=synthetic.samples[index], sources=tuple(synthetic.sources[i] for i in index),
+                         caption=f"Synthetic rows, up to {per_class} per class, evenly spaced through synthetic.csv.")
+    note = ("Before the report was written every row above was compared with every private row, and the report "
+            "would have been refused had one been equal to a private row. The report holds no private row."
+            + (" Synthetic rows equal to a private row were left out of this preview." if copied.any() else ""))
+    return Section("Synthetic rows (preview)", (preview, Paragraph(note, tone="note")), anchor="preview")
+
+
+def _settings(data: dict[str, Any]) -> Section:
+    described = data["data"]
+    private = described["private"]["per_class_dp_estimate"]
+    sets = [("synthetic", described["synthetic"]["path"], str(sum(described["synthetic"]["per_class"]))),
+            ("private", str(described["private"]["path"]), _DASH if private is None else
+             f"≈ {sum(private)} (noisy DP count)"),
+            ("test", described["test"]["path"], str(sum(described["test"]["per_class"])))]
+    if described["public"] is not None:
+        sets.append(("public", str(described["public"]["path"]), str(described["public"]["rows"])))
+    schema = described["schema"]
+    columns = tuple((c["name"], c["kind"], (f"{len(c['categories'])} categories" if c["kind"] == "categorical" else
+                                           f"{num(c['low'])} to {num(c['high'])}"
+                                           + (", whole numbers" if c.get("integer") else "")))
+                    for c in schema["columns"])
+    return Section("Settings and data", (
+        Table(("set", "path", "rows"), tuple(sets),
+              caption="The private table's exact size and the evaluation's timings stay in the run's "
+                      "secure/evaluation.json."),
+        Table(("column", "kind", "values (from public data)"), columns,
+              caption=f"The table's columns; the label column is {schema['label_column']!r}."),
+        Table(("setting", "value"), (("seed", str(data["judgement"]["seed"])),
+                                     ("models", ", ".join(MODELS.values())),
+                                     ("training sets", ", ".join(LINES.values())),
+                                     ("numeric cells per column", str(TVD_BINS)))),
+    ), anchor="settings")
+
+
+def write_table_report(evaluation: TableRunEvaluation, *, folder: str | os.PathLike[str] | None = None,
+                       preview_per_class: int = PREVIEW_PER_CLASS) -> Path:
+    """Build and write the report of a tabular evaluation into ``folder`` (default ``RUN/report``).
+
+    The exact private figures the report leaves out go to ``RUN/secure/evaluation.json``; with the default folder,
+    the report's files get the run's start time, so their times do not reveal how long the evaluation took.
+
+    Raises:
+        PrivateSampleInReport: A previewed row equals a private row; nothing was written.
+    """
+    run = evaluation.folder
+    target = Path(folder) if folder is not None else run / "report"
+    document = build_table_document(evaluation, preview_per_class=preview_per_class)
+    written = write_document(target, document, private_rows=evaluation.private.samples,
+                             evaluation_json=evaluation.to_json())
+    (run / "secure").mkdir(exist_ok=True)
+    atomic_write_json(run / "secure" / "evaluation.json", evaluation.to_secure_json())
+    if folder is None and (run / "manifest.json").is_file():
+        RunFolder(run).settle_times()
+    return written
