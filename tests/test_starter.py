@@ -57,7 +57,7 @@ def test_bad_inputs_are_named_before_anything_is_written(digits, tmp_path) -> No
         choose_config(digits / "private")
     table = tmp_path / "records.csv"
     table.write_text("a,label\n1,x\n")
-    with pytest.raises(StarterError, match="CSV table"):
+    with pytest.raises(StarterError, match="needs a public CSV table"):
         choose_config(table, public=digits / "public")
     broken = tmp_path / "broken"
     shutil.copytree(digits / "private", broken)

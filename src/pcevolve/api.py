@@ -203,11 +203,14 @@ class Synthesizer:
         The evaluation reads the private images (attacks, copy checks, the few-shot reference), so its
         exact figures are not DP: they go to ``RUN/secure/``, and the report says which numbers they are.
         """
-        from pcevolve.evaluation import EvaluationSettings, evaluate_run
+        from pcevolve.evaluation import EvaluationSettings, evaluate_run, judge_run
         from pcevolve.report import write_report
 
         outcome = self._fitted()
         assert self.config is not None
+        if self.config.data.modality != "image":  # tables: the judge of the run's modality (no --full line)
+            return judge_run(outcome.folder, test, seed=0 if settings is None else settings.seed,
+                             progress=self.progress).evaluation
         test = test if test is not None else self.config.data.test
         full = full if full is not None else self.config.data.full
         if test is None:

@@ -26,8 +26,10 @@ PAIRS = [(modality, decoder) for modality in MODALITIES for decoder, part in sor
          if modality in part.modalities]
 
 
-def test_every_modality_has_a_tiny_config_and_a_decoder():
-    assert set(TINY_CONFIGS) == set(MODALITIES)
+def test_every_modality_has_a_tiny_config_a_decoder_and_a_judge():
+    from pcevolve.evaluation import JUDGES
+
+    assert set(TINY_CONFIGS) == set(MODALITIES) == set(JUDGES)
     assert {modality for modality, _ in PAIRS} == set(MODALITIES)
 
 

@@ -69,3 +69,29 @@ def test_the_table_encoder_round_trips_through_its_folder(table_data, tmp_path):
     np.testing.assert_array_equal(encoder.encode(public[:50]), loaded.encode(public[:50]))
     # projection 8 + numbers amount, rate, count (3) + one-hot kind (3) and region (4)
     assert encoder.feature_dim == 8 + 3 + 3 + 4 == encoder.encode(public[:3]).shape[1]
+
+
+def test_init_on_a_table_chooses_from_the_public_table_only(table_data, tmp_path):
+    """Two private tables with different counts give the same config text (it leaves the secure zone)."""
+    from typer.testing import CliRunner
+
+    from pcevolve.cli.main import app
+    from pcevolve.config import load_config
+
+    fewer = tmp_path / "fewer" / "private.csv"
+    fewer.parent.mkdir()
+    lines = (table_data / "private.csv").read_text(encoding="utf-8").splitlines()
+    fewer.write_text("\n".join(lines[:-5]) + "\n", encoding="utf-8")
+    texts = []
+    for private, out in ((table_data / "private.csv", tmp_path / "a.yaml"), (fewer, tmp_path / "b.yaml")):
+        result = CliRunner().invoke(app, ["init", str(private), "--public", str(table_data / "public.csv"),
+                                          "--name", "same", "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        texts.append(out.read_text(encoding="utf-8").replace(str(private.resolve()), "PRIVATE"))
+    assert texts[0].splitlines()[1:] == texts[1].splitlines()[1:]
+    config = load_config(tmp_path / "a.yaml")
+    assert config.data.modality == "tabular" and config.decoder.name == "nearest-public"
+    missing = CliRunner().invoke(app, ["init", str(table_data / "private.csv"), "--public",
+                                       str(table_data / "public.csv"), "--label-column", "Class",
+                                       "--out", str(tmp_path / "c.yaml")])
+    assert missing.exit_code == 1 and "no label column 'Class'" in missing.output

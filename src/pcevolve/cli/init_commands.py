@@ -17,9 +17,12 @@ from pcevolve.config.starter import Starter, StarterError, choose_config
 from pcevolve.data import DataError
 from pcevolve.io import atomic_write_text
 
-PRIVATE_HELP = "Private labelled images, one folder per class (or a folder made by `pcevolve data prepare`)."
-PUBLIC_HELP = "Unlabelled public images like the private ones (a flat folder); required."
-TEST_HELP = "Real held-out labelled images for `pcevolve evaluate` (one folder per class)."
+PRIVATE_HELP = ("Private labelled data: images, one folder per class, or a CSV table with a label column (or a "
+                "folder made by `pcevolve data prepare`).")
+PUBLIC_HELP = ("Unlabelled public data like the private data: a flat folder of images, or a CSV table with the same "
+               "columns and no label column; required.")
+TEST_HELP = "Real held-out labelled data for `pcevolve evaluate` (class folders, or a CSV table)."
+LABEL_HELP = "The label column of a private CSV table [label]."
 FULL_HELP = "A larger real labelled set: the evaluation's upper reference line."
 EPSILON_HELP = "Total privacy budget ε of the whole run."
 NAME_HELP = "Run name (folder runs/NAME); default from the private folder's name."
@@ -41,6 +44,11 @@ def parse_settings(items: list[str] | None) -> dict[str, Any]:
         except yaml.YAMLError:
             settings[key.strip()] = text
     return settings
+
+
+def with_label_column(settings: dict[str, Any], label_column: str | None) -> dict[str, Any]:
+    """``--label-column X`` as the setting ``data.label_column`` (the starter reads it for a CSV table)."""
+    return settings if label_column is None else {**settings, "data.label_column": label_column}
 
 
 def starter_or_exit(private: Path, *, public: Path | None, test: Path | None, full: Path | None,
@@ -67,6 +75,7 @@ def init(
     full: Path | None = typer.Option(None, "--full", help=FULL_HELP),
     epsilon: float = typer.Option(8.0, "--epsilon", help=EPSILON_HELP),
     name: str | None = typer.Option(None, "--name", help=NAME_HELP),
+    label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
     out: Path = typer.Option(Path("config.yaml"), "--out", help="Config file to write."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
     settings: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
@@ -76,7 +85,7 @@ def init(
         typer.echo(f"error: {out} already exists; choose another --out or pass --force to replace it", err=True)
         raise typer.Exit(1)
     starter = starter_or_exit(private, public=public, test=test, full=full, epsilon=epsilon, name=name,
-                              settings=parse_settings(settings))
+                              settings=with_label_column(parse_settings(settings), label_column))
     for line in starter.findings:
         typer.echo(line)
     atomic_write_text(out, starter.yaml_text(source=f"pcevolve init {private}"))

@@ -15,12 +15,14 @@ from rich.table import Table
 from pcevolve.cli.init_commands import (
     EPSILON_HELP,
     FULL_HELP,
+    LABEL_HELP,
     NAME_HELP,
     PUBLIC_HELP,
     SET_HELP,
     TEST_HELP,
     parse_settings,
     starter_or_exit,
+    with_label_column,
 )
 from pcevolve.config import ConfigError, load_config
 from pcevolve.data import DataError
@@ -37,13 +39,15 @@ from pcevolve.randomness import NOT_DP_WARNING
 
 
 def run(
-    source: Path | None = typer.Argument(None, help="A run configuration (YAML), or your private data folder for "
-                                         "a one-line run (then give --public). Omit with --resume."),
+    source: Path | None = typer.Argument(None, help="A run configuration (YAML), or your private data (a folder "
+                                         "of class folders, or a CSV table) for a one-line run (then give "
+                                         "--public). Omit with --resume."),
     public: Path | None = typer.Option(None, "--public", help=PUBLIC_HELP),
     test: Path | None = typer.Option(None, "--test", help=TEST_HELP),
     full: Path | None = typer.Option(None, "--full", help=FULL_HELP),
     epsilon: float | None = typer.Option(None, "--epsilon", help=EPSILON_HELP + " [8]"),
     name: str | None = typer.Option(None, "--name", help=NAME_HELP),
+    label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
     settings: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
     resume: Path | None = typer.Option(None, "--resume", help="Continue the run in this folder."),
     runs_root: Path = typer.Option(Path("runs"), "--runs-root", help="Where new run folders are created."),
@@ -58,9 +62,9 @@ def run(
     if source is None and resume is None:
         typer.echo("error: give a CONFIG file or your PRIVATE data folder, or --resume RUN_DIR", err=True)
         raise typer.Exit(2)
-    from_data = source is not None and source.is_dir()
+    from_data = source is not None and (source.is_dir() or source.suffix.lower() == ".csv")
     data_flags = {"--public": public, "--test": test, "--full": full, "--epsilon": epsilon, "--name": name,
-                  "--set": settings or None}
+                  "--label-column": label_column, "--set": settings or None}
     if not from_data and any(value is not None for value in data_flags.values()):
         given = ", ".join(flag for flag, value in data_flags.items() if value is not None)
         typer.echo(f"error: {given} choose the configuration from a data folder (`pcevolve run PRIVATE --public "
@@ -71,7 +75,7 @@ def run(
             assert source is not None
             starter = starter_or_exit(source, public=public, test=test, full=full,
                                       epsilon=8.0 if epsilon is None else epsilon, name=name,
-                                      settings=parse_settings(settings))
+                                      settings=with_label_column(parse_settings(settings), label_column))
             for line in starter.findings:
                 console.print(line, highlight=False)
             for choice in starter.choices:

@@ -72,12 +72,20 @@ class DataPaths:
     public: Path | None = None
     test: Path | None = None
     full: Path | None = None
+    label_column: str | None = None  # a prepared table's label column
+    schema: Path | None = None  # a prepared table's schema file (drafted from its public table)
 
     @classmethod
     def resolve(cls, private: str | Path, *, public: str | Path | None = None, test: str | Path | None = None,
                 full: str | Path | None = None) -> DataPaths:
         root = Path(private)
         manifest = root / "dataset.json"
+        if root.is_dir() and manifest.is_file() and read_json(manifest).get("format") == "pcevolve.table-demo":
+            table = read_json(manifest)
+            return cls(root / "private.csv", Path(public) if public else root / "public.csv",
+                       Path(test) if test else root / "test.csv", None if full is None else Path(full),
+                       label_column=str(table.get("label_column", "label")),
+                       schema=root / "schema.yaml" if (root / "schema.yaml").is_file() else None)
         if root.is_dir() and manifest.is_file():
             splits = read_json(manifest).get("splits", {})
 
@@ -111,8 +119,8 @@ class Starter:
         lines = [
             f"# pcevolve run configuration, written by `{source}` on {date.today().isoformat()}.",
             "# Each setting below was chosen from your data, with the reason beside it; every setting not named",
-            "# keeps pcevolve's default. They depend on the public pool, the class names and your flags only —",
-            "# never on the private images' content or counts — so this file can be shared.",
+            "# keeps pcevolve's default. They depend on the public data, the class names and your flags only —",
+            "# never on the private samples' content or counts — so this file can be shared.",
             "# See how the privacy budget would be spent, before anything is spent:  pcevolve budget plan --config FILE",
             "# Run it:  pcevolve run FILE",
         ]
@@ -165,14 +173,30 @@ def _public_images(public: Path) -> tuple[int, int, str]:
     return len(infos), side, ("L" if grey > len(infos) - grey else "RGB")
 
 
+def finish_starter(paths: DataPaths, choices: list[Choice], overrides: Mapping[str, Any] | None,
+                   findings: tuple[str, ...], private_count: int) -> Starter:
+    """The starter from the chosen settings, with the user's ``overrides`` set last and validated."""
+    if overrides:
+        known = {c.key for c in choices}
+        choices = [Choice(c.key, overrides[c.key], "set by you") if c.key in overrides else c for c in choices]
+        choices += [Choice(key, value, "set by you") for key, value in overrides.items() if key not in known]
+    config = parse_config(_nest(tuple(choices)), source="the chosen settings")
+    advice = delta_advice(config.privacy.delta, private_count)  # the δ chosen or set, as the run warns
+    if advice:
+        findings += (f"warning: {advice}",)
+    return Starter(paths=paths, choices=tuple(choices), findings=findings, config=config)
+
+
 def choose_config(private: str | Path, *, public: str | Path | None = None, test: str | Path | None = None,
                   full: str | Path | None = None, epsilon: float = 8.0, name: str | None = None,
                   overrides: Mapping[str, Any] | None = None) -> Starter:
     """Check the data and choose a run configuration for it.
 
     Args:
-        private: The private labelled images, one folder per class (or a prepared root with ``dataset.json``).
-        public: A folder of unlabelled public images like the private ones (required by the search).
+        private: The private labelled images, one folder per class, or a CSV table (or a prepared root with
+            ``dataset.json``).
+        public: A folder of unlabelled public images like the private ones, or a public CSV table with the same
+            columns and no label column (required by the search).
         test, full: Optional real labelled folders for ``pcevolve evaluate`` (held-out test; a larger real set).
         epsilon: The total privacy budget.
         name: The run's name (default: from the private folder's name).
@@ -184,11 +208,14 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
         ConfigError: The chosen settings with ``overrides`` do not validate.
     """
     paths = DataPaths.resolve(private, public=public, test=test, full=full)
+    if paths.private.suffix.lower() == ".csv":
+        from pcevolve.config.starter_table import choose_table_config  # noqa: PLC0415  (uses this module)
+
+        return choose_table_config(paths, epsilon=epsilon, name=name, overrides=overrides)
     if paths.private.is_file():
-        kind = {".csv": "a CSV table", ".jsonl": "a JSONL text file", ".json": "a JSON file"}.get(
-            paths.private.suffix.lower(), "a file")
-        raise StarterError(f"{paths.private}: is {kind}; `pcevolve run` reads images today, one folder per class "
-                           "(private/<class name>/*.png); tables and text are not supported yet")
+        kind = {".jsonl": "a JSONL text file", ".json": "a JSON file"}.get(paths.private.suffix.lower(), "a file")
+        raise StarterError(f"{paths.private}: is {kind}; `pcevolve run` reads images (one folder per class, "
+                           "private/<class name>/*.png) and tables (a .csv file); text is not supported yet")
     if not paths.private.is_dir():
         raise DataError([DataProblem(str(paths.private), "folder does not exist")])
     if paths.public is None:
@@ -248,12 +275,6 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
         Choice("privacy.delta", DEFAULT_DELTA, "the probability that the ε guarantee fails; keep it well below one "
                                                "over the number of private samples"),
     ]
-    if overrides:
-        known = {c.key for c in choices}
-        choices = [Choice(c.key, overrides[c.key], "set by you") if c.key in overrides else c for c in choices]
-        choices += [Choice(key, value, "set by you") for key, value in overrides.items() if key not in known]
-    mapping = _nest(tuple(choices))
-    config = parse_config(mapping, source="the chosen settings")
     counts = ", ".join(f"{cls} {n}" for cls, n in private_set.class_counts().items())
     findings = ((f"private: {len(private_set)} images in {k} classes ({counts}) — checked (these counts stay on "
                  "this screen; the config does not record them)"),
@@ -261,7 +282,4 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
                 *(f"{label}: {len(splits[str(p)])} images, same classes — checked"
                   for label, p in (("test", paths.test), ("full", paths.full)) if p is not None),
                 "no image is shared between these folders")
-    advice = delta_advice(config.privacy.delta, len(private_set))  # the δ chosen or set, as the run warns
-    if advice:
-        findings += (f"warning: {advice}",)
-    return Starter(paths=paths, choices=tuple(choices), findings=findings, config=config)
+    return finish_starter(paths, choices, overrides, findings, len(private_set))

@@ -1,0 +1,110 @@
+"""The starter configuration for a table (``pcevolve init private.csv --public public.csv``).
+
+As for images (``starter.py``), the choices depend on the public table, the class names and the user's flags only;
+the private table is read to check it (against a schema drafted from the public table: the run does the same) and
+its counts are shown on the console, never written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pcevolve.config.starter import (
+    MAX_PER_CLASS,
+    MIN_PER_CLASS,
+    Choice,
+    DataPaths,
+    Starter,
+    StarterError,
+    finish_starter,
+    run_name,
+)
+from pcevolve.data import DataError, DataProblem, find_duplicates
+from pcevolve.data.table_schema import TableSchema, draft_schema, read_csv_cells
+from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
+
+DEFAULT_DELTA = 1e-5
+
+
+def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
+                        overrides: Mapping[str, Any] | None) -> Starter:
+    """Check a private CSV (and its public table) and choose a run configuration for it.
+
+    The label column is ``data.label_column`` from ``overrides``, a prepared table's, or ``label``.
+
+    Raises:
+        StarterError: No public table.
+        DataError: Problems in the files, each naming its row and column.
+    """
+    overrides = dict(overrides or {})
+    label = str(overrides.pop("data.label_column", paths.label_column or "label"))
+    if paths.public is None:
+        raise StarterError("no public table given: pcevolve needs an unlabelled public table with the same columns "
+                           "(e.g. older or open records of the same kind); it learns its features and draws the "
+                           "delivered rows from it. Give it with --public FILE.csv")
+    if paths.public.is_dir():
+        raise StarterError(f"{paths.public}: is a folder; a private CSV table needs a public CSV table with the same "
+                           "columns and no label column")
+    for path in (paths.private, paths.public):
+        if not path.is_file():
+            raise DataError([DataProblem(str(path), "file does not exist")])
+    header = read_csv_cells(paths.private)[0]
+    if label not in header:
+        raise DataError([DataProblem(f"{paths.private}:row 1", f"no label column {label!r}; columns are {header} "
+                                                               "(name yours with --label-column)")])
+    schema = (TableSchema.load(paths.schema) if paths.schema is not None
+              else draft_schema(paths.public, label_column=label))
+    public = read_unlabeled_table(paths.public, schema)
+    private = read_labeled_table(paths.private, schema)
+    splits: dict[str, Any] = {str(paths.private): private, str(paths.public): public}
+    if paths.test is not None:
+        splits[str(paths.test)] = read_labeled_table(paths.test, schema, class_names=private.class_names,
+                                                     min_per_class=1)
+    overlap = find_duplicates(splits)
+    if overlap:
+        raise DataError(overlap)
+    k = len(private.class_names)
+    used = min(len(public), 20_000)
+    per_class = int(min(MAX_PER_CLASS, max(MIN_PER_CLASS, used // (2 * k))))
+    basis = 16
+    if used <= 2 * basis:
+        raise StarterError(f"{paths.public}: the public table holds {used} rows; the search needs more than "
+                           f"{2 * basis} (more than a few thousand works better)")
+    choices = [
+        Choice("name", name or run_name(paths.private.parent if paths.private.stem in ("private", "train")
+                                        else paths.private.with_suffix("")), "the run folder is runs/<name>"),
+        Choice("seed", 0, "drives the public choices only, never the privacy noise (from the operating system)"),
+        Choice("data.modality", "tabular", "the samples are table rows"),
+        Choice("data.private", str(paths.private.resolve()), f"{k} classes in column {label!r}"),
+        Choice("data.public", str(paths.public.resolve()), f"{len(public)} unlabelled public rows"),
+        Choice("data.test", None if paths.test is None else str(paths.test.resolve()),
+               "real held-out rows for `pcevolve evaluate` (never used by the run)"),
+        Choice("data.full", None, "not used for tables"),
+        Choice("data.label_column", label, "the class label of each private row"),
+        Choice("data.schema_file", None if paths.schema is None else str(paths.schema.resolve()),
+               "column types, bounds and categories; null: drafted from the public table at the start of the run "
+               "(`pcevolve data schema` writes one to review)"),
+        Choice("representation.feature_dim", 64, "size of the table encoder's learnt projection"),
+        Choice("representation.proj_hidden_dim", 256, "width of the table encoder's hidden layers"),
+        Choice("representation.public_epochs", 20, "passes over the public table to train the encoder (free)"),
+        Choice("representation.public_lr", 0.001, "the encoder's learning rate"),
+        Choice("decoder.name", "nearest-public", "each synthetic row is a public row chosen for its class"),
+        Choice("decoder.public_images", used, "public rows indexed for retrieval (at most 20,000)"),
+        Choice("search.basis_dim", basis, "principal directions of the public features the search works in"),
+        Choice("search.synthetic_per_class", per_class,
+               f"delivered rows per class on average; about public rows / (2 x {k} classes) fit (at most 1,000)"),
+        Choice("search.delivery_oversample", 1.0, "with retrieval, draw exactly the delivered size"),
+        Choice("privacy.epsilon", float(epsilon), "the total privacy budget of the whole run"),
+        Choice("privacy.delta", DEFAULT_DELTA, "the probability that the ε guarantee fails; keep it well below one "
+                                               "over the number of private rows"),
+        Choice("privacy.split", {"representation": 0.0, "release": 1.0},
+               "the table encoder trains on the public table only, so the whole budget goes to the release"),
+    ]
+    counts = ", ".join(f"{cls} {n}" for cls, n in private.class_counts().items())
+    findings = (f"private: {len(private)} rows in {k} classes ({counts}) — checked (these counts stay on this "
+                "screen; the config does not record them)",
+                f"public: {len(public)} rows, {len(schema.columns)} columns — checked against the schema",
+                *((f"test: {len(splits[str(paths.test)])} rows — checked",) if paths.test is not None else ()),
+                "no row is shared between these tables")
+    return finish_starter(paths, choices, overrides, findings, len(private))
