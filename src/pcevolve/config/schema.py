@@ -205,7 +205,9 @@ class DecoderConfig(_Frozen):
     # "conv": a small generator trained to invert the encoder (draws any feature, blurry; the only choice when the
     # public pool lacks the private classes). "nearest-public": returns the public sample nearest to the feature
     # (sharp, exact round trip; needs an in-domain public pool). Demo: CNN on the synthetic set 65.5% with conv,
-    # 75-76% with nearest-public (docs/search.md).
+    # 75-76% with nearest-public (docs/search.md). Tables: "nearest-public" (a public row), or "table-mlp", a
+    # generator of new rows trained on the public table (lending-club demo at ε 8, gradient boosting's test ROC
+    # AUC: 0.731 with retrieval, 0.706 with table-mlp; one secure-noise run each).
     name: str = "conv"
     # "public": public pool only (free). "public-then-dp": then DP-SGD fine-tuning on the private set.
     # "dp": DP-SGD from scratch on the private set, for users with no public pool (raise dp_epochs and

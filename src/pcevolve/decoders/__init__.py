@@ -4,16 +4,23 @@ import os
 from pathlib import Path
 
 from pcevolve.config import DecoderConfig
-from pcevolve.decoders.base import META_FILE, Decoder, DecoderTrainingResult, KnownEncodings
+from pcevolve.decoders.base import (
+    META_FILE,
+    Decoder,
+    DecoderTrainingResult,
+    KnownEncodings,
+)
 from pcevolve.decoders.check import ReencodeCheck, reencode_check
 from pcevolve.decoders.conv import ConvImageDecoder
 from pcevolve.decoders.dp import DPDecoderResult, fine_tune_dp, per_sample_gradients
 from pcevolve.decoders.nearest import NearestPublicDecoder
+from pcevolve.decoders.table_mlp import TableGeneratorDecoder
 from pcevolve.io import read_json
 from pcevolve.registry import Registry
 
 DECODERS: Registry[type] = Registry("decoder", {ConvImageDecoder.name: ConvImageDecoder,
-                                                NearestPublicDecoder.name: NearestPublicDecoder})
+                                                NearestPublicDecoder.name: NearestPublicDecoder,
+                                                TableGeneratorDecoder.name: TableGeneratorDecoder})
 
 
 def build_decoder(config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> Decoder:
@@ -44,6 +51,7 @@ __all__ = [
     "Decoder",
     "KnownEncodings",
     "NearestPublicDecoder",
+    "TableGeneratorDecoder",
     "DecoderStageResult",
     "DecoderTrainingResult",
     "ReencodeCheck",
