@@ -95,3 +95,17 @@ def test_init_on_a_table_chooses_from_the_public_table_only(table_data, tmp_path
                                        str(table_data / "public.csv"), "--label-column", "Class",
                                        "--out", str(tmp_path / "c.yaml")])
     assert missing.exit_code == 1 and "no label column 'Class'" in missing.output
+
+
+def test_the_python_api_fits_samples_saves_and_evaluates_a_table(table_config, table_data, tmp_path):
+    from pcevolve import Synthesizer
+
+    synth = Synthesizer(table_config(name="api"), runs_root=tmp_path / "runs", progress=False).fit()
+    assert synth.is_dp and 7.9 <= synth.epsilon <= 8.0
+    few = synth.sample(10)
+    assert len(few) == 10 and few.modality == "tabular" and set(few.class_names) == {"fraud", "ok"}
+    saved = synth.save(tmp_path / "shared.csv", n=10)
+    assert saved.read_text(encoding="utf-8").splitlines()[0].endswith(",label") and len(saved.read_text(
+        encoding="utf-8").splitlines()) == 11
+    evaluation = synth.evaluate(table_data / "test.csv")
+    assert (synth.folder / "report" / "report.html").exists() and evaluation is not None
