@@ -95,6 +95,8 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
         Choice("search.synthetic_per_class", per_class,
                f"delivered rows per class on average; about public rows / (2 x {k} classes) fit (at most 1,000)"),
         Choice("search.delivery_oversample", 1.0, "with retrieval, draw exactly the delivered size"),
+        Choice("search.release_min_snr", 2.0, "release the class covariances and random features only where they "
+                                              "would rise above their noise; else their budget goes to the means"),
         Choice("privacy.epsilon", float(epsilon), "the total privacy budget of the whole run"),
         Choice("privacy.delta", DEFAULT_DELTA, "the probability that the ε guarantee fails; keep it well below one "
                                                "over the number of private rows"),
