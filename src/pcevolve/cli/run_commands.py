@@ -62,7 +62,7 @@ def run(
     if source is None and resume is None:
         typer.echo("error: give a CONFIG file or your PRIVATE data folder, or --resume RUN_DIR", err=True)
         raise typer.Exit(2)
-    from_data = source is not None and (source.is_dir() or source.suffix.lower() == ".csv")
+    from_data = source is not None and (source.is_dir() or source.suffix.lower() in (".csv", ".jsonl"))
     data_flags = {"--public": public, "--test": test, "--full": full, "--epsilon": epsilon, "--name": name,
                   "--label-column": label_column, "--set": settings or None}
     if not from_data and any(value is not None for value in data_flags.values()):

@@ -38,10 +38,12 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         serving = sorted(name for name, part in DECODERS.items() if config.data.modality in part.modalities)
         problems.append(f"decoder.name: decoder {decoder.name!r} does not make {config.data.modality} samples; "
                         f"for data.modality {config.data.modality!r} use one of: {', '.join(serving)}")
+    modality = MODALITIES.get(config.data.modality)
+    if modality is not None and not modality.encoder_trains_under_dp and privacy.split.get("representation", 0.0) > 0:
+        problems.append(f"privacy.split.representation: with data.modality {modality.name} the encoder is not trained "
+                        f"on the private {modality.noun}s (it is fitted on public data or used as pretrained, free); "
+                        "give the representation stage no share (its budget goes to the release)")
     if config.data.modality == "tabular":
-        if privacy.split.get("representation", 0.0) > 0:
-            problems.append("privacy.split.representation: the table encoder trains on the public table only (free); "
-                            "give the representation stage no share (its budget goes to the release)")
         if config.data.public is None and config.data.schema_file is None:
             problems.append("data.schema_file: a table run needs its column types, bounds and categories from public "
                             "data: a public table (data.public) or a schema file (pcevolve data schema drafts one)")

@@ -18,7 +18,7 @@ class _Frozen(BaseModel):
 class DataConfig(_Frozen):
     """Where the data lives, what kind of samples it holds, and how images are normalised on reading."""
 
-    # The kind of samples (pcevolve.modalities): image folders, or a CSV table.
+    # The kind of samples (pcevolve.modalities): image folders, a CSV table, or texts (JSONL / CSV).
     modality: str = "image"
     private: str = "data/demo/private"
     public: str | None = "data/demo/public"
@@ -31,6 +31,8 @@ class DataConfig(_Frozen):
     # public table. Never from the private rows: the schema shapes every file the run ships.
     label_column: str = Field("label", min_length=1)
     schema_file: str | None = None
+    # Texts (modality: text; JSONL or CSV files): the field holding the text (the label is label_column's).
+    text_column: str = Field("text", min_length=1)
 
 
 class AugmentConfig(_Frozen):

@@ -80,6 +80,10 @@ class DataPaths:
                 full: str | Path | None = None) -> DataPaths:
         root = Path(private)
         manifest = root / "dataset.json"
+        if root.is_dir() and manifest.is_file() and read_json(manifest).get("format") == "pcevolve.text-demo":
+            return cls(root / "private.jsonl", Path(public) if public else root / "public.jsonl",
+                       Path(test) if test else root / "test.jsonl", None if full is None else Path(full),
+                       label_column=str(read_json(manifest).get("label_column", "label")))
         if root.is_dir() and manifest.is_file() and read_json(manifest).get("format") == "pcevolve.table-demo":
             table = read_json(manifest)
             return cls(root / "private.csv", Path(public) if public else root / "public.csv",
@@ -212,10 +216,14 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
         from pcevolve.config.starter_table import choose_table_config  # noqa: PLC0415  (uses this module)
 
         return choose_table_config(paths, epsilon=epsilon, name=name, overrides=overrides)
+    if paths.private.suffix.lower() == ".jsonl":
+        from pcevolve.config.starter_text import choose_text_config  # noqa: PLC0415  (uses this module)
+
+        return choose_text_config(paths, epsilon=epsilon, name=name, overrides=overrides)
     if paths.private.is_file():
-        kind = {".jsonl": "a JSONL text file", ".json": "a JSON file"}.get(paths.private.suffix.lower(), "a file")
-        raise StarterError(f"{paths.private}: is {kind}; `pcevolve run` reads images (one folder per class, "
-                           "private/<class name>/*.png) and tables (a .csv file); text is not supported yet")
+        raise StarterError(f"{paths.private}: is a file `pcevolve init` does not read; it reads images (one folder "
+                           "per class, private/<class name>/*.png), tables (a .csv file with a label column) and "
+                           "texts (a .jsonl file, one {\"text\": …, \"label\": …} object per line)")
     if not paths.private.is_dir():
         raise DataError([DataProblem(str(paths.private), "folder does not exist")])
     if paths.public is None:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pcevolve.config.starter import (
+    DEFAULT_DELTA,
     MAX_PER_CLASS,
     MIN_PER_CLASS,
     Choice,
@@ -23,8 +24,6 @@ from pcevolve.config.starter import (
 from pcevolve.data import DataError, DataProblem, find_duplicates
 from pcevolve.data.table_schema import TableSchema, draft_schema, read_csv_cells
 from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
-
-DEFAULT_DELTA = 1e-5
 
 
 def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,

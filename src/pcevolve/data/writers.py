@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,3 +57,15 @@ def write_table_csv(path: str | os.PathLike[str], samples: np.ndarray, labels: n
         writer.writerow([column.format(value) for column, value in zip(schema.columns, row, strict=True)]
                         + [class_names[int(label)]])
     return atomic_write_bytes(Path(path), buffer.getvalue().encode("utf-8"))
+
+
+def write_texts_jsonl(path: str | os.PathLike[str], samples: np.ndarray, labels: np.ndarray,
+                      class_names: Sequence[str], *, text_field: str = "text", label_field: str = "label") -> Path:
+    """JSON Lines, one ``{text_field: text, label_field: class name}`` object per text, written atomically."""
+    texts = np.asarray(samples)
+    labels = np.asarray(labels)
+    if texts.ndim != 1 or len(texts) != len(labels):
+        raise ValueError(f"expected a 1-D array of texts with one label each, got {texts.shape} and {labels.shape}")
+    lines = [json.dumps({text_field: str(text), label_field: class_names[int(label)]}, ensure_ascii=False)
+             for text, label in zip(texts, labels, strict=True)]
+    return atomic_write_bytes(Path(path), ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))

@@ -88,16 +88,14 @@ class NearestPublicDecoder(RetrievalRoundTrip):
     Args:
         config: ``public_images`` caps the pool (a seeded subset of the public samples).
         feature_dim: Size of the encoder's projected features.
-        sample_shape: One sample's shape: (H, W) grey or (H, W, C) colour images, (F,) table rows.
+        sample_shape: One sample's shape: (H, W) grey or (H, W, C) colour images, (F,) table rows, () texts.
         seed: Chooses the pool subset when the public set is larger than ``public_images``.
     """
 
     name: ClassVar[str] = "nearest-public"
-    modalities: ClassVar[tuple[str, ...]] = ("image", "tabular")
+    modalities: ClassVar[tuple[str, ...]] = ("image", "tabular", "text")
 
     def __init__(self, config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> None:
-        if len(sample_shape) == 0:
-            raise ValueError("sample_shape must have at least one dimension")
         self.config = config
         self.feature_dim = int(feature_dim)
         self.sample_shape = tuple(int(s) for s in sample_shape)

@@ -15,6 +15,9 @@ Pure functions of arrays and explicit generators; the report assembles them. Mod
 * ``tabular`` — the judges of a table (utility of two fixed models, per-column and correlation fidelity, the
   distance-to-closest-record attack and exact copies) and :func:`judge_tables` / :func:`judge_table_files`;
 * ``table_run`` — :func:`evaluate_table_run`, those judges over a tabular run folder;
+* ``text`` — the judges of texts (two fixed probes, TF-IDF and LSA; MMD in an LSA space; the closest-text attack
+  and exact and near copies) and :func:`judge_texts` / :func:`judge_text_files`;
+* ``text_run`` — :func:`evaluate_text_run`, those judges over a text run folder;
 * ``judges`` — :data:`JUDGES`, the judge of each modality, which ``pcevolve evaluate`` dispatches to.
 """
 
@@ -64,6 +67,8 @@ from pcevolve.evaluation.inputs import EvaluationError, RunInputs, load_run_inpu
 from pcevolve.evaluation.judges import JUDGES, JudgeRequest, Verdict, judge_run
 from pcevolve.evaluation.table_run import TableRunEvaluation, evaluate_table_run
 from pcevolve.evaluation.tabular import TableJudgement, judge_table_files, judge_tables
+from pcevolve.evaluation.text import TextJudgement, judge_text_files, judge_texts
+from pcevolve.evaluation.text_run import TextRunEvaluation, evaluate_text_run
 
 __all__ = [
     "FPR_LEVELS",
@@ -83,6 +88,8 @@ __all__ = [
     "RunInputs",
     "TableJudgement",
     "TableRunEvaluation",
+    "TextJudgement",
+    "TextRunEvaluation",
     "Verdict",
     "classic_augmentation",
     "classification_metrics",
@@ -95,11 +102,14 @@ __all__ = [
     "evaluate_attack",
     "evaluate_run",
     "evaluate_table_run",
+    "evaluate_text_run",
     "find_near_copies",
     "frechet_distance",
     "judge_run",
     "judge_table_files",
     "judge_tables",
+    "judge_text_files",
+    "judge_texts",
     "linear_probe",
     "load_run_inputs",
     "median_bandwidth",

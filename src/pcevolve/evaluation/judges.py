@@ -20,6 +20,7 @@ from pcevolve.config import ConfigError, RunConfig, load_config
 from pcevolve.evaluation.evaluate import EvaluationSettings, evaluate_run
 from pcevolve.evaluation.inputs import EvaluationError, one_line
 from pcevolve.evaluation.table_run import evaluate_table_run
+from pcevolve.evaluation.text_run import evaluate_text_run
 from pcevolve.registry import Registry
 
 #: Files every finished run folder holds, whatever its modality.
@@ -96,7 +97,20 @@ def judge_table_run(request: JudgeRequest) -> Verdict:
     return Verdict("tabular", evaluation, folder, evaluation.folder / "secure" / "evaluation.json")
 
 
-JUDGES: Registry[Judge] = Registry("judge", {"image": judge_image_run, "tabular": judge_table_run})
+def judge_text_run(request: JudgeRequest) -> Verdict:
+    """:func:`~pcevolve.evaluation.text_run.evaluate_text_run` and :func:`pcevolve.report.text.write_text_report`."""
+    from pcevolve.report.text import write_text_report  # see the module docstring
+
+    if request.full is not None:
+        raise EvaluationError("--full is for image runs: a text run is judged against its private texts as the "
+                              "real reference")
+    evaluation = evaluate_text_run(request.run_dir, _test_path(request, "TEST.jsonl"), seed=request.seed)
+    folder = write_text_report(evaluation)
+    return Verdict("text", evaluation, folder, evaluation.folder / "secure" / "evaluation.json")
+
+
+JUDGES: Registry[Judge] = Registry("judge", {"image": judge_image_run, "tabular": judge_table_run,
+                                             "text": judge_text_run})
 
 
 def read_run_config(run_dir: str | os.PathLike[str]) -> tuple[Path, RunConfig]:

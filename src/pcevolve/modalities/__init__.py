@@ -8,8 +8,10 @@ list it in the ``modalities`` of every decoder that serves it, and add its judge
 from pcevolve.modalities.base import Modality, PublicSamples
 from pcevolve.modalities.image import IMAGE
 from pcevolve.modalities.tabular import TABULAR
+from pcevolve.modalities.text import TEXT
 from pcevolve.registry import Registry
 
-MODALITIES: Registry[Modality] = Registry("modality", {IMAGE.name: IMAGE, TABULAR.name: TABULAR})
+MODALITIES: Registry[Modality] = Registry("modality", {IMAGE.name: IMAGE, TABULAR.name: TABULAR,
+                                                         TEXT.name: TEXT})
 
-__all__ = ["IMAGE", "MODALITIES", "TABULAR", "Modality", "PublicSamples"]
+__all__ = ["IMAGE", "MODALITIES", "TABULAR", "TEXT", "Modality", "PublicSamples"]

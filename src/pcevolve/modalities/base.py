@@ -52,6 +52,8 @@ class Modality:
             class folders, ``synthetic.csv`` for tables).
         write_synthetic: Writes labelled samples at a path in the input's own format, atomically; returns the path.
         read_synthetic: Reads a set written by ``write_synthetic`` back (its round trip), classes in the given order.
+        encoder_trains_under_dp: Whether the encoder can be fine-tuned on the private samples under DP-SGD (a
+            ``privacy.split.representation`` share is refused on load when it cannot).
     """
 
     name: str
@@ -66,3 +68,4 @@ class Modality:
     delivered_name: str
     write_synthetic: Callable[[Path, np.ndarray, np.ndarray, tuple[str, ...], Any], Path]
     read_synthetic: Callable[[Path, Any, tuple[str, ...]], LabeledDataset]
+    encoder_trains_under_dp: bool = True

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from pcevolve.data import read_image_folder, read_unlabeled_images
 from pcevolve.data.writers import write_image_folder
 from pcevolve.encoders import ImageEncoder, build_encoder, train_representation

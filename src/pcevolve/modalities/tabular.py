@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from pcevolve.data.table_schema import TableSchema, draft_schema
 from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
 from pcevolve.data.writers import write_table_csv
@@ -46,4 +44,5 @@ TABULAR = Modality(
     write_synthetic=write_table_csv,
     read_synthetic=lambda path, schema, class_names: read_labeled_table(path, schema, class_names=class_names,
                                                                         min_per_class=1),
+    encoder_trains_under_dp=False,
 )

@@ -2,20 +2,28 @@
 
 Modules (one concept each):
 
-* ``document`` — the report as data (sections of paragraphs, tables, plots, sample grids);
+* ``document`` — the report as data (sections of paragraphs, tables, plots, sample grids, row and text previews);
 * ``build`` — an evaluation → a document;
 * ``figures`` — the charts (matplotlib object API, no pyplot);
 * ``render`` — a document → self-contained HTML, and → Markdown;
-* ``safety`` — the refusal to write any private sample or near copy of one (images), or any private row (tables);
+* ``safety`` — the refusal to write any private sample or near copy of one (images), any private row (tables), or
+  any private text or near duplicate of one (texts);
 * ``write`` — check, render, write atomically;
-* ``table`` — a tabular run's evaluation → its document, and its writer.
+* ``table`` — a tabular run's evaluation → its document, and its writer;
+* ``text`` — a text run's evaluation → its document, and its writer.
 """
 
 from pcevolve.report.build import build_document
-from pcevolve.report.document import Document, Paragraph, Plot, RowPreview, SampleGrid, Section, Table
+from pcevolve.report.document import Document, Paragraph, Plot, RowPreview, SampleGrid, Section, Table, TextPreview
 from pcevolve.report.render import render_html, render_markdown
-from pcevolve.report.safety import PrivateSampleInReport, check_no_private_rows, check_no_private_samples
+from pcevolve.report.safety import (
+    PrivateSampleInReport,
+    check_no_private_rows,
+    check_no_private_samples,
+    check_no_private_texts,
+)
 from pcevolve.report.table import build_table_document, write_table_report
+from pcevolve.report.text import build_text_document, write_text_report
 from pcevolve.report.write import write_document, write_report
 
 __all__ = [
@@ -27,13 +35,17 @@ __all__ = [
     "SampleGrid",
     "Section",
     "Table",
+    "TextPreview",
     "build_document",
     "build_table_document",
+    "build_text_document",
     "check_no_private_rows",
     "check_no_private_samples",
+    "check_no_private_texts",
     "render_html",
     "render_markdown",
     "write_document",
     "write_report",
     "write_table_report",
+    "write_text_report",
 ]

@@ -1,5 +1,5 @@
-"""The report as data: sections of paragraphs, tables, plots, sample grids and row previews, rendered twice (HTML,
-Markdown).
+"""The report as data: sections of paragraphs, tables, plots, sample grids, row and text previews, rendered twice
+(HTML, Markdown).
 
 Two kinds of image may enter a report, and they are kept apart on purpose:
 
@@ -9,7 +9,8 @@ Two kinds of image may enter a report, and they are kept apart on purpose:
   of them with the private images before anything is written; it is drawn only after that.
 
 A plot must never be made from samples; a sample enters a report only through a grid. Likewise a table row
-(tabular data) enters only through a :class:`RowPreview`, which keeps the raw row for the same check.
+(tabular data) enters only through a :class:`RowPreview`, which keeps the raw row for the same check, and a text
+only through a :class:`TextPreview`, which keeps the full text next to what is shown of it.
 """
 
 from __future__ import annotations
@@ -96,7 +97,31 @@ class RowPreview:
                 raise ValueError(f"a previewed row has {len(row)} cells for {len(self.columns)} columns: {row}")
 
 
-Block = Paragraph | Table | Plot | SampleGrid | RowPreview
+@dataclass(frozen=True)
+class TextPreview:
+    """Texts shown as a table of (class, text): row i shows ``labels[i]`` and ``shown[i]``, the displayed form of
+    ``texts[i]`` (the whole text, or its shortened start).
+
+    Like a :class:`RowPreview` it keeps the full texts, so that :func:`pcevolve.report.safety.check_no_private_texts`
+    can compare both what is shown and the whole text with every private text before anything is written.
+    ``sources[i]`` says where text i came from (``file:line N``), for error messages.
+    """
+
+    name: str
+    texts: tuple[str, ...]
+    shown: tuple[str, ...]
+    labels: tuple[str, ...]
+    sources: tuple[str, ...] = ()
+    columns: tuple[str, str] = ("class", "text")
+    caption: str = ""
+
+    def __post_init__(self) -> None:
+        if not len(self.texts) == len(self.shown) == len(self.labels):
+            raise ValueError(f"a text preview needs one shown form and one label per text, got {len(self.texts)} "
+                             f"texts, {len(self.shown)} shown, {len(self.labels)} labels")
+
+
+Block = Paragraph | Table | Plot | SampleGrid | RowPreview | TextPreview
 
 
 @dataclass(frozen=True)
@@ -123,3 +148,6 @@ class Document:
 
     def previews(self) -> list[RowPreview]:
         return [block for block in self.blocks() if isinstance(block, RowPreview)]
+
+    def text_previews(self) -> list[TextPreview]:
+        return [block for block in self.blocks() if isinstance(block, TextPreview)]

@@ -11,7 +11,10 @@ import base64
 import html
 from collections.abc import Mapping
 
-from pcevolve.report.document import Block, Document, Paragraph, Plot, RowPreview, SampleGrid, Table
+from pcevolve.report.document import Block, Document, Paragraph, Plot, RowPreview, SampleGrid, Table, TextPreview
+
+# Markdown would act on these inside a previewed text (emphasis, links, raw HTML); a backslash makes each literal.
+_MD_ACTIVE = str.maketrans({c: "\\" + c for c in "\\`*_[]<>&~"})
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1200px;
@@ -53,9 +56,17 @@ def _preview_table(block: RowPreview) -> Table:
     return Table(block.columns, block.cells, caption=block.caption)
 
 
+def _text_table(block: TextPreview, *, markdown: bool) -> Table:
+    """A text preview as a table; for Markdown, each text's active characters escaped (HTML escapes every cell)."""
+    shown = (text.translate(_MD_ACTIVE) for text in block.shown) if markdown else block.shown
+    return Table(block.columns, tuple(zip(block.labels, shown)), caption=block.caption)
+
+
 def _html_block(block: Block, images: Mapping[str, bytes]) -> str:
     if isinstance(block, RowPreview):
         return _html_block(_preview_table(block), images)
+    if isinstance(block, TextPreview):
+        return _html_block(_text_table(block, markdown=False), images)
     if isinstance(block, Paragraph):
         tone = f' class="{block.tone}"' if block.tone != "text" else ""
         return f"<p{tone}>{html.escape(block.text)}</p>"
@@ -94,6 +105,8 @@ def render_markdown(document: Document) -> str:
 def _md_block(block: Block) -> str:
     if isinstance(block, RowPreview):
         return _md_block(_preview_table(block))
+    if isinstance(block, TextPreview):
+        return _md_block(_text_table(block, markdown=True))
     if isinstance(block, Paragraph):
         prefix = {"text": "", "note": "> ", "warning": "> **⚠** "}[block.tone]
         return prefix + block.text

@@ -12,6 +12,13 @@ it creates anything, so a refused report leaves no file behind.
 :func:`check_no_private_rows` does the same for tables: it refuses a
 :class:`~pcevolve.report.document.RowPreview` row equal in every column to a private row
 (:func:`pcevolve.evaluation.tabular.exact_copies`), or one it cannot compare (another width).
+
+:func:`check_no_private_texts` does the same for texts: it refuses a
+:class:`~pcevolve.report.document.TextPreview` whose shown text or whole text is a private text or a near duplicate
+of one (:func:`pcevolve.evaluation.text.text_copies`: equal after normalisation, or TF-IDF cosine similarity at least
+:data:`~pcevolve.evaluation.text.NEAR_DUPLICATE_COSINE`), or shares a passage of
+:data:`~pcevolve.evaluation.text.SHARED_RUN_WORDS` or more consecutive words with one
+(:func:`pcevolve.evaluation.text.shared_runs`).
 """
 
 from __future__ import annotations
@@ -20,12 +27,13 @@ import numpy as np
 
 from pcevolve.evaluation.copies import find_near_copies, near_copy_threshold, nearest_neighbours
 from pcevolve.evaluation.tabular import exact_copies
+from pcevolve.evaluation.text import NEAR_DUPLICATE_COSINE, SHARED_RUN_WORDS, shared_runs, text_copies
 from pcevolve.report.document import Document
 
 
 class PrivateSampleInReport(Exception):
-    """An image or a table row bound for the report is a private sample (or a near copy of a private image), or
-    cannot be checked; nothing was written."""
+    """An image, a table row or a text bound for the report is a private sample (or a near copy of a private image
+    or text), or cannot be checked; nothing was written."""
 
 
 def check_no_private_samples(document: Document, private: np.ndarray, *, threshold: float | None = None) -> int:
@@ -98,4 +106,55 @@ def check_no_private_rows(document: Document, private: np.ndarray) -> int:
                 f"refusing to write the report: {hits.size} row(s) of preview {preview.name!r} equal a private row "
                 f"(first: {source}); a report must not carry private data out of the secure zone")
         checked += len(values)
+    return checked
+
+
+def check_no_private_texts(document: Document, private: np.ndarray, *,
+                           threshold: float = NEAR_DUPLICATE_COSINE, run_words: int = SHARED_RUN_WORDS) -> int:
+    """Refuse a document whose text previews contain a private text, a near duplicate of one, or a passage of one.
+
+    Both the whole text and what the preview shows of it are checked, so a shortened text that reproduces the start
+    of a private text is refused too.
+
+    Args:
+        document: The report about to be written.
+        private: (M,) private texts.
+        threshold: TF-IDF cosine similarity at or above which a text is a near duplicate.
+        run_words: Consecutive words shared with a private text at which a text is refused.
+
+    Returns:
+        How many previewed texts were checked.
+
+    Raises:
+        PrivateSampleInReport: Naming the preview, the text's source and how close it came.
+    """
+    private = np.asarray(private, dtype=str)
+    if private.ndim != 1:
+        raise PrivateSampleInReport(f"refusing to write the report: the private texts to check it against are not "
+                                    f"a list of texts (shape {private.shape})")
+    checked = 0
+    for preview in document.text_previews():
+        count = len(preview.texts)
+        if count == 0:
+            continue
+        both = np.array([*preview.texts, *preview.shown], dtype=str)
+        found = text_copies(both, private, threshold=threshold)
+        passage = shared_runs(both, private, words=run_words)
+        # A text is refused when its whole form or its shown form is an exact or near copy, or holds a passage.
+        exact = found.exact[:count] | found.exact[count:]
+        near = found.near[:count] | found.near[count:]
+        quoted = passage[:count] | passage[count:]
+        refused = near | quoted
+        if refused.any():
+            first = int(np.flatnonzero(refused)[0])
+            source = preview.sources[first] if first < len(preview.sources) else f"text {first + 1}"
+            how = ("equal to a private text" if exact[first] else
+                   f"TF-IDF cosine similarity {max(found.cosine[first], found.cosine[count + first]):.3f} "
+                   f"≥ {threshold:g} to a private text" if near[first] else
+                   f"{run_words} or more consecutive words of a private text")
+            raise PrivateSampleInReport(
+                f"refusing to write the report: {int(refused.sum())} text(s) of preview {preview.name!r} are private "
+                f"texts, near duplicates or passages of them (first: {source}, {how}); a report must not carry "
+                "private data out of the secure zone")
+        checked += count
     return checked

