@@ -14,7 +14,16 @@ Modules (one concept each):
 """
 
 from pcevolve.report.build import build_document
-from pcevolve.report.document import Document, Paragraph, Plot, RowPreview, SampleGrid, Section, Table, TextPreview
+from pcevolve.report.document import (
+    Document,
+    Paragraph,
+    Plot,
+    RowPreview,
+    SampleGrid,
+    Section,
+    Table,
+    TextPreview,
+)
 from pcevolve.report.render import render_html, render_markdown
 from pcevolve.report.safety import (
     PrivateSampleInReport,

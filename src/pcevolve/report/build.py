@@ -14,7 +14,14 @@ from pcevolve.evaluation.evaluate import RunEvaluation
 from pcevolve.evaluation.utility import LINE_LABELS
 from pcevolve.pipeline.plots import fitness_curve
 from pcevolve.report import figures
-from pcevolve.report.document import Document, Paragraph, Plot, SampleGrid, Section, Table
+from pcevolve.report.document import (
+    Document,
+    Paragraph,
+    Plot,
+    SampleGrid,
+    Section,
+    Table,
+)
 
 #: Synthetic images per class in the sample grid.
 GRID_PER_CLASS = 10

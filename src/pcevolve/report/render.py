@@ -11,7 +11,16 @@ import base64
 import html
 from collections.abc import Mapping
 
-from pcevolve.report.document import Block, Document, Paragraph, Plot, RowPreview, SampleGrid, Table, TextPreview
+from pcevolve.report.document import (
+    Block,
+    Document,
+    Paragraph,
+    Plot,
+    RowPreview,
+    SampleGrid,
+    Table,
+    TextPreview,
+)
 
 # Markdown would act on these inside a previewed text (emphasis, links, raw HTML); a backslash makes each literal.
 _MD_ACTIVE = str.maketrans({c: "\\" + c for c in "\\`*_[]<>&~"})

@@ -25,9 +25,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from pcevolve.evaluation.copies import find_near_copies, near_copy_threshold, nearest_neighbours
+from pcevolve.evaluation.copies import (
+    find_near_copies,
+    near_copy_threshold,
+    nearest_neighbours,
+)
 from pcevolve.evaluation.tabular import exact_copies
-from pcevolve.evaluation.text import NEAR_DUPLICATE_COSINE, SHARED_RUN_WORDS, shared_runs, text_copies
+from pcevolve.evaluation.text import (
+    NEAR_DUPLICATE_COSINE,
+    SHARED_RUN_WORDS,
+    shared_runs,
+    text_copies,
+)
 from pcevolve.report.document import Document
 
 

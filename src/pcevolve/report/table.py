@@ -19,14 +19,20 @@ from pcevolve.evaluation.tabular import LINES, MODELS, TVD_BINS, exact_copies
 from pcevolve.io import atomic_write_json
 from pcevolve.report import figures
 from pcevolve.report.build import ledger_section, num, pct
-from pcevolve.report.document import Document, Paragraph, Plot, RowPreview, Section, Table
+from pcevolve.report.document import (
+    Document,
+    Paragraph,
+    Plot,
+    RowPreview,
+    Section,
+    Table,
+)
+from pcevolve.report.wording import attack_warning
 from pcevolve.report.write import write_document
 from pcevolve.run_folder import RunFolder
 
 #: Synthetic rows per class in the preview.
 PREVIEW_PER_CLASS = 5
-#: An attack AUC whose lower interval bound is above this is flagged in the headline.
-ATTACK_AUC_WARNING = 0.6
 _DASH = "—"
 _MARK = "▶ "
 
@@ -118,12 +124,9 @@ def _headline(evaluation: TableRunEvaluation, data: dict[str, Any]) -> Section:
             blocks.append(Paragraph("Some synthetic rows equal a private row in every column: they disclose that "
                                     "person's record. Remove them before sharing the table (see Privacy).",
                                     tone="warning"))
-        if privacy["auc_interval"][0] > ATTACK_AUC_WARNING or privacy["exceeds_dp_bound"]:
-            blocks.append(Paragraph("The membership attack tells private rows from unseen real rows clearly better "
-                                    "than chance" + (", and better than the privacy guarantee allows"
-                                                     if privacy["exceeds_dp_bound"] else "")
-                                    + ": the synthetic rows follow the private rows too closely (see Privacy).",
-                                    tone="warning"))
+        warning = attack_warning(privacy, "row")
+        if warning:
+            blocks.append(Paragraph(warning, tone="warning"))
         blocks.append(Paragraph(data["caveat"], tone="note"))
     return Section("Headline", tuple(blocks), anchor="headline")
 

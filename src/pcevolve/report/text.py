@@ -31,6 +31,7 @@ from pcevolve.evaluation.text_run import TextRunEvaluation
 from pcevolve.io import atomic_write_json
 from pcevolve.report.build import ledger_section, pct
 from pcevolve.report.document import Document, Paragraph, Section, Table, TextPreview
+from pcevolve.report.wording import attack_warning
 from pcevolve.report.write import write_document
 from pcevolve.run_folder import RunFolder
 
@@ -38,8 +39,6 @@ from pcevolve.run_folder import RunFolder
 PREVIEW_PER_CLASS = 5
 #: Longest text shown whole in the sample; a longer one is cut at a word boundary before this many characters.
 PREVIEW_CHARS = 300
-#: An attack AUC whose lower interval bound is above this is flagged in the headline.
-ATTACK_AUC_WARNING = 0.6
 _DASH = "—"
 _MARK = "▶ "
 
@@ -116,26 +115,11 @@ def _headline(evaluation: TextRunEvaluation, data: dict[str, Any]) -> Section:
             blocks.append(Paragraph("Some synthetic texts repeat a private text word for word or almost: they "
                                     "disclose what that person wrote. Remove them before sharing the synthetic texts "
                                     "(see Privacy).", tone="warning"))
-        warning = _attack_warning(privacy)
+        warning = attack_warning(privacy, "text")
         if warning:
             blocks.append(Paragraph(warning, tone="warning"))
         blocks.append(Paragraph(data["caveat"], tone="note"))
     return Section("Headline", tuple(blocks), anchor="headline")
-
-
-def _attack_warning(privacy: dict[str, Any]) -> str:
-    """What the headline says about the attack: which of its two alarms fired, in plain words ("" for none)."""
-    clear, beyond = privacy["auc_interval"][0] > ATTACK_AUC_WARNING, bool(privacy["exceeds_dp_bound"])
-    if not (clear or beyond):
-        return ""
-    found = []
-    if clear:
-        found.append("tells private texts from unseen real texts clearly better than chance")
-    if beyond:
-        found.append("picks out some private texts with more confidence than the privacy guarantee allows (many "
-                     "right at almost no wrong guess)")
-    return ("The membership attack " + ", and ".join(found) + ": the synthetic texts follow the private texts "
-            "too closely (see Privacy).")
 
 
 def _utility(data: dict[str, Any]) -> Section:

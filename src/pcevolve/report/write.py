@@ -14,7 +14,12 @@ from pathlib import Path
 import numpy as np
 
 from pcevolve.evaluation.evaluate import RunEvaluation
-from pcevolve.io import atomic_directory, atomic_write_bytes, atomic_write_json, atomic_write_text
+from pcevolve.io import (
+    atomic_directory,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+)
 from pcevolve.report import figures
 from pcevolve.report.build import GRID_PER_CLASS, build_document
 from pcevolve.report.document import Document, SampleGrid
