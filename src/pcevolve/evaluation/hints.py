@@ -41,7 +41,7 @@ ADVICE = {
               "private one — look at them before sharing the set.",
     "accuracy": "The synthetic set trains the CNN no better than the few private images alone, so it adds nothing "
                 "yet. Change how the privacy budget is split between the stages (privacy.split): a share for "
-                "representation fine-tunes the encoder on the private images; a larger fitness share makes the "
+                "representation fine-tunes the encoder on the private images; a larger release share makes the "
                 "class statistics the search follows less noisy.",
     "distance_attack": "The synthetic set is as close to the real data as the private images themselves, yet an "
                        "attack still picks out private images (or does better than the ε-DP guarantee allows), so "

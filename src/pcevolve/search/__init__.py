@@ -3,7 +3,7 @@
 Modules, one concept each:
 
 * ``basis`` — the public principal basis the search moves in (free);
-* ``release`` — the one DP release of per-class statistics in that basis (fitness stage);
+* ``release`` — the one DP release of per-class statistics in that basis (the ledger's release stage);
 * ``space`` — individuals: per-class offsets and coefficients along the released principal directions;
 * ``roundtrip`` — decode → re-encode, real and by a public surrogate (the decoder in the loop);
 * ``problem`` — an individual's fitness on fixed draws (common random numbers);
