@@ -213,11 +213,11 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
     """
     paths = DataPaths.resolve(private, public=public, test=test, full=full)
     if paths.private.suffix.lower() == ".csv":
-        from pcevolve.config.starter_table import choose_table_config  # noqa: PLC0415  (uses this module)
+        from pcevolve.config.starter_table import choose_table_config  # uses this module
 
         return choose_table_config(paths, epsilon=epsilon, name=name, overrides=overrides)
     if paths.private.suffix.lower() == ".jsonl":
-        from pcevolve.config.starter_text import choose_text_config  # noqa: PLC0415  (uses this module)
+        from pcevolve.config.starter_text import choose_text_config  # uses this module
 
         return choose_text_config(paths, epsilon=epsilon, name=name, overrides=overrides)
     if paths.private.is_file():

