@@ -114,3 +114,18 @@ def test_init_and_the_one_line_run_read_a_jsonl_file(text_data, tmp_path):
     assert "modality: text" in out.read_text(encoding="utf-8") and "40 texts in 2 classes" in result.output
     refused = CliRunner().invoke(app, ["init", str(text_data / "private.jsonl"), "--out", str(tmp_path / "x.yaml")])
     assert refused.exit_code == 1 and "needs a public pool of texts" in " ".join(refused.output.split())
+
+
+def test_data_check_compares_tables_in_one_schema_and_reads_jsonl(tmp_path, text_data):
+    """Two tables with different category sets: a shared row is found, and distinct rows are not confused."""
+    first = tmp_path / "private.csv"
+    first.write_text("city,n,label\nOslo,1,a\nRome,2,a\nLima,3,b\nOslo,4,b\n", encoding="utf-8")
+    second = tmp_path / "test.csv"
+    second.write_text("city,n,label\nBern,1,a\nLima,3,b\nCork,5,b\nBern,6,a\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["data", "check", str(first), "--against", str(second)])
+    assert result.exit_code == 1
+    flat = " ".join(result.output.split())
+    assert "test.csv:row 3" in flat and "private.csv:row 4" in flat  # Lima,3 is in both
+    assert "row 2" not in flat.replace("private.csv:row 4", "")  # Oslo,1 and Bern,1 are different rows
+    checked = CliRunner().invoke(app, ["data", "check", str(text_data / "private.jsonl")])
+    assert checked.exit_code == 0 and "40 texts" in checked.output

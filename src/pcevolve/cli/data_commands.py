@@ -32,8 +32,9 @@ from pcevolve.data import (
 from pcevolve.data.image_folder import looks_like_class_folders
 from pcevolve.data.prepare_table import TABLE_SOURCES, prepare_table_demo
 from pcevolve.data.prepare_text import prepare_text_demo
-from pcevolve.data.table_schema import draft_schema
+from pcevolve.data.table_schema import TableSchema, draft_schema, merge_schemas
 from pcevolve.data.tabular import read_unlabeled_table
+from pcevolve.data.text import read_labeled_texts
 from pcevolve.io import read_json
 
 if TYPE_CHECKING:
@@ -194,19 +195,39 @@ def schema_command(
                f"categorical) from {public}; review the bounds and category lists, then set data.schema_file: {out}")
 
 
-def _read(path: Path, *, size: int | None, mode: str | None, label_column: str) -> Dataset:
+def _read(path: Path, *, size: int | None, mode: str | None, label_column: str,
+          schema: TableSchema | None = None) -> Dataset:
     if path.is_file() and path.suffix.lower() == ".csv":
-        return read_labeled_csv(path, label_column=label_column)
+        return read_labeled_csv(path, label_column=label_column, schema=schema)
+    if path.is_file() and path.suffix.lower() == ".jsonl":
+        return read_labeled_texts(path, label_field=label_column)
     if path.is_dir() and not looks_like_class_folders(path):
         return read_unlabeled_images(path, size=size, mode=mode)  # type: ignore[arg-type]
     if path.is_dir() or not path.exists():
         return read_image_folder(path, size=size, mode=mode)  # type: ignore[arg-type]
-    raise DataError([DataProblem(str(path), "unsupported input; expected a folder of images or a .csv file")])
+    raise DataError([DataProblem(str(path), "unsupported input; expected a folder of images, a .csv table or a "
+                                            ".jsonl file of texts")])
+
+
+def _shared_schema(targets: list[Path], label_column: str) -> TableSchema | None:
+    """Tables compared with each other are read against one schema (their drafts merged), so that a category is
+    stored as the same number in each and the overlap check compares like with like; None for fewer than two."""
+    tables = [target for target in targets if target.is_file() and target.suffix.lower() == ".csv"]
+    if len(tables) < 2:
+        return None
+    try:
+        return merge_schemas([draft_schema(table, label_column=label_column) for table in tables])
+    except DataError:
+        return None  # each file is then read on its own, and reports its own problems
 
 
 def _expand(path: Path) -> list[Path]:
     """A prepared demo root (with dataset.json) stands for its split folders."""
     manifest = path / "dataset.json"
+    if path.is_dir() and manifest.is_file() and read_json(manifest).get("format") in ("pcevolve.table-demo",
+                                                                                       "pcevolve.text-demo"):
+        suffix = ".csv" if read_json(manifest)["format"] == "pcevolve.table-demo" else ".jsonl"
+        return [path / f"private{suffix}", path / f"test{suffix}"]  # the labelled files (the public one has none)
     if path.is_dir() and manifest.is_file():
         splits = read_json(manifest).get("splits", {})
         order = {name: i for i, name in enumerate(("private", "test", "full", "public"))}
@@ -220,11 +241,13 @@ def _summary(path: Path, data: Dataset, *, size: int | None, mode: str | None) -
     from rich.table import Table
 
     table = Table()
-    if isinstance(data, LabeledDataset) and data.modality == "tabular":
+    if isinstance(data, LabeledDataset) and data.modality in ("tabular", "text"):
         table.add_column("class")
         table.add_column("count", justify="right")
         for name, count in data.class_counts().items():
             table.add_row(name, str(count))
+        if data.modality == "text":
+            return f"{path}: {len(data)} texts", table
         return f"{path}: {len(data)} rows, {len(data.feature_names)} features", table
     sizes: dict[str, Counter[str]] = defaultdict(Counter)
     modes: dict[str, Counter[str]] = defaultdict(Counter)
@@ -252,14 +275,17 @@ def _summary(path: Path, data: Dataset, *, size: int | None, mode: str | None) -
 
 @app.command("check")
 def check_command(
-    path: Annotated[Path, typer.Argument(help="Class-folder dataset, flat image folder, .csv file, or prepared root.")],
+    path: Annotated[Path, typer.Argument(help="Class-folder dataset, flat image folder, .csv table, .jsonl texts, or "
+                                              "prepared root.")],
     size: Annotated[int | None, typer.Option(help="Resize images to SIZE x SIZE; default requires one size.")] = None,
     mode: Annotated[Literal["L", "RGB"] | None, typer.Option(help="Convert images to this mode.")] = None,
     against: Annotated[
         list[Path] | None,
         typer.Option(help="Other split(s) that must share no sample with PATH (repeatable)."),
     ] = None,
-    label_column: Annotated[str, typer.Option(help="Label column of a CSV file.")] = "label",
+    label_column: Annotated[
+        str, typer.Option(help="Label column of a CSV file (label field of a JSONL file).")
+    ] = "label",
 ) -> None:
     """Validate a dataset: a per-class summary and exit 0, or every problem (one per line) and exit 1."""
     from rich.console import Console
@@ -269,9 +295,10 @@ def check_command(
     loaded: dict[str, Dataset] = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DataWarning)
+        schema = _shared_schema(targets, label_column)
         for target in targets:
             try:
-                loaded[str(target)] = _read(target, size=size, mode=mode, label_column=label_column)
+                loaded[str(target)] = _read(target, size=size, mode=mode, label_column=label_column, schema=schema)
             except DataError as exc:
                 problems += exc.problems
     for warning in caught:

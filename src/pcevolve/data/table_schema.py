@@ -214,6 +214,33 @@ def draft_schema(path: str | Path, *, label_column: str = "label", exclude_label
     return TableSchema(columns=columns, label_column=label_column, source=str(path))
 
 
+def merge_schemas(schemas: Sequence[TableSchema]) -> TableSchema:
+    """One schema covering several drafted from tables with the same columns: numeric bounds widened, category
+    lists joined (in natural order), so that the same cell is stored the same way in every table.
+
+    Raises:
+        DataError: The tables' columns differ, or a column is numeric in one and categorical in another.
+    """
+    first = schemas[0]
+    columns = []
+    for column in first.columns:
+        others = [next((c for c in schema.columns if c.name == column.name), None) for schema in schemas[1:]]
+        if any(other is None for other in others):
+            raise DataError([DataProblem(first.source, f"column {column.name!r} is missing from another table")])
+        group = [column, *others]
+        if len({c.kind for c in group}) > 1:
+            raise DataError([DataProblem(first.source, f"column {column.name!r} is numeric in one table and "
+                                                       "categorical in another")])
+        if column.kind == "numeric":
+            columns.append(Column(column.name, "numeric", low=min(c.low for c in group),
+                                  high=max(c.high for c in group), integer=all(c.integer for c in group),
+                                  decimals=max(c.decimals for c in group)))
+        else:
+            categories = sorted({value for c in group for value in c.categories}, key=natural_key)
+            columns.append(Column(column.name, "categorical", categories=tuple(categories)))
+    return TableSchema(columns=tuple(columns), label_column=first.label_column, source=first.source)
+
+
 def read_csv_cells(path: Path) -> tuple[list[str], list[tuple[str, list[str]]], list[DataProblem]]:
     """The header, the data rows (``("file.csv:row N", cells)``) and the rows' problems; blank lines skipped.
 
