@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -262,10 +262,11 @@ class ModelResult:
     """One model trained on one line (training set) and tested on the real test set.
 
     Attributes:
-        line: A key of :data:`LINES`.
-        model: A key of :data:`MODELS`.
+        line: The line's key (``"synthetic"``, ``"real"``).
+        model: The model's key.
         scores: Its test scores; None when it could not be trained (``error`` says why).
-        train_size: Training rows.
+        train_size: Training samples.
+        line_label, model_label: Their names in the report.
         error: Why there are no scores.
         seconds: Fit plus prediction time.
     """
@@ -274,34 +275,53 @@ class ModelResult:
     model: str
     scores: ClassScores | None
     train_size: int
+    line_label: str = ""
+    model_label: str = ""
     error: str | None = None
     seconds: float = 0.0
 
     def to_json(self, class_names: Sequence[str]) -> dict[str, Any]:
-        return {"line": self.line, "label": LINES[self.line], "model": self.model, "model_label": MODELS[self.model],
+        return {"line": self.line, "label": self.line_label, "model": self.model, "model_label": self.model_label,
                 "reference_only": self.line in PRIVATE_LINES, "train_size": self.train_size, "error": self.error,
                 **({} if self.scores is None else self.scores.to_json(class_names))}
+
+
+def score_lines(lines: dict[str, LabeledDataset], test: LabeledDataset, *, line_labels: Mapping[str, str],
+                models: Mapping[str, str],
+                probabilities: Callable[[str, LabeledDataset], np.ndarray]) -> list[ModelResult]:
+    """Every model on every line (key → training set), scored on ``test``: the loop both modalities' judges share.
+
+    ``probabilities(model, train)`` fits ``model`` on ``train`` and returns its class probabilities on ``test``; a
+    ``ValueError`` (one class only, nothing to learn from) becomes a result with ``error`` and no scores.
+    """
+    classes = len(test.class_names)
+    positive = minority_class(test.labels, classes)
+    results = []
+    for line, train in lines.items():
+        for model in models:
+            started = time.perf_counter()
+            names = {"line_label": line_labels[line], "model_label": models[model]}
+            try:
+                proba = probabilities(model, train)
+            except ValueError as error:
+                results.append(ModelResult(line, model, None, len(train), **names, error=str(error),
+                                           seconds=time.perf_counter() - started))
+                continue
+            results.append(ModelResult(line, model, class_scores(test.labels, proba, positive_class=positive),
+                                       len(train), **names, seconds=time.perf_counter() - started))
+    return results
 
 
 def utility_lines(lines: dict[str, LabeledDataset], test: LabeledDataset, schema: TableSchema, *,
                   seed: int = 0) -> list[ModelResult]:
     """Every model of :data:`MODELS` on every line (key of :data:`LINES` → training set), tested on ``test``."""
     classes = len(test.class_names)
-    positive = minority_class(test.labels, classes)
-    results = []
-    for line, train in lines.items():
-        for model in MODELS:
-            started = time.perf_counter()
-            x_train, x_test = model_matrix(train.samples, test.samples, schema)
-            try:
-                proba = fit_probabilities(model, x_train, train.labels, x_test, classes=classes, seed=seed)
-            except ValueError as error:
-                results.append(ModelResult(line, model, None, len(train), error=str(error),
-                                           seconds=time.perf_counter() - started))
-                continue
-            results.append(ModelResult(line, model, class_scores(test.labels, proba, positive_class=positive),
-                                       len(train), seconds=time.perf_counter() - started))
-    return results
+
+    def probabilities(model: str, train: LabeledDataset) -> np.ndarray:
+        x_train, x_test = model_matrix(train.samples, test.samples, schema)
+        return fit_probabilities(model, x_train, train.labels, x_test, classes=classes, seed=seed)
+
+    return score_lines(lines, test, line_labels=LINES, models=MODELS, probabilities=probabilities)
 
 
 # ---------------------------------------------------------------------------------------------------- fidelity

@@ -82,10 +82,11 @@ from pcevolve.evaluation.distribution import (
 )
 from pcevolve.evaluation.tabular import (
     AUC_DECIMALS,
-    ClassScores,
-    class_scores,
+    PRIVATE_LINES,
+    ModelResult,
     membership_split,
     minority_class,
+    score_lines,
 )
 
 #: The utility probes, in report order, with their names in the report.
@@ -93,8 +94,6 @@ MODELS: dict[str, str] = {"tfidf": "TF-IDF + logistic regression", "lsa": "LSA p
 #: The training sets of the probes, in report order.
 LINES: dict[str, str] = {"synthetic": "synthetic texts (delivered)",
                          "real": "private texts (real reference, not DP)"}
-#: Lines trained on the private texts: a reference the user could not publish.
-PRIVATE_LINES = frozenset({"real"})
 #: Word n-grams of every TF-IDF here: words and word pairs.
 NGRAMS = (1, 2)
 #: Most n-grams a probe's TF-IDF keeps (the most frequent of its fitting texts): bounds memory on large corpora.
@@ -312,52 +311,18 @@ def probe_matrices(model: str, train: np.ndarray, test: np.ndarray, *, lsa: LsaS
     raise KeyError(f"unknown probe {model!r}; known: {', '.join(MODELS)}")
 
 
-@dataclass(frozen=True)
-class ProbeResult:
-    """One probe trained on one line (training set) and tested on the real test texts.
-
-    Attributes:
-        line: A key of :data:`LINES`.
-        model: A key of :data:`MODELS`.
-        scores: Its test scores; None when it could not be trained (``error`` says why).
-        train_size: Training texts.
-        error: Why there are no scores.
-        seconds: Fit plus prediction time.
-    """
-
-    line: str
-    model: str
-    scores: ClassScores | None
-    train_size: int
-    error: str | None = None
-    seconds: float = 0.0
-
-    def to_json(self, class_names: Sequence[str]) -> dict[str, Any]:
-        return {"line": self.line, "label": LINES[self.line], "model": self.model, "model_label": MODELS[self.model],
-                "reference_only": self.line in PRIVATE_LINES, "train_size": self.train_size, "error": self.error,
-                **({} if self.scores is None else self.scores.to_json(class_names))}
-
-
 def utility_lines(lines: dict[str, LabeledDataset], test: LabeledDataset, *, public: np.ndarray | None = None,
-                  seed: int = 0) -> list[ProbeResult]:
+                  seed: int = 0) -> list[ModelResult]:
     """Every probe of :data:`MODELS` on every line (key of :data:`LINES` → training set), tested on ``test``."""
     classes = len(test.class_names)
-    positive = minority_class(test.labels, classes)
     shared = None if public is None else LsaSpace(public, seed=seed)  # one public space serves every line
-    results = []
-    for line, train in lines.items():
-        for model in MODELS:
-            started = time.perf_counter()
-            try:
-                x_train, x_test = probe_matrices(model, train.samples, test.samples, lsa=shared, seed=seed)
-                proba = fit_probabilities(x_train, train.labels, x_test, classes=classes)
-            except ValueError as error:  # one class only, or no word at all in the training texts
-                results.append(ProbeResult(line, model, None, len(train), error=str(error),
-                                           seconds=time.perf_counter() - started))
-                continue
-            results.append(ProbeResult(line, model, class_scores(test.labels, proba, positive_class=positive),
-                                       len(train), seconds=time.perf_counter() - started))
-    return results
+
+    def probabilities(model: str, train: LabeledDataset) -> np.ndarray:
+        # A ValueError here (one class only, or no word at all in the training texts) is a result with an error.
+        x_train, x_test = probe_matrices(model, train.samples, test.samples, lsa=shared, seed=seed)
+        return fit_probabilities(x_train, train.labels, x_test, classes=classes)
+
+    return score_lines(lines, test, line_labels=LINES, models=MODELS, probabilities=probabilities)
 
 
 # ------------------------------------------------------------------------------------------------ distribution
@@ -519,14 +484,14 @@ class TextJudgement:
     minority_class: int
     synthetic_per_class: tuple[int, ...]
     test_per_class: tuple[int, ...]
-    utility: tuple[ProbeResult, ...]
+    utility: tuple[ModelResult, ...]
     lsa_basis: str
     distribution: TextMmd
     privacy: TextPrivacyJudgement | None
     seed: int
     seconds: dict[str, float] = field(default_factory=dict)
 
-    def result(self, line: str, model: str) -> ProbeResult | None:
+    def result(self, line: str, model: str) -> ModelResult | None:
         return next((r for r in self.utility if r.line == line and r.model == model), None)
 
     def to_json(self) -> dict[str, Any]:
