@@ -57,7 +57,7 @@ from pcevolve.evaluation.features import (
     search_encoder,
 )
 from pcevolve.evaluation.hints import Hint, troubleshooting_hints
-from pcevolve.evaluation.inputs import EvaluationError, RunInputs, load_run_inputs
+from pcevolve.evaluation.inputs import EvaluationError, RunInputs, ledger_json, load_run_inputs
 from pcevolve.evaluation.utility import (
     LINE_LABELS,
     PRIVATE_LINES,
@@ -288,11 +288,7 @@ class RunEvaluation:
                 "copies": copies,
             },
             "per_class": self.per_class(),
-            "ledger": {"total_epsilon": ledger.spent(), "cap": ledger.total_epsilon, "delta": ledger.delta,
-                       "dp": ledger.is_dp,
-                       "stages": {stage: {"cap": cap, "epsilon": ledger.spent(stage)}
-                                  for stage, cap in ledger.stages.items()},
-                       "events": [entry.to_json() for entry in ledger.history]},
+            "ledger": ledger_json(ledger),
             "search": {"generations": len(self.inputs.generations),
                        "best_fitness": (max(r["engine"]["best_so_far"] for r in self.inputs.generations)
                                         if self.inputs.generations else None)},

@@ -81,9 +81,7 @@ class RunInputs:
 
     def dp_private_counts(self) -> list[int] | None:
         """The DP per-class counts rounded to whole images (post-processing of the release)."""
-        if self.dp_counts is None:
-            return None
-        return [max(int(round(float(c))), 0) for c in self.dp_counts]
+        return rounded_counts(self.dp_counts)
 
     def exact_private_counts(self) -> list[int]:
         """The private set's exact per-class counts: for ``secure/`` only."""
@@ -104,6 +102,20 @@ class RunInputs:
                                                         "available": self.full_available},
                 "public": None if self.public is None else {"path": data.public, "used": int(len(self.public)),
                                                             "available": self.public_available}}
+
+
+def rounded_counts(dp_counts: np.ndarray | None) -> list[int] | None:
+    """Noisy (DP) per-class counts as whole, non-negative samples (post-processing of the release); None: none."""
+    if dp_counts is None:
+        return None
+    return [max(round(float(c)), 0) for c in dp_counts]
+
+
+def ledger_json(ledger: BudgetLedger) -> dict[str, Any]:
+    """A run's ledger as every evaluation report shows it: totals, per-stage caps and spending, every event."""
+    return {"total_epsilon": ledger.spent(), "cap": ledger.total_epsilon, "delta": ledger.delta, "dp": ledger.is_dp,
+            "stages": {stage: {"cap": cap, "epsilon": ledger.spent(stage)} for stage, cap in ledger.stages.items()},
+            "events": [entry.to_json() for entry in ledger.history]}
 
 
 def _source_root(dataset: LabeledDataset) -> str:

@@ -26,7 +26,15 @@ from pcevolve.config import RunConfig
 from pcevolve.data import DataError, LabeledDataset
 from pcevolve.data.table_schema import TableSchema
 from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
-from pcevolve.evaluation.inputs import EvaluationError, one_line, open_run_folder, read_dp_counts, read_ledger
+from pcevolve.evaluation.inputs import (
+    EvaluationError,
+    ledger_json,
+    one_line,
+    open_run_folder,
+    read_dp_counts,
+    read_ledger,
+    rounded_counts,
+)
 from pcevolve.evaluation.tabular import PRIVATE_FIGURES_CAVEAT, TableJudgement, judge_tables
 from pcevolve.modalities.tabular import table_schema
 from pcevolve.privacy import BudgetLedger
@@ -83,9 +91,7 @@ class TableRunEvaluation:
 
     def dp_private_counts(self) -> list[int] | None:
         """The DP per-class counts rounded to whole rows (post-processing of the release)."""
-        if self.dp_counts is None:
-            return None
-        return [max(int(round(float(c))), 0) for c in self.dp_counts]
+        return rounded_counts(self.dp_counts)
 
     def to_json(self) -> dict[str, Any]:
         """Every figure that may leave the secure zone (``report/evaluation.json``)."""
@@ -105,11 +111,7 @@ class TableRunEvaluation:
                      "public": None if self.public_rows is None else {"path": data.public, "rows": self.public_rows}},
             "judgement": self.judgement.to_json(),
             "caveat": PRIVATE_FIGURES_CAVEAT,
-            "ledger": {"total_epsilon": ledger.spent(), "cap": ledger.total_epsilon, "delta": ledger.delta,
-                       "dp": ledger.is_dp,
-                       "stages": {stage: {"cap": cap, "epsilon": ledger.spent(stage)}
-                                  for stage, cap in ledger.stages.items()},
-                       "events": [entry.to_json() for entry in ledger.history]},
+            "ledger": ledger_json(ledger),
         }
 
     def to_secure_json(self) -> dict[str, Any]:

@@ -25,7 +25,15 @@ import numpy as np
 from pcevolve.config import DataConfig, RunConfig
 from pcevolve.data import DataError, LabeledDataset
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
-from pcevolve.evaluation.inputs import EvaluationError, one_line, open_run_folder, read_dp_counts, read_ledger
+from pcevolve.evaluation.inputs import (
+    EvaluationError,
+    ledger_json,
+    one_line,
+    open_run_folder,
+    read_dp_counts,
+    read_ledger,
+    rounded_counts,
+)
 from pcevolve.evaluation.text import PRIVATE_FIGURES_CAVEAT, TextJudgement, judge_texts
 from pcevolve.privacy import BudgetLedger
 
@@ -86,9 +94,7 @@ class TextRunEvaluation:
 
     def dp_private_counts(self) -> list[int] | None:
         """The DP per-class counts rounded to whole texts (post-processing of the release)."""
-        if self.dp_counts is None:
-            return None
-        return [max(round(float(c)), 0) for c in self.dp_counts]
+        return rounded_counts(self.dp_counts)
 
     def to_json(self) -> dict[str, Any]:
         """Every figure that may leave the secure zone (``report/evaluation.json``)."""
@@ -109,11 +115,7 @@ class TextRunEvaluation:
                                                                        "texts": self.public_texts}},
             "judgement": self.judgement.to_json(),
             "caveat": PRIVATE_FIGURES_CAVEAT,
-            "ledger": {"total_epsilon": ledger.spent(), "cap": ledger.total_epsilon, "delta": ledger.delta,
-                       "dp": ledger.is_dp,
-                       "stages": {stage: {"cap": cap, "epsilon": ledger.spent(stage)}
-                                  for stage, cap in ledger.stages.items()},
-                       "events": [entry.to_json() for entry in ledger.history]},
+            "ledger": ledger_json(ledger),
         }
 
     def to_secure_json(self) -> dict[str, Any]:
