@@ -177,6 +177,38 @@ def _public_images(public: Path) -> tuple[int, int, str]:
     return len(infos), side, ("L" if grey > len(infos) - grey else "RGB")
 
 
+def file_run_choices(paths: DataPaths, name: str | None, modality: str, what: str) -> list[Choice]:
+    """The first choices of a run read from files (tables, texts): its name, seed and modality."""
+    private = paths.private
+    default = run_name(private.parent if private.stem in ("private", "train") else private.with_suffix(""))
+    return [Choice("name", name or default, "the run folder is runs/<name>"),
+            Choice("seed", 0, "drives the public choices only, never the privacy noise (from the operating system)"),
+            Choice("data.modality", modality, f"the samples are {what}")]
+
+
+def retrieval_choices(noun: str, *, pool: int, classes: int, basis: int, epsilon: float,
+                      encoder_why: str) -> list[Choice]:
+    """Delivery by retrieval from a public pool of ``pool`` samples, and the whole budget on the release: the
+    choices shared by tables and texts, whose encoders train on nothing private (``encoder_why`` says why)."""
+    per_class = int(min(MAX_PER_CLASS, max(MIN_PER_CLASS, pool // (2 * classes))))
+    return [
+        Choice("decoder.name", "nearest-public", f"each synthetic {noun} is a public {noun} chosen for its class"),
+        Choice("decoder.public_images", pool, f"public {noun}s indexed for retrieval (at most 20,000)"),
+        Choice("search.basis_dim", basis, "principal directions of the public features the search works in"),
+        Choice("search.synthetic_per_class", per_class,
+               f"delivered {noun}s per class on average; about public {noun}s / (2 x {classes} classes) fit (at most "
+               "1,000)"),
+        Choice("search.delivery_oversample", 1.0, "with retrieval, draw exactly the delivered size"),
+        Choice("search.release_min_snr", 2.0, "release the class covariances and random features only where they "
+                                              "would rise above their noise; else their budget goes to the means"),
+        Choice("privacy.epsilon", float(epsilon), "the total privacy budget of the whole run"),
+        Choice("privacy.delta", DEFAULT_DELTA, "the probability that the ε guarantee fails; keep it well below one "
+                                               f"over the number of private {noun}s"),
+        Choice("privacy.split", {"representation": 0.0, "release": 1.0},
+               f"{encoder_why}, so the whole budget goes to the release"),
+    ]
+
+
 def finish_starter(paths: DataPaths, choices: list[Choice], overrides: Mapping[str, Any] | None,
                    findings: tuple[str, ...], private_count: int) -> Starter:
     """The starter from the chosen settings, with the user's ``overrides`` set last and validated."""
@@ -213,7 +245,9 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
     """
     paths = DataPaths.resolve(private, public=public, test=test, full=full)
     if paths.private.suffix.lower() == ".csv":
-        from pcevolve.config.starter_table import choose_table_config  # uses this module
+        from pcevolve.config.starter_table import (
+            choose_table_config,  # uses this module
+        )
 
         return choose_table_config(paths, epsilon=epsilon, name=name, overrides=overrides)
     if paths.private.suffix.lower() == ".jsonl":

@@ -11,15 +11,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from pcevolve.config.starter import (
-    DEFAULT_DELTA,
-    MAX_PER_CLASS,
-    MIN_PER_CLASS,
     Choice,
     DataPaths,
     Starter,
     StarterError,
+    file_run_choices,
     finish_starter,
-    run_name,
+    retrieval_choices,
 )
 from pcevolve.data import DataError, DataProblem, find_duplicates
 from pcevolve.data.table_schema import TableSchema, draft_schema, read_csv_cells
@@ -65,16 +63,12 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
         raise DataError(overlap)
     k = len(private.class_names)
     used = min(len(public), 20_000)
-    per_class = int(min(MAX_PER_CLASS, max(MIN_PER_CLASS, used // (2 * k))))
     basis = 16
     if used <= 2 * basis:
         raise StarterError(f"{paths.public}: the public table holds {used} rows; the search needs more than "
                            f"{2 * basis} (more than a few thousand works better)")
     choices = [
-        Choice("name", name or run_name(paths.private.parent if paths.private.stem in ("private", "train")
-                                        else paths.private.with_suffix("")), "the run folder is runs/<name>"),
-        Choice("seed", 0, "drives the public choices only, never the privacy noise (from the operating system)"),
-        Choice("data.modality", "tabular", "the samples are table rows"),
+        *file_run_choices(paths, name, "tabular", "table rows"),
         Choice("data.private", str(paths.private.resolve()), f"{k} classes in column {label!r}"),
         Choice("data.public", str(paths.public.resolve()), f"{len(public)} unlabelled public rows"),
         Choice("data.test", None if paths.test is None else str(paths.test.resolve()),
@@ -88,19 +82,8 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
         Choice("representation.proj_hidden_dim", 256, "width of the table encoder's hidden layers"),
         Choice("representation.public_epochs", 20, "passes over the public table to train the encoder (free)"),
         Choice("representation.public_lr", 0.001, "the encoder's learning rate"),
-        Choice("decoder.name", "nearest-public", "each synthetic row is a public row chosen for its class"),
-        Choice("decoder.public_images", used, "public rows indexed for retrieval (at most 20,000)"),
-        Choice("search.basis_dim", basis, "principal directions of the public features the search works in"),
-        Choice("search.synthetic_per_class", per_class,
-               f"delivered rows per class on average; about public rows / (2 x {k} classes) fit (at most 1,000)"),
-        Choice("search.delivery_oversample", 1.0, "with retrieval, draw exactly the delivered size"),
-        Choice("search.release_min_snr", 2.0, "release the class covariances and random features only where they "
-                                              "would rise above their noise; else their budget goes to the means"),
-        Choice("privacy.epsilon", float(epsilon), "the total privacy budget of the whole run"),
-        Choice("privacy.delta", DEFAULT_DELTA, "the probability that the ε guarantee fails; keep it well below one "
-                                               "over the number of private rows"),
-        Choice("privacy.split", {"representation": 0.0, "release": 1.0},
-               "the table encoder trains on the public table only, so the whole budget goes to the release"),
+        *retrieval_choices("row", pool=used, classes=k, basis=basis, epsilon=epsilon,
+                           encoder_why="the table encoder trains on the public table only"),
     ]
     counts = ", ".join(f"{cls} {n}" for cls, n in private.class_counts().items())
     findings = (f"private: {len(private)} rows in {k} classes ({counts}) — checked (these counts stay on this "

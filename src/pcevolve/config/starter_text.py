@@ -10,20 +10,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from pcevolve.config.starter import (
-    DEFAULT_DELTA,
-    MAX_PER_CLASS,
-    MIN_PER_CLASS,
     Choice,
     DataPaths,
     Starter,
     StarterError,
+    file_run_choices,
     finish_starter,
-    run_name,
+    retrieval_choices,
 )
 from pcevolve.data import DataError, DataProblem, find_duplicates
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
-
-TEXT_SUFFIXES = (".jsonl",)
 
 
 def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
@@ -56,12 +52,8 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
     if used <= 32:
         raise DataError([DataProblem(str(paths.public), f"the public pool holds {used} texts; the search needs more "
                                                         "than 32 (more than a few thousand works better)")])
-    per_class = int(min(MAX_PER_CLASS, max(MIN_PER_CLASS, used // (2 * k))))
     choices = [
-        Choice("name", name or run_name(paths.private.parent if paths.private.stem in ("private", "train")
-                                        else paths.private.with_suffix("")), "the run folder is runs/<name>"),
-        Choice("seed", 0, "drives the public choices only, never the privacy noise (from the operating system)"),
-        Choice("data.modality", "text", "the samples are texts"),
+        *file_run_choices(paths, name, "text", "texts"),
         Choice("data.private", str(paths.private.resolve()), f"{k} classes in field {label_field!r}"),
         Choice("data.public", str(paths.public.resolve()), f"{len(public)} unlabelled public texts"),
         Choice("data.test", None if paths.test is None else str(paths.test.resolve()),
@@ -69,19 +61,8 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
         Choice("data.full", None, "not used for texts"),
         Choice("data.text_column", text_field, "the field holding each text"),
         Choice("data.label_column", label_field, "the class label of each private text"),
-        Choice("decoder.name", "nearest-public", "each synthetic text is a public text chosen for its class"),
-        Choice("decoder.public_images", used, "public texts indexed for retrieval (at most 20,000)"),
-        Choice("search.basis_dim", 16, "principal directions of the public features the search works in"),
-        Choice("search.synthetic_per_class", per_class,
-               f"delivered texts per class on average; about public texts / (2 x {k} classes) fit (at most 1,000)"),
-        Choice("search.delivery_oversample", 1.0, "with retrieval, draw exactly the delivered size"),
-        Choice("search.release_min_snr", 2.0, "release the class covariances and random features only where they "
-                                              "would rise above their noise; else their budget goes to the means"),
-        Choice("privacy.epsilon", float(epsilon), "the total privacy budget of the whole run"),
-        Choice("privacy.delta", DEFAULT_DELTA, "the probability that the ε guarantee fails; keep it well below one "
-                                               "over the number of private texts"),
-        Choice("privacy.split", {"representation": 0.0, "release": 1.0},
-               "the sentence encoder is used as pretrained, so the whole budget goes to the release"),
+        *retrieval_choices("text", pool=used, classes=k, basis=16, epsilon=epsilon,
+                           encoder_why="the sentence encoder is used as pretrained"),
     ]
     counts = ", ".join(f"{cls} {n}" for cls, n in private.class_counts().items())
     findings = (f"private: {len(private)} texts in {k} classes ({counts}) — checked (these counts stay on this "
