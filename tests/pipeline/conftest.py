@@ -6,7 +6,7 @@ import csv
 import numpy as np
 import pytest
 
-from pcevolve.config import parse_config
+from pcevolve.config import parse_config, with_dotted
 from pcevolve.data import prepare_demo
 
 
@@ -39,10 +39,7 @@ def _tiny_config(data_root, name="tiny", **overrides):
         # The seed's split, not the default (all on the release), so that end-to-end tests run DP-SGD too.
         "privacy": {"split": {"representation": 0.375, "release": 0.625}},
     }
-    for dotted, value in overrides.items():
-        section, key = dotted.split(".")
-        mapping.setdefault(section, {})[key] = value
-    return parse_config(mapping, source="<tiny test config>")
+    return parse_config(with_dotted(mapping, overrides), source="<tiny test config>")
 
 
 TABLE_HEADER = ["amount", "rate", "kind", "region", "count"]
@@ -83,23 +80,10 @@ def table_data(tmp_path_factory):
 def table_config(table_data):
     """``table_config(name=..., **{"section.key": value})`` → a validated tabular RunConfig, every stage small."""
     def make(name="table", **overrides):
-        mapping = {
-            "name": name, "seed": 5,
-            "data": {"modality": "tabular", "private": str(table_data / "private.csv"),
-                     "public": str(table_data / "public.csv"), "test": str(table_data / "test.csv"), "full": None},
-            "representation": {"feature_dim": 64, "proj_hidden_dim": 32, "public_epochs": 2,
-                               "public_batch_size": 64},
-            "decoder": {"name": "nearest-public"},
-            "search": {"population": 8, "elite": 2, "generations": 6, "candidate_per_class": 10, "eval_seeds": 2,
-                       "basis_dim": 8, "roundtrip_public": 200, "rff_features": 32, "validation_per_class": 20,
-                       "synthetic_per_class": 50, "top_candidates": 2, "coarse_generations": 2,
-                       "polynomial_every": 3, "delivery_oversample": 1.0},
-            "privacy": {"split": {"representation": 0.0, "release": 1.0}},
-        }
-        for dotted, value in overrides.items():
-            section, key = dotted.split(".")
-            mapping.setdefault(section, {})[key] = value
-        return parse_config(mapping, source="<table test config>")
+        data = {"modality": "tabular", "private": str(table_data / "private.csv"),
+                "public": str(table_data / "public.csv"), "test": str(table_data / "test.csv")}
+        representation = {"feature_dim": 64, "proj_hidden_dim": 32, "public_epochs": 2, "public_batch_size": 64}
+        return _file_config(name, data, overrides, "table", representation=representation)
     return make
 
 
@@ -150,19 +134,44 @@ def text_config(text_data):
                                                       "'pcevolve[text]')")
 
     def make(name="text", **overrides):
-        mapping = {
-            "name": name, "seed": 5,
-            "data": {"modality": "text", "private": str(text_data / "private.jsonl"),
-                     "public": str(text_data / "public.jsonl"), "test": str(text_data / "test.jsonl"), "full": None},
-            "decoder": {"name": "nearest-public"},
-            "search": {"population": 8, "elite": 2, "generations": 6, "candidate_per_class": 10, "eval_seeds": 2,
-                       "basis_dim": 8, "roundtrip_public": 200, "rff_features": 32, "validation_per_class": 20,
-                       "synthetic_per_class": 50, "top_candidates": 2, "coarse_generations": 2,
-                       "polynomial_every": 3, "delivery_oversample": 1.0},
-            "privacy": {"split": {"representation": 0.0, "release": 1.0}},
-        }
-        for dotted, value in overrides.items():
-            section, key = dotted.split(".")
-            mapping.setdefault(section, {})[key] = value
-        return parse_config(mapping, source="<text test config>")
+        data = {"modality": "text", "private": str(text_data / "private.jsonl"),
+                "public": str(text_data / "public.jsonl"), "test": str(text_data / "test.jsonl")}
+        return _file_config(name, data, overrides, "text")
     return make
+
+
+def _file_config(name, data, overrides, kind, **sections):
+    """A small retrieval run on files (tables, texts): the whole budget on the release, every stage scaled down."""
+    mapping = {
+        "name": name, "seed": 5, "data": {**data, "full": None}, **sections,
+        "decoder": {"name": "nearest-public"},
+        "search": {"population": 8, "elite": 2, "generations": 6, "candidate_per_class": 10, "eval_seeds": 2,
+                   "basis_dim": 8, "roundtrip_public": 200, "rff_features": 32, "validation_per_class": 20,
+                   "synthetic_per_class": 50, "top_candidates": 2, "coarse_generations": 2, "polynomial_every": 3,
+                   "delivery_oversample": 1.0},
+        "privacy": {"split": {"representation": 0.0, "release": 1.0}},
+    }
+    return parse_config(with_dotted(mapping, overrides), source=f"<{kind} test config>")
+
+
+@pytest.fixture
+def run_command(tmp_path):
+    """``run_command(config or path)`` → (exit code, output) of ``pcevolve run FILE -q``, started in ``tmp_path``
+    with its run folders under ``tmp_path/runs``; a RunConfig is first written to ``tmp_path/bad.yaml``."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from pcevolve.cli.main import app
+    from pcevolve.config import RunConfig, dump_config
+
+    def run(config):
+        path = dump_config(config, tmp_path / "bad.yaml") if isinstance(config, RunConfig) else config
+        cwd = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            result = CliRunner().invoke(app, ["run", str(path), "-q", "--runs-root", str(tmp_path / "runs")])
+        finally:
+            os.chdir(cwd)
+        return result.exit_code, result.output
+    return run

@@ -21,7 +21,6 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from pcevolve.cli.main import app
-from pcevolve.config import dump_config
 from pcevolve.data import DataWarning, read_image_folder
 
 Case = Callable[[Path, Path], str]  # (private copy, public copy) -> the text the message must name
@@ -150,27 +149,17 @@ def data_copy(tiny_data, tmp_path):
     return private, public
 
 
-def _run(tmp_path: Path, config_path: Path) -> tuple[int, str]:
-    cwd = Path.cwd()
-    os.chdir(tmp_path)
-    try:
-        result = CliRunner().invoke(app, ["run", str(config_path), "-q", "--runs-root", str(tmp_path / "runs")])
-    finally:
-        os.chdir(cwd)
-    return result.exit_code, result.output
-
-
 def _leaves_nothing(tmp_path: Path) -> bool:
     runs = tmp_path / "runs"
     return not runs.exists() or not any(runs.iterdir())
 
 
 @pytest.mark.parametrize("case", IMAGE_CASES, ids=lambda case: case.__name__)
-def test_bad_images_are_named_and_nothing_is_written(case, data_copy, tiny_config, tmp_path):
+def test_bad_images_are_named_and_nothing_is_written(case, data_copy, tiny_config, tmp_path, run_command):
     private, public = data_copy
     named = case(private, public)
     config = tiny_config(name="bad", **{"data.private": str(private), "data.public": str(public)})
-    code, output = _run(tmp_path, dump_config(config, tmp_path / "bad.yaml"))
+    code, output = run_command(config)
     assert code != 0, output
     assert named in output, output
     assert "Traceback" not in output
@@ -255,11 +244,11 @@ CONFIG_CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(CONFIG_CASES))
-def test_bad_configs_name_the_key_and_write_nothing(name, tmp_path):
+def test_bad_configs_name_the_key_and_write_nothing(name, tmp_path, run_command):
     content, named = CONFIG_CASES[name]
     path = tmp_path / "bad.yaml"
     path.write_text(content if isinstance(content, str) else yaml.safe_dump(content))
-    code, output = _run(tmp_path, path)
+    code, output = run_command(path)
     assert code == 1, output
     assert named in output and str(path) in output, output
     assert "Traceback" not in output

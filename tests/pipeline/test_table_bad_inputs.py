@@ -9,10 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from pcevolve.cli.main import app
-from pcevolve.config import dump_config
 
 
 def _edit_line(path: Path, row: int, edit) -> None:
@@ -60,17 +56,6 @@ PRIVATE_CASES = {
 }
 
 
-def _run(tmp_path: Path, config) -> tuple[int, str]:
-    cwd = Path.cwd()
-    os.chdir(tmp_path)
-    try:
-        path = dump_config(config, tmp_path / "bad.yaml")
-        result = CliRunner().invoke(app, ["run", str(path), "-q", "--runs-root", str(tmp_path / "runs")])
-    finally:
-        os.chdir(cwd)
-    return result.exit_code, result.output
-
-
 @pytest.fixture
 def table_copy(table_data, tmp_path):
     copy = tmp_path / "data"
@@ -80,12 +65,12 @@ def table_copy(table_data, tmp_path):
 
 @pytest.mark.parametrize("name", sorted(PRIVATE_CASES))
 def test_a_bad_private_table_is_named_by_row_and_column_and_nothing_is_written(name, table_copy, table_config,
-                                                                               tmp_path):
+                                                                               tmp_path, run_command):
     edit, named = PRIVATE_CASES[name]
     edit(table_copy / "private.csv")
     config = table_config(name="bad", **{"data.private": str(table_copy / "private.csv"),
                                          "data.public": str(table_copy / "public.csv")})
-    code, output = _run(tmp_path, config)
+    code, output = run_command(config)
     flat = " ".join(output.split())
     assert code == 1, output
     assert all(text in flat for text in named), output
@@ -94,14 +79,14 @@ def test_a_bad_private_table_is_named_by_row_and_column_and_nothing_is_written(n
     assert not runs.exists() or not any(runs.iterdir()), sorted(runs.rglob("*"))
 
 
-def test_a_public_table_with_the_label_column_is_refused(table_copy, table_config, tmp_path):
+def test_a_public_table_with_the_label_column_is_refused(table_copy, table_config, tmp_path, run_command):
     public = table_copy / "public.csv"
     _edit_line(public, 1, lambda line: line + ",label")
     lines = public.read_text(encoding="utf-8").splitlines()
     public.write_text("\n".join([lines[0]] + [line + ",ok" for line in lines[1:]]) + "\n", encoding="utf-8")
     config = table_config(name="labelled", **{"data.private": str(table_copy / "private.csv"),
                                               "data.public": str(public)})
-    code, output = _run(tmp_path, config)
+    code, output = run_command(config)
     assert code == 1 and "must be unlabelled" in " ".join(output.split()), output
 
 
@@ -125,7 +110,8 @@ def test_the_schema_is_built_without_opening_the_private_table(table_data, table
 
 
 def test_a_table_encoder_given_a_dp_budget_is_refused_before_anything_runs(table_config):
-    with pytest.raises(ValueError, match="privacy.split.representation: with data.modality tabular the encoder is not trained"):
+    with pytest.raises(ValueError, match="privacy.split.representation: with data.modality tabular the encoder is "
+                                         "not trained"):
         table_config(**{"privacy.split": {"representation": 0.5, "release": 0.5}})
     with pytest.raises(ValueError, match="decoder 'conv' does not make tabular samples"):
         table_config(**{"decoder.name": "conv"})

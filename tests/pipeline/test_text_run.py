@@ -4,7 +4,6 @@ nothing written; the demo preparations of the table and text sources."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -12,7 +11,6 @@ import pytest
 from typer.testing import CliRunner
 
 from pcevolve.cli.main import app
-from pcevolve.config import dump_config
 from pcevolve.pipeline import open_run, run_pipeline
 from pcevolve.privacy import BudgetLedger
 
@@ -53,27 +51,16 @@ PRIVATE_CASES = {
 }
 
 
-def _run(tmp_path: Path, config) -> tuple[int, str]:
-    cwd = Path.cwd()
-    os.chdir(tmp_path)
-    try:
-        path = dump_config(config, tmp_path / "bad.yaml")
-        result = CliRunner().invoke(app, ["run", str(path), "-q", "--runs-root", str(tmp_path / "runs")])
-    finally:
-        os.chdir(cwd)
-    return result.exit_code, result.output
-
-
 @pytest.mark.parametrize("name", sorted(PRIVATE_CASES))
 def test_a_bad_private_text_file_is_named_by_line_and_field_and_nothing_is_written(name, text_data, text_config,
-                                                                                   tmp_path):
+                                                                                   tmp_path, run_command):
     copy = tmp_path / "data"
     shutil.copytree(text_data, copy)
     edit, named = PRIVATE_CASES[name]
     edit(copy / "private.jsonl")
     config = text_config(name="bad", **{"data.private": str(copy / "private.jsonl"),
                                         "data.public": str(copy / "public.jsonl")})
-    code, output = _run(tmp_path, config)
+    code, output = run_command(config)
     flat = " ".join(output.split())
     assert code == 1 and all(text in flat for text in named), output
     assert "Traceback" not in output
@@ -81,11 +68,11 @@ def test_a_bad_private_text_file_is_named_by_line_and_field_and_nothing_is_writt
     assert not runs.exists() or not any(runs.iterdir())
 
 
-def test_a_public_pool_with_labels_is_refused(text_data, text_config, tmp_path):
+def test_a_public_pool_with_labels_is_refused(text_data, text_config, tmp_path, run_command):
     pool = tmp_path / "pool.jsonl"
     pool.write_text("".join(json.dumps({"text": json.loads(line)["text"], "label": "good"}) + "\n"
                             for line in _lines(text_data / "public.jsonl")), encoding="utf-8")
-    code, output = _run(tmp_path, text_config(name="labelled", **{"data.public": str(pool)}))
+    code, output = run_command(text_config(name="labelled", **{"data.public": str(pool)}))
     assert code == 1 and "must be unlabelled" in " ".join(output.split()), output
 
 
