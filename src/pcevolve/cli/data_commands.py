@@ -106,11 +106,10 @@ def prepare_command(
     from rich.table import Table
 
     started = time.perf_counter()
-    if source in TABLE_SOURCES:
-        _prepare_table(source, out, seed=seed, overwrite=overwrite, started=started)
-        return
-    if source == "rotten-tomatoes":
-        _prepare_texts(source, out, seed=seed, overwrite=overwrite, started=started)
+    if source in TABLE_SOURCES or source == "rotten-tomatoes":
+        prepare, summary = ((prepare_table_demo, _table_summary) if source in TABLE_SOURCES
+                            else (prepare_text_demo, _text_summary))
+        _prepare_files(prepare, summary, source, out, seed=seed, overwrite=overwrite, started=started)
         return
     try:
         description = prepare_demo(
@@ -143,32 +142,33 @@ def prepare_command(
     console.print(f"wrote {out} in {time.perf_counter() - started:.1f} s")
 
 
-def _prepare_table(source: str, out: Path, *, seed: int, overwrite: bool, started: float) -> None:
+def _table_summary(description: dict) -> str:
+    rows = description["rows"]
+    return (f"private.csv {rows['private']} rows ({_class_counts(description)}), public.csv {rows['public']} rows "
+            f"without the label column {description['label_column']!r}, test.csv {rows['test']} rows, schema.yaml "
+            "(from public.csv only)")
+
+
+def _text_summary(description: dict) -> str:
+    rows = description["rows"]
+    return (f"private.jsonl {rows['private']} texts ({_class_counts(description)}), public.jsonl {rows['public']} "
+            f"texts without their label, test.jsonl {rows['test']} texts")
+
+
+def _class_counts(description: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in description["private_classes"].items())
+
+
+def _prepare_files(prepare, summary, source: str, out: Path, *, seed: int, overwrite: bool, started: float) -> None:
+    """A demo cut into files (a table, texts): ``prepare(source, out, …)``, then one line of what was written."""
     from rich.console import Console
 
     try:
-        description = prepare_table_demo(source, out, seed=seed, overwrite=overwrite)
+        description = prepare(source, out, seed=seed, overwrite=overwrite)
     except DataError as exc:
         _fail(_problem_lines(exc.problems), err=True)
-    rows = description["rows"]
-    Console().print(f"wrote {out} in {time.perf_counter() - started:.1f} s: private.csv {rows['private']} rows "
-                    f"({', '.join(f'{k} {v}' for k, v in description['private_classes'].items())}), public.csv "
-                    f"{rows['public']} rows without the label column {description['label_column']!r}, test.csv "
-                    f"{rows['test']} rows, schema.yaml (from public.csv only)", soft_wrap=True, highlight=False)
-
-
-def _prepare_texts(source: str, out: Path, *, seed: int, overwrite: bool, started: float) -> None:
-    from rich.console import Console
-
-    try:
-        description = prepare_text_demo(source, out, seed=seed, overwrite=overwrite)
-    except DataError as exc:
-        _fail(_problem_lines(exc.problems), err=True)
-    rows = description["rows"]
-    Console().print(f"wrote {out} in {time.perf_counter() - started:.1f} s: private.jsonl {rows['private']} texts "
-                    f"({', '.join(f'{k} {v}' for k, v in description['private_classes'].items())}), public.jsonl "
-                    f"{rows['public']} texts without their label, test.jsonl {rows['test']} texts",
-                    soft_wrap=True, highlight=False)
+    Console().print(f"wrote {out} in {time.perf_counter() - started:.1f} s: {summary(description)}", soft_wrap=True,
+                    highlight=False)
 
 
 @app.command("schema")
