@@ -61,7 +61,12 @@ from pcevolve.evaluation.distribution import (
     per_class,
     sliced_wasserstein,
 )
-from pcevolve.evaluation.evaluate import EvaluationSettings, RunEvaluation, evaluate_run, membership_split
+from pcevolve.evaluation.evaluate import (
+    EvaluationSettings,
+    RunEvaluation,
+    evaluate_run,
+    membership_split,
+)
 from pcevolve.evaluation.hints import Hint, troubleshooting_hints
 from pcevolve.evaluation.inputs import EvaluationError, RunInputs, load_run_inputs
 from pcevolve.evaluation.judges import JUDGES, JudgeRequest, Verdict, judge_run

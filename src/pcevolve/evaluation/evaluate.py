@@ -57,7 +57,12 @@ from pcevolve.evaluation.features import (
     search_encoder,
 )
 from pcevolve.evaluation.hints import Hint, troubleshooting_hints
-from pcevolve.evaluation.inputs import EvaluationError, RunInputs, ledger_json, load_run_inputs
+from pcevolve.evaluation.inputs import (
+    EvaluationError,
+    RunInputs,
+    ledger_json,
+    load_run_inputs,
+)
 from pcevolve.evaluation.utility import (
     LINE_LABELS,
     PRIVATE_LINES,

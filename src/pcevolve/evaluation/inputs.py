@@ -111,6 +111,51 @@ def rounded_counts(dp_counts: np.ndarray | None) -> list[int] | None:
     return [max(round(float(c)), 0) for c in dp_counts]
 
 
+class JudgedRun:
+    """What the table and text evaluations of a run share, from their ``private``, ``ledger``, ``dp_counts``,
+    ``judgement``, ``seconds`` and ``config`` fields: the classes, the run's (ε, δ), the DP counts as whole samples,
+    and the common head of the shareable JSON and the secure JSON."""
+
+    # Set by the dataclass that inherits this (annotations only: they are not fields here).
+    folder: Path
+    config: RunConfig
+    private: LabeledDataset
+    ledger: BudgetLedger
+    dp_counts: np.ndarray | None
+    judgement: Any
+    seconds: dict[str, float]
+
+    @property
+    def class_names(self) -> tuple[str, ...]:
+        return self.private.class_names
+
+    @property
+    def epsilon(self) -> float:
+        return self.ledger.spent()
+
+    @property
+    def delta(self) -> float:
+        return self.ledger.delta
+
+    def dp_private_counts(self) -> list[int] | None:
+        """The DP per-class counts rounded to whole samples (post-processing of the release)."""
+        return rounded_counts(self.dp_counts)
+
+    def shared_head(self, format_name: str, version: int, modality: str) -> dict[str, Any]:
+        """The first fields of ``report/evaluation.json``: format, the run, whether DP, (ε, δ)."""
+        config = self.config
+        return {"format": format_name, "version": version, "modality": modality,
+                "run": {"folder": str(self.folder), "name": config.name, "seed": config.seed},
+                "dp": self.ledger.is_dp, "epsilon": self.epsilon, "delta": self.delta}
+
+    def secure_json(self, format_name: str, version: int) -> dict[str, Any]:
+        """``secure/evaluation.json``: the exact private-derived figures a shared report leaves out."""
+        return {"format": format_name + ".secure", "version": version,
+                "private_per_class": list(self.private.class_counts().values()),
+                **self.judgement.to_secure_json(),
+                "seconds": {**self.judgement.seconds, **self.seconds}}
+
+
 def ledger_json(ledger: BudgetLedger) -> dict[str, Any]:
     """A run's ledger as every evaluation report shows it: totals, per-stage caps and spending, every event."""
     return {"total_epsilon": ledger.spent(), "cap": ledger.total_epsilon, "delta": ledger.delta, "dp": ledger.is_dp,

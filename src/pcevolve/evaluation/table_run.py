@@ -28,14 +28,18 @@ from pcevolve.data.table_schema import TableSchema
 from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
 from pcevolve.evaluation.inputs import (
     EvaluationError,
+    JudgedRun,
     ledger_json,
     one_line,
     open_run_folder,
     read_dp_counts,
     read_ledger,
-    rounded_counts,
 )
-from pcevolve.evaluation.tabular import PRIVATE_FIGURES_CAVEAT, TableJudgement, judge_tables
+from pcevolve.evaluation.tabular import (
+    PRIVATE_FIGURES_CAVEAT,
+    TableJudgement,
+    judge_tables,
+)
 from pcevolve.modalities.tabular import table_schema
 from pcevolve.privacy import BudgetLedger
 
@@ -46,7 +50,7 @@ REQUIRED_TABLE_RUN_FILES = ("config.yaml", "ledger.json", "synthetic.csv")
 
 
 @dataclass
-class TableRunEvaluation:
+class TableRunEvaluation(JudgedRun):
     """A tabular run, what it was judged against, and the judgement.
 
     Attributes:
@@ -77,30 +81,12 @@ class TableRunEvaluation:
     judgement: TableJudgement
     seconds: dict[str, float] = field(default_factory=dict)
 
-    @property
-    def class_names(self) -> tuple[str, ...]:
-        return self.private.class_names
-
-    @property
-    def epsilon(self) -> float:
-        return self.ledger.spent()
-
-    @property
-    def delta(self) -> float:
-        return self.ledger.delta
-
-    def dp_private_counts(self) -> list[int] | None:
-        """The DP per-class counts rounded to whole rows (post-processing of the release)."""
-        return rounded_counts(self.dp_counts)
-
     def to_json(self) -> dict[str, Any]:
         """Every figure that may leave the secure zone (``report/evaluation.json``)."""
         data = self.config.data
         ledger = self.ledger
         return {
-            "format": TABLE_EVALUATION_FORMAT, "version": TABLE_EVALUATION_VERSION, "modality": "tabular",
-            "run": {"folder": str(self.folder), "name": self.config.name, "seed": self.config.seed},
-            "dp": ledger.is_dp, "epsilon": self.epsilon, "delta": self.delta,
+            **self.shared_head(TABLE_EVALUATION_FORMAT, TABLE_EVALUATION_VERSION, "tabular"),
             "data": {"class_names": list(self.class_names), "label_column": self.schema.label_column,
                      "schema": self.schema.to_json(),
                      "synthetic": {"path": str(self.folder / "synthetic.csv"),
@@ -116,9 +102,7 @@ class TableRunEvaluation:
 
     def to_secure_json(self) -> dict[str, Any]:
         """The exact private-derived figures a shared report leaves out (``secure/evaluation.json``)."""
-        return {"format": TABLE_EVALUATION_FORMAT + ".secure", "version": TABLE_EVALUATION_VERSION,
-                "private_per_class": list(self.private.class_counts().values()),
-                **self.judgement.to_secure_json(), "seconds": {**self.judgement.seconds, **self.seconds}}
+        return self.secure_json(TABLE_EVALUATION_FORMAT, TABLE_EVALUATION_VERSION)
 
 
 def _read_table(path: str | os.PathLike[str], what: str, schema: TableSchema,

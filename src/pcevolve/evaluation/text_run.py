@@ -27,12 +27,12 @@ from pcevolve.data import DataError, LabeledDataset
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
 from pcevolve.evaluation.inputs import (
     EvaluationError,
+    JudgedRun,
     ledger_json,
     one_line,
     open_run_folder,
     read_dp_counts,
     read_ledger,
-    rounded_counts,
 )
 from pcevolve.evaluation.text import PRIVATE_FIGURES_CAVEAT, TextJudgement, judge_texts
 from pcevolve.privacy import BudgetLedger
@@ -51,7 +51,7 @@ def text_field(data: DataConfig) -> str:
 
 
 @dataclass
-class TextRunEvaluation:
+class TextRunEvaluation(JudgedRun):
     """A text run, what it was judged against, and the judgement.
 
     Attributes:
@@ -80,30 +80,12 @@ class TextRunEvaluation:
     judgement: TextJudgement
     seconds: dict[str, float] = field(default_factory=dict)
 
-    @property
-    def class_names(self) -> tuple[str, ...]:
-        return self.private.class_names
-
-    @property
-    def epsilon(self) -> float:
-        return self.ledger.spent()
-
-    @property
-    def delta(self) -> float:
-        return self.ledger.delta
-
-    def dp_private_counts(self) -> list[int] | None:
-        """The DP per-class counts rounded to whole texts (post-processing of the release)."""
-        return rounded_counts(self.dp_counts)
-
     def to_json(self) -> dict[str, Any]:
         """Every figure that may leave the secure zone (``report/evaluation.json``)."""
         data = self.config.data
         ledger = self.ledger
         return {
-            "format": TEXT_EVALUATION_FORMAT, "version": TEXT_EVALUATION_VERSION, "modality": "text",
-            "run": {"folder": str(self.folder), "name": self.config.name, "seed": self.config.seed},
-            "dp": ledger.is_dp, "epsilon": self.epsilon, "delta": self.delta,
+            **self.shared_head(TEXT_EVALUATION_FORMAT, TEXT_EVALUATION_VERSION, "text"),
             "data": {"class_names": list(self.class_names), "text_field": text_field(data),
                      "label_field": data.label_column,
                      "synthetic": {"path": str(self.folder / SYNTHETIC_TEXTS),
@@ -120,9 +102,7 @@ class TextRunEvaluation:
 
     def to_secure_json(self) -> dict[str, Any]:
         """The exact private-derived figures a shared report leaves out (``secure/evaluation.json``)."""
-        return {"format": TEXT_EVALUATION_FORMAT + ".secure", "version": TEXT_EVALUATION_VERSION,
-                "private_per_class": list(self.private.class_counts().values()),
-                **self.judgement.to_secure_json(), "seconds": {**self.judgement.seconds, **self.seconds}}
+        return self.secure_json(TEXT_EVALUATION_FORMAT, TEXT_EVALUATION_VERSION)
 
 
 def _read_texts(path: str | os.PathLike[str], what: str, data: DataConfig, class_names: tuple[str, ...] | None, *,
