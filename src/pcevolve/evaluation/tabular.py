@@ -286,6 +286,18 @@ class ModelResult:
                 **({} if self.scores is None else self.scores.to_json(class_names))}
 
 
+def shareable_utility(results: Sequence[ModelResult], class_names: Sequence[str]) -> list[dict[str, Any]]:
+    """The results as a shared report may show them: a line trained on the private samples keeps its scores but
+    not its size (that would be the exact private count)."""
+    entries = []
+    for result in results:
+        entry = result.to_json(class_names)
+        if result.line in PRIVATE_LINES:
+            entry["train_size"] = None
+        entries.append(entry)
+    return entries
+
+
 def score_lines(lines: dict[str, LabeledDataset], test: LabeledDataset, *, line_labels: Mapping[str, str],
                 models: Mapping[str, str],
                 probabilities: Callable[[str, LabeledDataset], np.ndarray]) -> list[ModelResult]:
@@ -580,18 +592,12 @@ class TableJudgement:
     def to_json(self) -> dict[str, Any]:
         """What may leave the secure zone: no private row count, no exact attack figure, no timing."""
         names = self.class_names
-        utility = []
-        for result in self.utility:
-            entry = result.to_json(names)
-            if result.line in PRIVATE_LINES:  # its size counts the private rows exactly
-                entry["train_size"] = None
-            utility.append(entry)
         return {
             "class_names": list(names), "feature_names": list(self.feature_names),
             "minority_class": names[self.minority_class],
             "synthetic_per_class": dict(zip(names, self.synthetic_per_class, strict=True)),
             "test_per_class": dict(zip(names, self.test_per_class, strict=True)),
-            "utility": utility,
+            "utility": shareable_utility(self.utility, names),
             "fidelity": {"columns": [c.to_json() for c in self.columns],
                          "mean_tvd": float(np.mean([c.tvd for c in self.columns])),
                          "correlation": self.correlation.to_json(),

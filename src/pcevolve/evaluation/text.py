@@ -82,11 +82,11 @@ from pcevolve.evaluation.distribution import (
 )
 from pcevolve.evaluation.tabular import (
     AUC_DECIMALS,
-    PRIVATE_LINES,
     ModelResult,
     membership_split,
     minority_class,
     score_lines,
+    shareable_utility,
 )
 
 #: The utility probes, in report order, with their names in the report.
@@ -497,17 +497,11 @@ class TextJudgement:
     def to_json(self) -> dict[str, Any]:
         """What may leave the secure zone: no private text count, no exact attack figure, no timing."""
         names = self.class_names
-        utility = []
-        for result in self.utility:
-            entry = result.to_json(names)
-            if result.line in PRIVATE_LINES:  # its size counts the private texts exactly
-                entry["train_size"] = None
-            utility.append(entry)
         return {
             "class_names": list(names), "minority_class": names[self.minority_class],
             "synthetic_per_class": dict(zip(names, self.synthetic_per_class, strict=True)),
             "test_per_class": dict(zip(names, self.test_per_class, strict=True)),
-            "utility": utility, "lsa_basis": self.lsa_basis,
+            "utility": shareable_utility(self.utility, names), "lsa_basis": self.lsa_basis,
             "probes": {"tfidf": f"TF-IDF of words and word pairs (sublinear tf, at most {MAX_FEATURES} n-grams) "
                                 f"fitted on each training set, logistic regression (L2, C = {LOGISTIC_C:g})",
                        "lsa": f"the same TF-IDF reduced by truncated SVD to at most {LSA_DIMS} dimensions, fitted on "
