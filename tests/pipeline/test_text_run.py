@@ -116,3 +116,19 @@ def test_data_check_compares_tables_in_one_schema_and_reads_jsonl(tmp_path, text
     assert "row 2" not in flat.replace("private.csv:row 4", "")  # Oslo,1 and Bern,1 are different rows
     checked = CliRunner().invoke(app, ["data", "check", str(text_data / "private.jsonl")])
     assert checked.exit_code == 0 and "40 texts" in checked.output
+
+
+@pytest.mark.slow
+def test_a_representation_budget_trains_the_adapter_under_dp_and_the_ledger_pays_it(text_config, tmp_path):
+    config = text_config(name="text-dp", **{"privacy.split": {"representation": 0.3, "release": 0.7},
+                                            "representation.epochs": 2, "representation.public_pool": 200,
+                                            "representation.batch_size": 16})
+    config, folder, _ = open_run(config, root=tmp_path)
+    run_pipeline(config, folder)
+    ledger = BudgetLedger.load(folder.ledger_path)
+    assert ledger.spent("representation") > 0 and 0.99 * 8.0 <= ledger.spent() <= 8.0
+    stage = json.loads((folder.path / "stages" / "representation.json").read_text())
+    assert stage["mode"] == "derived" and stage["steps"] > 0 and stage["noise_multiplier"] > 0
+    from pcevolve.encoders.text import SentenceEncoder
+
+    assert SentenceEncoder.load(folder.path / "encoder").adapted

@@ -17,6 +17,7 @@ from pcevolve.config.schema import (
     RepresentationConfig,
     RunConfig,
     SearchConfig,
+    VariationConfig,
 )
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "RepresentationConfig",
     "RunConfig",
     "SearchConfig",
+    "VariationConfig",
     "config_hash",
     "dump_config",
     "load_config",

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 def run_config_problems(config: "RunConfig") -> list[str]:
     """Every problem of ``config``, one line each, starting with the dotted key it concerns."""
     # Imported here: the registries live in subpackages that import pcevolve.config themselves.
-    from pcevolve.decoders import DECODERS
+    from pcevolve.decoders import DECODERS, TextVariationDecoder
+    from pcevolve.decoders.paraphrase import INSTALL_HINT, missing_parts
     from pcevolve.encoders.backbones import BACKBONES
     from pcevolve.evolution.registry import CROSSOVERS, MUTATIONS
     from pcevolve.modalities import MODALITIES
@@ -38,6 +39,9 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         serving = sorted(name for name, part in DECODERS.items() if config.data.modality in part.modalities)
         problems.append(f"decoder.name: decoder {decoder.name!r} does not make {config.data.modality} samples; "
                         f"for data.modality {config.data.modality!r} use one of: {', '.join(serving)}")
+    if decoder.name == TextVariationDecoder.name and missing_parts():
+        problems.append(f"decoder.name: the {decoder.name} decoder rewrites texts with a local LLM that is not "
+                        f"installed ({', '.join(missing_parts())} missing): {INSTALL_HINT}")
     modality = MODALITIES.get(config.data.modality)
     if modality is not None and not modality.encoder_trains_under_dp and privacy.split.get("representation", 0.0) > 0:
         problems.append(f"privacy.split.representation: with data.modality {modality.name} the encoder is not trained "

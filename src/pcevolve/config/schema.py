@@ -43,6 +43,12 @@ class AugmentConfig(_Frozen):
     flip: bool = True
     color_jitter: bool = True
     blur: bool = True
+    # Texts (word-level, each a probability per word): masking, dropout, adjacent swap, synonym replacement. Synonyms
+    # are the packaged model's nearest word embeddings, which include some antonyms ("good" → "bad"): kept rare.
+    word_mask: float = Field(0.15, ge=0.0, le=1.0)
+    word_drop: float = Field(0.1, ge=0.0, le=1.0)
+    word_swap: float = Field(0.1, ge=0.0, le=1.0)
+    synonym: float = Field(0.05, ge=0.0, le=1.0)
 
 
 class RepresentationConfig(_Frozen):
@@ -201,6 +207,26 @@ class SearchConfig(_Frozen):
         return self
 
 
+class VariationConfig(_Frozen):
+    """The ``llm-variation`` text decoder: a small local LLM rewrites each retrieved public text into candidates, and
+    the candidate whose embedding is nearest the feature the search asked for is delivered (post-processing, free).
+
+    Slow on a CPU: about 0.33 s per candidate at batch 32 on 2 cores (SmolLM2-135M), so 2,000 texts × 2 candidates
+    take about 22 minutes; ``share`` rewrites only part of the set."""
+
+    candidates: int = Field(2, ge=1, le=16, description="Rewrites generated per delivered text.")
+    share: float = Field(1.0, gt=0.0, le=1.0, description="Fraction of the delivered texts offered a rewrite.")
+    # Measured on the text demo (bench/text_variation.py): see docs/text.md.
+    tolerance: float = Field(0.0, ge=0.0, le=1.0, description="A rewrite replaces its original when its cosine to "
+                             "the requested feature is at most this much below the original's.")
+    instruction: str = Field("Rewrite this text in different words, keeping its meaning and its tone. Reply with the "
+                             "rewritten text only.", min_length=1)
+    max_new_tokens: int = Field(64, ge=8, le=512)
+    temperature: float = Field(0.8, gt=0.0, le=2.0)
+    top_p: float = Field(0.95, gt=0.0, le=1.0)
+    batch_size: int = Field(32, ge=1)
+
+
 class DecoderConfig(_Frozen):
     """Stage 4: features back to samples. Default: trained on public data only (free)."""
 
@@ -209,7 +235,8 @@ class DecoderConfig(_Frozen):
     # (sharp, exact round trip; needs an in-domain public pool). Demo: CNN on the synthetic set 65.5% with conv,
     # 75-76% with nearest-public (docs/search.md). Tables: "nearest-public" (a public row), or "table-mlp", a
     # generator of new rows trained on the public table (lending-club demo at ε 8, gradient boosting's test ROC
-    # AUC: 0.731 with retrieval, 0.706 with table-mlp; one secure-noise run each).
+    # AUC: 0.731 with retrieval, 0.706 with table-mlp; one secure-noise run each). Texts: "nearest-public", or
+    # "llm-variation", retrieval whose texts a small local LLM rewrites towards the requested features (slow).
     name: str = "conv"
     # "public": public pool only (free). "public-then-dp": then DP-SGD fine-tuning on the private set.
     # "dp": DP-SGD from scratch on the private set, for users with no public pool (raise dp_epochs and
@@ -235,6 +262,8 @@ class DecoderConfig(_Frozen):
     clip_norm: float = Field(1.0, gt=0.0)
     # None: σ derived by the accountant from the decoder stage's budget; a number: σ as given.
     noise_multiplier: float | None = Field(None, gt=0.0)
+    # name: llm-variation (texts) only.
+    variation: VariationConfig = VariationConfig()
 
 
 # The ledger's stages: the stages of a run that may pay (``pipeline/stages.py``), and delivery (always 0).

@@ -15,12 +15,14 @@ from pcevolve.decoders.conv import ConvImageDecoder
 from pcevolve.decoders.dp import DPDecoderResult, fine_tune_dp, per_sample_gradients
 from pcevolve.decoders.nearest import NearestPublicDecoder
 from pcevolve.decoders.table_mlp import TableGeneratorDecoder
+from pcevolve.decoders.text_variation import TextVariationDecoder
 from pcevolve.io import read_json
 from pcevolve.registry import Registry
 
 DECODERS: Registry[type] = Registry("decoder", {ConvImageDecoder.name: ConvImageDecoder,
                                                 NearestPublicDecoder.name: NearestPublicDecoder,
-                                                TableGeneratorDecoder.name: TableGeneratorDecoder})
+                                                TableGeneratorDecoder.name: TableGeneratorDecoder,
+                                                TextVariationDecoder.name: TextVariationDecoder})
 
 
 def build_decoder(config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> Decoder:
@@ -52,6 +54,7 @@ __all__ = [
     "KnownEncodings",
     "NearestPublicDecoder",
     "TableGeneratorDecoder",
+    "TextVariationDecoder",
     "DecoderStageResult",
     "DecoderTrainingResult",
     "ReencodeCheck",

@@ -83,6 +83,10 @@ class Decoder(Protocol):
         """Rebuild a decoder written by :meth:`save`; its ``decode`` gives identical output."""
         ...
 
+    #: What its last ``decode_and_encode`` did beyond the round trip (e.g. texts rewritten), merged into the
+    #: delivery summary; empty for most decoders.
+    delivery_notes: Any
+
     # The round trip, owned by the decoder (decoders/round_trips.py): search and delivery only call these.
     def pool_encodings(self) -> np.ndarray | None:
         """Encodings of every sample it can return (retrieval), or None (a generator)."""

@@ -15,6 +15,7 @@ Both are post-processing of the release and of public data.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -32,6 +33,8 @@ class RetrievalRoundTrip:
 
     trainable_under_dp: ClassVar[bool] = False
     encodings: np.ndarray
+    #: What the last ``decode_and_encode`` did beyond retrieval, for the delivery summary (public facts only).
+    delivery_notes: Any = MappingProxyType({})
 
     def pool_encodings(self) -> np.ndarray | None:
         """The encodings of every sample the decoder can return (what class territories split)."""
@@ -60,6 +63,7 @@ class LearnedRoundTrip:
     """Round trip of a generating decoder: a surrogate for the search, a real re-encode for delivery."""
 
     trainable_under_dp: ClassVar[bool] = True
+    delivery_notes: Any = MappingProxyType({})
 
     def pool_encodings(self) -> np.ndarray | None:
         """None: a generator has no pool to split into territories."""

@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import torch
@@ -30,6 +30,7 @@ from safetensors.torch import load_file
 from safetensors.torch import save as save_safetensors
 from torch import nn
 
+from pcevolve.augment import ImageAugmentation
 from pcevolve.encoders.backbones import (
     BACKBONES,
     BackboneTop,
@@ -39,8 +40,12 @@ from pcevolve.encoders.backbones import (
 from pcevolve.encoders.bulk import inference_runner
 from pcevolve.encoders.preprocess import backbone_input, pixel_view, to_float_images
 from pcevolve.encoders.projection import ProjectionHead
+from pcevolve.encoders.view_bank import build_view_bank
 from pcevolve.io import atomic_write_bytes, atomic_write_json, read_json
 from pcevolve.progress import progress_bar
+
+if TYPE_CHECKING:
+    from pcevolve.config import AugmentConfig
 
 
 class Encoder(Protocol):
@@ -131,6 +136,15 @@ class ImageEncoder(nn.Module):
     def trunk_runner(self, images: int) -> Callable[[torch.Tensor], torch.Tensor]:
         """:meth:`trunk_activations` for a job of ``images`` images (a frozen copy for a large one, :mod:`.bulk`)."""
         return inference_runner(_PreparedTrunk(self.trunk, self.meta.input_size), images)  # type: ignore[return-value]
+
+    def view_bank(self, images: np.ndarray, *, views: int, augment: AugmentConfig, generator: torch.Generator,
+                  progress: bool = False, desc: str = "caching views") -> torch.Tensor:
+        """Trunk activations of ``views`` augmented views of every uint8 image, (N, K, C, h, w): what the trainable
+        top and head (:class:`~pcevolve.encoders.per_sample.Projector`) are trained on (:func:`build_view_bank`)."""
+        augmentation = ImageAugmentation(strength=augment.strength, crop=augment.crop, flip=augment.flip,
+                                         color_jitter=augment.color_jitter, blur=augment.blur)
+        return build_view_bank(self, images, views=views, augmentation=augmentation, generator=generator,
+                               progress=progress, desc=desc)
 
     def forward(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Float images in [0, 1] → (pooled, projected)."""

