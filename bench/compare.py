@@ -238,11 +238,14 @@ def main() -> None:
     parser.add_argument("--tag", default="")
     parser.add_argument("--modality", choices=("image", "text"), default="image",
                         help="text: the Rotten Tomatoes demo's rows instead (ours and PE's selector; --systems unused)")
+    parser.add_argument("--text-encoder-share", type=float, default=0.0,
+                        help="text: also run ours with this share of ε training the encoder's adapter under DP")
     args = parser.parse_args()
     if args.modality == "text":
         from compare_text import compare_texts
 
-        rows, summary = compare_texts(args.epsilons, args.seeds, args.runs_root or Path("runs/compare-text"))
+        rows, summary = compare_texts(args.epsilons, args.seeds, args.runs_root or Path("runs/compare-text"),
+                                      encoder_share=args.text_encoder_share)
         path = write_results({"rows": rows, "summary": summary}, "compare", args.tag or "text")
         print(json.dumps(summary, indent=1))
         print(f"wrote {path}")

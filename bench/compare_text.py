@@ -11,6 +11,8 @@ Systems (secure noise; each spends the whole ε through a ledger):
   run's space (the sentence encoder, reduced to the run's public basis) over the same retrieval pool: 10
   iterations, 1,000 candidates per class, variations among the 16 nearest pool texts; the whole ε on its own
   ledger.
+* ``ours-dp-encoder`` (with ``--text-encoder-share S``) — the same run with a share S of ε training the sentence
+  encoder's adapter under DP-SGD and the rest on the release.
 * ``real`` — the 300 private snippets themselves (the few-shot reference: not publishable).
 
 Every set is judged by ``pcevolve.evaluation.text.judge_text_files`` against the demo's 1,000 test snippets
@@ -44,15 +46,18 @@ CONFIG = Path("configs/text-demo.yaml")
 PER_CLASS = 1000
 
 
-def run_ours(epsilon: float, seed: int, root: Path) -> tuple[Path, float]:
-    """A finished ``pcevolve run`` of the text demo at (ε, seed) under ``root`` (reused when it exists)."""
-    name = f"text-e{epsilon:g}-s{seed}"
+def run_ours(epsilon: float, seed: int, root: Path, encoder_share: float = 0.0) -> tuple[Path, float]:
+    """A finished ``pcevolve run`` of the text demo at (ε, seed) under ``root`` (reused when it exists);
+    ``encoder_share`` > 0: that share of ε trains the encoder's adapter under DP, the rest goes to the release."""
+    name = f"text-e{epsilon:g}-s{seed}" + (f"-enc{encoder_share:g}" if encoder_share else "")
     folder = root / name
     if (folder / "synthetic.jsonl").exists():
         return folder, float("nan")
     config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
     config.update(name=name, seed=seed)
     config["privacy"]["epsilon"] = float(epsilon)
+    if encoder_share:
+        config["privacy"]["split"] = {"representation": encoder_share, "release": 1.0 - encoder_share}
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as handle:
         yaml.safe_dump(config, handle)
     started = time.perf_counter()
@@ -94,9 +99,11 @@ def _summary(system: str, epsilon: float | None, seed: int, seconds: float, judg
             "judge": judged}
 
 
-def compare_texts(epsilons: list[float], seeds: list[int], runs_root: Path) -> tuple[list[dict], dict]:
-    """Every text row (the real reference, then ours and PE's selector at each ε and seed) and their summary
-    (mean and standard deviation over seeds per system and ε; the strongest attack)."""
+def compare_texts(epsilons: list[float], seeds: list[int], runs_root: Path,
+                  encoder_share: float = 0.0) -> tuple[list[dict], dict]:
+    """Every text row (the real reference, then ours and PE's selector at each ε and seed, and with
+    ``encoder_share`` > 0 ours with that share training the encoder under DP) and their summary (mean and standard
+    deviation over seeds per system and ε; the strongest attack)."""
     runs_root.mkdir(parents=True, exist_ok=True)
     rows = [_summary("real", None, 0, 0.0, _judge(DATA / "private.jsonl", 0), DATA / "private.jsonl")]
     for epsilon in epsilons:
@@ -107,14 +114,20 @@ def compare_texts(epsilons: list[float], seeds: list[int], runs_root: Path) -> t
             pe_out = runs_root / f"pe-e{epsilon:g}-s{seed}.jsonl"
             seconds = pe_histogram(run, epsilon, seed, pe_out)
             rows.append(_summary("pe-histogram", epsilon, seed, seconds, _judge(pe_out, seed), pe_out))
-            for row in rows[-2:]:
+            shown = 2
+            if encoder_share:
+                tuned, seconds = run_ours(epsilon, seed, runs_root, encoder_share)
+                rows.append(_summary("ours-dp-encoder", epsilon, seed, seconds,
+                                     _judge(tuned / "synthetic.jsonl", seed), tuned / "synthetic.jsonl"))
+                shown = 3
+            for row in rows[-shown:]:
                 print(f"{row['system']:>13} ε={epsilon:g} seed={seed}: TF-IDF {row['tfidf_accuracy']:.3f} "
                       f"LSA {row['lsa_accuracy']:.3f} attack AUC {row['attack_auc']:.2f} "
                       f"distinct {row['distinct_texts']}", flush=True)
     real = rows[0]
     print(f"{'real':>13}: TF-IDF {real['tfidf_accuracy']:.3f} LSA {real['lsa_accuracy']:.3f}")
     summary = {"real": {"tfidf_accuracy": real["tfidf_accuracy"], "lsa_accuracy": real["lsa_accuracy"]}}
-    for system in ("ours", "pe-histogram"):
+    for system in ("ours", "pe-histogram", *(("ours-dp-encoder",) if encoder_share else ())):
         for epsilon in epsilons:
             mine = [row for row in rows if row["system"] == system and row["epsilon"] == epsilon]
             summary[f"{system} eps={epsilon:g}"] = {

@@ -24,7 +24,7 @@ from pcevolve.cli.init_commands import (
     starter_or_exit,
     with_label_column,
 )
-from pcevolve.config import ConfigError, load_config
+from pcevolve.config import ConfigError, RunConfig, load_config, parse_config, with_dotted
 from pcevolve.data import DataError
 from pcevolve.pipeline import (
     RunError,
@@ -40,8 +40,8 @@ from pcevolve.randomness import NOT_DP_WARNING
 
 def run(
     source: Path | None = typer.Argument(None, help="A run configuration (YAML), or your private data (a folder "
-                                         "of class folders, or a CSV table) for a one-line run (then give "
-                                         "--public). Omit with --resume."),
+                                         "of class folders, a CSV table or a JSONL file of texts) for a one-line "
+                                         "run (then give --public). Omit with --resume."),
     public: Path | None = typer.Option(None, "--public", help=PUBLIC_HELP),
     test: Path | None = typer.Option(None, "--test", help=TEST_HELP),
     full: Path | None = typer.Option(None, "--full", help=FULL_HELP),
@@ -50,6 +50,10 @@ def run(
     label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
     settings: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
     resume: Path | None = typer.Option(None, "--resume", help="Continue the run in this folder."),
+    executor: str | None = typer.Option(None, "--executor", help="Where the bulk work (public encoding, the "
+                                        "search's evaluations) runs: local, or ray (the cluster at RAY_ADDRESS, "
+                                        "else one started on this machine). Overrides the config, also on "
+                                        "--resume; the results are the same."),
     runs_root: Path = typer.Option(Path("runs"), "--runs-root", help="Where new run folders are created."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress reports."),
 ) -> None:
@@ -84,6 +88,8 @@ def run(
         else:
             config = load_config(source) if source is not None else None
         config, folder, resumed = open_run(config, root=runs_root, resume=resume)
+        if executor is not None:
+            config = with_executor(config, executor)
     except (ConfigError, DataError, RunError, LedgerError, OSError) as exc:  # OSError: an unwritable runs root
         typer.echo(f"error: {_describe(exc)}", err=True)
         raise typer.Exit(1) from None
@@ -151,3 +157,9 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
                   f"decoded samples re-encoded into their class: {outcome.reencode_agreement:.1%}")
     console.print(f"ledger: {outcome.folder}/ledger.json · curve: {outcome.folder}/fitness_curve.png · "
                   f"records: {outcome.folder}/records.jsonl")
+
+
+def with_executor(config: RunConfig, name: str) -> RunConfig:
+    """``config`` with ``executor.name`` set to ``name`` (validated: an unknown name or a missing Ray is a
+    :class:`ConfigError`). The executor is not part of the config's hash, so a resumed run may change it."""
+    return parse_config(with_dotted(config.model_dump(mode="json"), {"executor.name": name}), source="--executor")

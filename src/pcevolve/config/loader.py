@@ -101,8 +101,9 @@ def load_config(path: str | os.PathLike[str] | None) -> RunConfig:
 
 
 def config_hash(config: RunConfig) -> str:
-    """SHA-256 of the canonical JSON of the resolved config (every default filled in)."""
-    canonical = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """SHA-256 of the canonical JSON of the resolved config (every default filled in), without ``executor``:
+    where the work runs does not change what it computes."""
+    canonical = json.dumps(config.model_dump(mode="json", exclude={"executor"}), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

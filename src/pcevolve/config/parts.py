@@ -9,6 +9,7 @@ charge.
 
 from __future__ import annotations
 
+import importlib.util
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,6 +23,7 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     from pcevolve.decoders.paraphrase import INSTALL_HINT, missing_parts
     from pcevolve.encoders.backbones import BACKBONES
     from pcevolve.evolution.registry import CROSSOVERS, MUTATIONS
+    from pcevolve.executors import EXECUTORS, RAY_INSTALL_HINT
     from pcevolve.modalities import MODALITIES
 
     problems: list[str] = []
@@ -31,7 +33,8 @@ def run_config_problems(config: "RunConfig") -> list[str]:
                                 ("decoder.name", DECODERS, decoder.name),
                                 ("search.mutation", MUTATIONS, search.mutation),
                                 ("search.periodic_mutation", MUTATIONS, search.periodic_mutation),
-                                ("search.crossover", CROSSOVERS, search.crossover)):
+                                ("search.crossover", CROSSOVERS, search.crossover),
+                                ("executor.name", EXECUTORS, config.executor.name)):
         if name not in registry:
             problems.append(f"{key}: unknown {registry.kind} {name!r}; known: {', '.join(sorted(registry))}")
 
@@ -39,6 +42,8 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         serving = sorted(name for name, part in DECODERS.items() if config.data.modality in part.modalities)
         problems.append(f"decoder.name: decoder {decoder.name!r} does not make {config.data.modality} samples; "
                         f"for data.modality {config.data.modality!r} use one of: {', '.join(serving)}")
+    if config.executor.name == "ray" and importlib.util.find_spec("ray") is None:
+        problems.append(f"executor.name: executor ray needs Ray on this machine and on the cluster: {RAY_INSTALL_HINT}")
     if decoder.name == TextVariationDecoder.name and missing_parts():
         problems.append(f"decoder.name: the {decoder.name} decoder rewrites texts with a local LLM that is not "
                         f"installed ({', '.join(missing_parts())} missing): {INSTALL_HINT}")

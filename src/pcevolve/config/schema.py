@@ -211,12 +211,15 @@ class VariationConfig(_Frozen):
     """The ``llm-variation`` text decoder: a small local LLM rewrites each retrieved public text into candidates, and
     the candidate whose embedding is nearest the feature the search asked for is delivered (post-processing, free).
 
-    Slow on a CPU: about 0.33 s per candidate at batch 32 on 2 cores (SmolLM2-135M), so 2,000 texts × 2 candidates
-    take about 22 minutes; ``share`` rewrites only part of the set."""
+    Slow on a CPU: about 0.5 s per candidate at batch 32 on 2 cores (SmolLM2-135M), so 2,000 texts × 2 candidates
+    take 30-45 minutes; ``share`` rewrites only part of the set. On the text demo at ε 8 it did not raise the
+    downstream accuracy (TF-IDF 0.655 with it, 0.660 without; bench/text_variation.py), so retrieval stays the
+    text default; it delivers new sentences instead of public ones."""
 
     candidates: int = Field(2, ge=1, le=16, description="Rewrites generated per delivered text.")
     share: float = Field(1.0, gt=0.0, le=1.0, description="Fraction of the delivered texts offered a rewrite.")
-    # Measured on the text demo (bench/text_variation.py): see docs/text.md.
+    # Text demo at ε 8 (bench/text_variation.py): tolerance 0 rewrote 393 of 2,000 texts, TF-IDF 0.655; 0.1 rewrote
+    # 1,385, 0.655; 1 (always the best rewrite) 1,974, 0.636; retrieval alone 0.660.
     tolerance: float = Field(0.0, ge=0.0, le=1.0, description="A rewrite replaces its original when its cosine to "
                              "the requested feature is at most this much below the original's.")
     instruction: str = Field("Rewrite this text in different words, keeping its meaning and its tone. Reply with the "
@@ -325,6 +328,20 @@ class PrivacyConfig(_Frozen):
         return {name: float(split.get(name, 0.0)) for name in STAGES}
 
 
+class ExecutorConfig(_Frozen):
+    """Where the bulk work runs — encoding the public pool, evaluating each generation — with identical results.
+
+    ``local`` (default): in this process. ``ray``: on a Ray cluster (``pip install 'pcevolve[ray]'``); only public
+    samples and what was released under DP are sent to it, never a private sample."""
+
+    name: str = "local"
+    # ray: the cluster to join ("host:6379", or "ray://host:10001" for Ray Client); None: $RAY_ADDRESS, else a local
+    # cluster on 127.0.0.1 started for the run and stopped after it.
+    address: str | None = None
+    workers: int | None = Field(None, ge=1, description="Parallel workers (None: every CPU of the cluster).")
+    shard_rows: int = Field(4096, ge=1, description="Samples per encoding task (rounded up to whole batches).")
+
+
 class RunConfig(_Frozen):
     """A whole run. ``seed`` drives every public random generator of the run; mechanism noise is secure unless
     ``privacy.reproducible_noise`` is set (see ``pcevolve.randomness``)."""
@@ -337,6 +354,16 @@ class RunConfig(_Frozen):
     search: SearchConfig = SearchConfig()
     decoder: DecoderConfig = DecoderConfig()
     privacy: PrivacyConfig = PrivacyConfig()
+    # Where the work runs does not change a result, so it is not part of the config's hash: a run started on a
+    # cluster may be resumed on one machine and the other way round.
+    executor: ExecutorConfig = ExecutorConfig()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _executor_by_name(cls, data: object) -> object:
+        if isinstance(data, dict) and isinstance(data.get("executor"), str):
+            return {**data, "executor": {"name": data["executor"]}}  # `executor: ray` for `executor: {name: ray}`
+        return data
 
     @model_validator(mode="after")
     def _parts_exist_and_fit(self) -> "RunConfig":

@@ -33,6 +33,7 @@ from pcevolve.decoders.base import (
 )
 from pcevolve.decoders.check import unit_vectors
 from pcevolve.decoders.round_trips import RetrievalRoundTrip
+from pcevolve.executors import bulk_encode
 from pcevolve.io import atomic_write_npz
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ class NearestPublicDecoder(RetrievalRoundTrip):
         was_training = encoder.training
         encoder.eval()
         try:
-            _, encodings = encoder.encode_both(samples, batch_size=256, progress=progress)
+            _, encodings = bulk_encode(encoder, samples, batch_size=256, progress=progress)  # public only
         finally:
             encoder.train(was_training)
         self.samples = np.ascontiguousarray(samples)

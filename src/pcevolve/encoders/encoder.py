@@ -60,6 +60,13 @@ class Encoder(Protocol):
         """Map raw samples (as stored in a dataset) to feature vectors (N, feature_dim), float32."""
         ...
 
+    def encode_both(self, samples: np.ndarray, *, batch_size: int, progress: bool = False,
+                    job_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(projection, search features) in batches of ``batch_size``; row i depends only on sample i and on which
+        batch it falls in, so shards cut at multiples of ``batch_size`` (each told the ``job_size``) concatenate to
+        exactly the whole job's result (what :mod:`pcevolve.executors` relies on)."""
+        ...
+
 
 @dataclass(frozen=True)
 class EncoderMeta:
@@ -167,11 +174,15 @@ class ImageEncoder(nn.Module):
 
     @torch.no_grad()
     def encode_both(
-        self, samples: np.ndarray, *, batch_size: int = 128, progress: bool = False
+        self, samples: np.ndarray, *, batch_size: int = 128, progress: bool = False, job_size: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """uint8 dataset images → (pooled, search features) float32 arrays, computed in batches."""
+        """uint8 dataset images → (pooled, search features) float32 arrays, computed in batches.
+
+        ``job_size``: the size of the whole job when this call encodes one shard of it (an executor's worker), so
+        the shard runs the same way (eager or the bulk copy) as the whole job would and gives the same floats.
+        """
         pooled_parts, feature_parts = [], []
-        forward = inference_runner(self, len(samples))
+        forward = inference_runner(self, len(samples) if job_size is None else job_size)
         for batch in _batches(samples, batch_size, progress=progress, desc="encoding"):
             images = to_float_images(batch)
             pooled, projected = forward(images)  # type: ignore[misc]

@@ -116,9 +116,10 @@ class TableEncoder(nn.Module):
         return torch.cat([F.normalize(projected, dim=1), F.normalize(view, dim=1)], dim=1) / math.sqrt(2.0)
 
     @torch.no_grad()
-    def encode_both(self, samples: np.ndarray, *, batch_size: int = 1024,
-                    progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Rows → (projection, search features) float32, in batches."""
+    def encode_both(self, samples: np.ndarray, *, batch_size: int = 1024, progress: bool = False,
+                    job_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Rows → (projection, search features) float32, in batches (``job_size`` does not change how: every call
+        runs the same way)."""
         inputs = torch.from_numpy(self.encode_rows(samples))
         projected_parts, feature_parts = [], []
         bar = progress_bar(len(inputs), "encoding", unit="row", enabled=progress)

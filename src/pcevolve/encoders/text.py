@@ -111,10 +111,10 @@ class SentenceEncoder(nn.Module):
         bar.close()
         return np.concatenate(parts) if parts else np.zeros((0, FEATURE_DIM), np.float32)
 
-    def encode_both(self, samples: np.ndarray, *, batch_size: int | None = None,
-                    progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def encode_both(self, samples: np.ndarray, *, batch_size: int | None = None, progress: bool = False,
+                    job_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Texts → (embedding, embedding): the (adapted, unit-length) sentence embedding is both the projection and
-        the search feature."""
+        the search feature (``job_size`` does not change how: every call runs the same way)."""
         texts = [str(text) for text in np.asarray(samples).ravel()]
         features = self._embed(texts, max(1, batch_size or self.batch_size), progress, "encoding")
         if self.adapted:

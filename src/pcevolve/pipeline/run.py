@@ -35,6 +35,7 @@ import numpy as np
 
 from pcevolve.config import RunConfig, config_hash, load_config
 from pcevolve.data import LabeledDataset, find_duplicates
+from pcevolve.executors import use_executor
 from pcevolve.modalities import MODALITIES, Modality
 from pcevolve.pipeline.plan import plan_budget, stage_caps
 from pcevolve.pipeline.run_lock import LOCK_NAME, RunFolderInUse, run_folder_lock
@@ -225,10 +226,14 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
     del private
     private_stages = ("data", *(stage.name for stage in STAGES if stage.reads_private(config)))
     last_private_reader = max(i for i, stage in enumerate(STAGES) if stage.reads_private(config))
-    for index, stage in enumerate(STAGES):
-        _, seconds[stage.name] = run_stage(stage, context)
-        if index == last_private_reader:
-            context.private = None  # from here on the private data is not read again
+    if config.executor.name != "local":
+        say(f"executor: {config.executor.name} (public encoding and the search's evaluations; private data stays "
+            "in this process)")
+    with use_executor(config.executor):
+        for index, stage in enumerate(STAGES):
+            _, seconds[stage.name] = run_stage(stage, context)
+            if index == last_private_reader:
+                context.private = None  # from here on the private data is not read again
     seconds["total"] = time.perf_counter() - started_all
 
     # Times of stages that read private data (and the total, which contains them) stay in secure/.

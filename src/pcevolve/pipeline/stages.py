@@ -24,6 +24,7 @@ import numpy as np
 
 from pcevolve.config import RunConfig
 from pcevolve.decoders import Decoder, load_decoder, train_decoder
+from pcevolve.executors import bulk_encode
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.fitness import FitnessTargets
 from pcevolve.io import atomic_write_npz
@@ -161,7 +162,7 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
     rng = c.randomness.public("public_features")
     chosen = np.sort(rng.choice(len(public), min(len(public), max(search.roundtrip_public, 2 * search.basis_dim)),
                                 replace=False))
-    _, features = encoder.encode_both(public[chosen], batch_size=256, progress=c.progress)
+    _, features = bulk_encode(encoder, public[chosen], batch_size=256, progress=c.progress)  # public only
     basis = PublicBasis.fit(features, search.basis_dim)
     z = basis.reduce(features)
     clip_norm = basis.radius(features, search.clip_quantile)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from pcevolve.evolution import Evolution, EvolutionSettings
+from pcevolve.executors import current_executor
 from pcevolve.fitness import dp_gaussian_predict
 from pcevolve.progress import progress_bar
 from pcevolve.search.problem import SearchProblem
@@ -82,7 +83,7 @@ def run_search(problem: SearchProblem, settings: EvolutionSettings, *, seed: int
     try:
         while not search.done:
             population = search.ask()
-            breakdowns = problem.evaluate_population(population)
+            breakdowns = current_executor().evaluate_population(problem, population)  # local or a cluster
             totals = np.array([b.total for b in breakdowns])
             summary = search.tell(totals)
             best_index = int(np.nanargmax(np.where(np.isfinite(totals), totals, -np.inf)))
