@@ -62,7 +62,7 @@ def _curve(folder: Path) -> list[dict]:
 def demo_runs(root: Path, workers: int) -> tuple[dict, Path]:
     """The demo with each executor; wall times and what is identical. Returns the result and the local run."""
     mapping = yaml.safe_load(Path("configs/demo.yaml").read_text(encoding="utf-8"))
-    mapping["privacy"]["reproducible_noise"] = True
+    mapping.setdefault("privacy", {})["reproducible_noise"] = True
     folders, seconds = {}, {}
     for executor in ("local", "ray"):
         config = parse_config({**mapping, "name": f"scale-{executor}",

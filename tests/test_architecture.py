@@ -28,11 +28,14 @@ FORBIDDEN = {
     # Readers know files, not models or runs.
     "data": ({"encoders", "decoders", "search", "fitness", "evolution", "pipeline", "modalities", "evaluation",
               "report", "privacy", "cli", "api"}, "readers validate files; they do not depend on what uses them"),
+    # An executor runs public work where it is told to: it reads no data and draws no noise.
+    "executors": ({"data", "privacy", "pipeline", "modalities", "evaluation", "report", "cli", "api"},
+                  "an executor only moves public encoding and fitness evaluation; it never sees private data"),
 }
 # The evaluation judges a finished run; nothing the run itself executes may depend on it (or on the report).
 JUDGES = {"evaluation", "report"}
 RUN_PARTS = {"data", "privacy", "encoders", "decoders", "search", "fitness", "evolution", "pipeline", "augment",
-             "config", "io", "modalities"}
+             "config", "io", "modalities", "executors"}
 
 
 def _imports(path: Path) -> set[str]:

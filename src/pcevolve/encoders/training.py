@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import torch
@@ -105,8 +105,24 @@ def _optimizer(params: list[torch.nn.Parameter], kind: str, lr: float, weight_de
     return torch.optim.SGD(params, lr=lr, momentum=0.9, weight_decay=weight_decay)
 
 
+class ContrastiveEncoder(Protocol):
+    """What stage 2 trains: a frozen part behind :meth:`view_bank` (cached activations of augmented views), and a
+    trainable ``top`` and ``head`` on them. :class:`ImageEncoder` and the text modality's sentence encoder are two."""
+
+    top: torch.nn.Module
+    head: torch.nn.Module
+
+    @property
+    def projected_dim(self) -> int: ...
+
+    def view_bank(self, samples: np.ndarray, *, views: int, augment: AugmentConfig, generator: torch.Generator,
+                  progress: bool = False, desc: str = "caching views") -> torch.Tensor: ...
+
+    def eval(self) -> Any: ...
+
+
 def train_representation(
-    encoder: ImageEncoder,
+    encoder: ContrastiveEncoder,
     private_images: np.ndarray,
     public_images: np.ndarray | None,
     *,
@@ -123,9 +139,9 @@ def train_representation(
     """Run stage 2 on ``encoder`` in place and return what it did.
 
     Args:
-        encoder: A pretrained :class:`ImageEncoder` (its top and head are trained).
-        private_images: uint8 private images; read only through the DP-SGD mechanism.
-        public_images: uint8 public images (negatives and free pre-training); required when
+        encoder: A pretrained :class:`ContrastiveEncoder` (its top and head are trained).
+        private_images: Private samples; their view bank is read only through the DP-SGD mechanism.
+        public_images: Public samples (negatives and free pre-training); required when
             fine-tuning under DP, since negatives may not be private (docs/privacy.md).
         config: Stage settings (σ mode, epochs, batch, clip norm, queue …).
         augment: View augmentation settings.
