@@ -21,7 +21,6 @@ Writes ``bench/results/scale.json`` (public figures only: the runs use reproduci
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import tempfile
@@ -37,26 +36,18 @@ from pcevolve.data import read_unlabeled_images
 from pcevolve.decoders import load_decoder
 from pcevolve.encoders import ImageEncoder
 from pcevolve.executors import LocalExecutor, RayExecutor
-from pcevolve.pipeline import build_problem, class_territories, load_public_features, open_run, run_pipeline
-from pcevolve.run_folder import RunFolder
+from pcevolve.pipeline import (
+    build_problem,
+    class_territories,
+    load_public_features,
+    open_run,
+    run_pipeline,
+)
+from pcevolve.run_folder import RunFolder, outputs_digest
 from pcevolve.search.release import StatisticsRelease
 from pcevolve.search.roundtrip import SurrogateData
 
 PARTS = ("demo", "encoding", "population")
-
-
-def _digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
-        if file.is_file():
-            digest.update(file.relative_to(path).as_posix().encode() if path.is_dir() else b"")
-            digest.update(file.read_bytes())
-    return digest.hexdigest()
-
-
-def _curve(folder: Path) -> list[dict]:
-    lines = (folder / "records.jsonl").read_text(encoding="utf-8").splitlines()
-    return [entry for entry in map(json.loads, lines) if entry["kind"] == "generation"]
 
 
 def demo_runs(root: Path, workers: int) -> tuple[dict, Path]:
@@ -73,9 +64,10 @@ def demo_runs(root: Path, workers: int) -> tuple[dict, Path]:
         seconds[executor] = time.perf_counter() - started
         folders[executor] = folder.path
         print(f"demo, executor {executor}: {seconds[executor]:.0f} s", flush=True)
-    identical = {name: _digest(folders["local"] / name) == _digest(folders["ray"] / name)
+    identical = {name: outputs_digest(folders["local"] / name) == outputs_digest(folders["ray"] / name)
                  for name in ("synthetic", "synthetic.npz", "release.npz", "public_features.npz", "search/ranked.npz")}
-    identical["fitness_curve"] = _curve(folders["local"]) == _curve(folders["ray"])
+    identical["fitness_curve"] = (RunFolder.open(folders["local"]).records("generation")
+                                  == RunFolder.open(folders["ray"]).records("generation"))
     print(f"identical: {identical}", flush=True)
     return {"seconds": seconds, "identical": identical, "workers": workers}, folders["local"]
 

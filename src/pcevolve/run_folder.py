@@ -18,6 +18,7 @@ time stamp nor a file's modification time may reveal it.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -132,3 +133,16 @@ class RunFolder:
     def records(self, kind: str | None = None) -> list[dict[str, Any]]:
         """All records, or those of one kind, in the order written."""
         return [r for r in read_jsonl(self.records_path) if kind is None or r.get("kind") == kind]
+
+
+def outputs_digest(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of one output of a run: a file's bytes, or every file below a folder (relative name and bytes, in
+    name order). Two runs made the same output exactly when the digests agree (file times are not included)."""
+    target = Path(path)
+    digest = hashlib.sha256()
+    for file in sorted(target.rglob("*")) if target.is_dir() else [target]:
+        if file.is_file():
+            digest.update(file.relative_to(target).as_posix().encode() if target.is_dir() else b"")
+            digest.update(file.read_bytes())
+    return digest.hexdigest()
+

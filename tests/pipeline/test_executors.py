@@ -3,7 +3,6 @@ tests, and only public data reaches it."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 
 import numpy as np
@@ -11,6 +10,7 @@ import pytest
 
 from pcevolve.config import ExecutorConfig, parse_config
 from pcevolve.executors import LocalExecutor, current_executor, use_executor
+from pcevolve.run_folder import RunFolder, outputs_digest
 
 ray = pytest.importorskip("ray", reason="the Ray executor's tests need Ray (pip install 'pcevolve[ray]')")
 
@@ -22,15 +22,6 @@ def cluster():
              log_to_driver=False)
     yield
     ray.shutdown()
-
-
-def _digest(path):
-    digest = hashlib.sha256()
-    for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
-        if file.is_file():
-            digest.update(file.relative_to(path).as_posix().encode() if path.is_dir() else b"")
-            digest.update(file.read_bytes())
-    return digest.hexdigest()
 
 
 def test_the_config_names_an_executor_and_its_place_is_not_part_of_the_run_identity():
@@ -106,15 +97,9 @@ def test_a_run_on_the_cluster_delivers_the_local_run_s_files_and_sends_only_publ
         run_pipeline(config, folder)
         folders[executor] = folder.path
     for name in ("synthetic", "synthetic.npz", "release.npz", "public_features.npz", "search/ranked.npz"):
-        assert _digest(folders["local"] / name) == _digest(folders["ray"] / name), name
-    assert _curve(folders["local"]) == _curve(folders["ray"])  # the same fitness curve, generation by generation
+        assert outputs_digest(folders["local"] / name) == outputs_digest(folders["ray"] / name), name
+    curves = [RunFolder.open(folders[name]).records("generation") for name in ("local", "ray")]
+    assert curves[0] == curves[1]  # the same fitness curve, generation by generation
     # Every sample the cluster saw is a public one (the public pool never holds a private image: checked on reading).
     public = {row.tobytes() for row in read_unlabeled_images(tiny_data / "public", size=16, mode="L").samples}
     assert sent and all(row.tobytes() in public for batch in sent for row in batch)
-
-
-def _curve(folder):
-    import json
-
-    lines = (folder / "records.jsonl").read_text(encoding="utf-8").splitlines()
-    return [entry for entry in map(json.loads, lines) if entry["kind"] == "generation"]

@@ -11,7 +11,6 @@ adding its tiny config below):
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from pcevolve.decoders import DECODERS, load_decoder
 from pcevolve.decoders.paraphrase import INSTALL_HINT, missing_parts
 from pcevolve.modalities import MODALITIES
 from pcevolve.pipeline import open_run, run_pipeline
+from pcevolve.run_folder import outputs_digest
 
 #: modality -> the fixture giving its tiny config builder
 TINY_CONFIGS = {"image": "tiny_config", "tabular": "table_config", "text": "text_config"}
@@ -50,15 +50,6 @@ class Guarded(np.ndarray):
         if Guarded.armed:
             raise AssertionError("private samples read after the release")
         return super().__array__(*args, **kwargs)
-
-
-def _digest(path):
-    digest = hashlib.sha256()
-    for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
-        if file.is_file():
-            digest.update(file.relative_to(path).as_posix().encode() if path.is_dir() else b"")
-            digest.update(file.read_bytes())
-    return digest.hexdigest()
 
 
 def _guarded_run(config, folder, monkeypatch):
@@ -105,8 +96,8 @@ def test_the_modality_contract(modality_name, decoder_name, request, tmp_path, m
     # Deterministic with reproducible noise: the same files.
     delivered = first.path / modality.delivered_name
     assert outcome.delivered == delivered
-    assert _digest(delivered) == _digest(second.path / modality.delivered_name)
-    assert _digest(first.path / "synthetic.npz") == _digest(second.path / "synthetic.npz")
+    assert outputs_digest(delivered) == outputs_digest(second.path / modality.delivered_name)
+    assert outputs_digest(first.path / "synthetic.npz") == outputs_digest(second.path / "synthetic.npz")
 
     # The delivered set reads back as the modality's samples, with the counts the summary states.
     layout = modality.layout(first_config.data)

@@ -17,6 +17,7 @@ import importlib.util
 import json
 import os
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -146,9 +147,11 @@ class Paraphraser:
         batches = [order[start:start + config.batch_size] for start in range(0, len(order), config.batch_size)]
         todo = [batch for batch in batches if any(keys[i] not in done for i in batch)]
         if todo:
+            remaining = sum(map(len, todo)) * config.candidates  # what is not in the cache yet
+            print(f"rewriting {sum(map(len, todo)):,} texts × {config.candidates} with the local LLM: about "
+                  f"{remaining * SECONDS_PER_REWRITE / 60:.0f} min on a 2-core CPU", file=sys.stderr, flush=True)
             tokenizer, model = _load()
-            bar = progress_bar(sum(map(len, todo)) * config.candidates, "rewriting with the local LLM",
-                               unit="rewrite", enabled=progress)
+            bar = progress_bar(remaining, "rewriting with the local LLM", unit="rewrite", enabled=progress)
             for batch in todo:
                 prompts = [tokenizer.apply_chat_template(
                     [{"role": "user", "content": f"{config.instruction}\n\n{texts[i]}"}],

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -24,7 +23,7 @@ import numpy as np
 from pcevolve.config import VariationConfig
 from pcevolve.decoders.check import unit_vectors
 from pcevolve.decoders.nearest import NearestPublicDecoder
-from pcevolve.decoders.paraphrase import SECONDS_PER_REWRITE, Paraphraser
+from pcevolve.decoders.paraphrase import Paraphraser
 
 if TYPE_CHECKING:
     from pcevolve.search.territory import ClassTerritories
@@ -68,9 +67,6 @@ def vary_texts(texts: np.ndarray, encodings: np.ndarray, requested: np.ndarray, 
     """
     texts, encodings = [str(t) for t in np.asarray(texts)], np.array(encodings, dtype=np.float32)
     offered = np.sort(np.random.default_rng(seed).permutation(len(texts))[:math.ceil(setting.share * len(texts))])
-    print(f"rewriting {len(offered):,} retrieved texts × {setting.candidates} with the local LLM: about "
-          f"{len(offered) * setting.candidates * SECONDS_PER_REWRITE / 60:.0f} min on a 2-core CPU",
-          file=sys.stderr, flush=True)
     rewrites = Paraphraser(setting).rewrite([texts[i] for i in offered], seed=seed, cache=cache)
     taken = set(texts)
     flat = [(row, text) for row, options in enumerate(rewrites) for text in options if text not in taken]
@@ -87,7 +83,7 @@ def vary_texts(texts: np.ndarray, encodings: np.ndarray, requested: np.ndarray, 
         texts[target], encodings[target] = flat[pick][1], rewrite_encodings[pick]
         taken.add(flat[pick][1])
         replaced += 1
-    notes = {"rewrites_offered": int(len(offered)), "rewrites_usable": len(flat), "rewritten": replaced}
+    notes = {"rewrites_offered": len(offered), "rewrites_usable": len(flat), "rewritten": replaced}
     return np.array(texts), encodings, notes
 
 

@@ -26,6 +26,7 @@ from safetensors.torch import save as save_safetensors
 from torch import nn
 
 from pcevolve.augment.text import TextAugmentation, embedding_synonyms
+from pcevolve.encoders.training import train_representation
 from pcevolve.io import atomic_write_bytes, atomic_write_json, read_json
 from pcevolve.progress import progress_bar
 
@@ -212,8 +213,6 @@ def train_text_representation(encoder: SentenceEncoder, private_samples: np.ndar
     views clipped together, negatives public only (docs/privacy.md).
     """
     if ledger.stages.get("representation", 0.0) > 0:
-        from pcevolve.encoders.training import train_representation  # the image module; texts need it only here
-
         return train_representation(encoder, private_samples, public, ledger=ledger, **settings)
     started = time.perf_counter()
     return TextRepresentationResult(seconds={"pretrained": time.perf_counter() - started})
