@@ -198,6 +198,21 @@ def test_a_release_of_counts_and_sums_only_uses_the_public_covariance_and_has_no
                                 FitnessWeights()).total)
 
 
+def test_one_public_covariance_per_class_stands_in_for_each_class_and_an_empty_one_takes_the_mean_variance():
+    lean = dataclasses.replace(release(), second_moments=None, rff_sums=None)
+    per_class = np.stack([np.diag(np.full(P, 0.5 + k)) for k in range(K)])
+    per_class[-1] = 0.0  # a class whose territory is a single point spreads by nothing
+    targets = FitnessTargets.from_release(lean, rff(), validation_per_class=V, rng=np.random.default_rng(0),
+                                          public_covariance=per_class)
+    for k in range(K - 1):
+        np.testing.assert_allclose(targets.covariances[k], per_class[k], rtol=1e-9)
+    mean_variance = np.mean([np.trace(c) for c in per_class]) / P
+    np.testing.assert_allclose(targets.covariances[-1], mean_variance * np.eye(P), rtol=1e-9)
+    with pytest.raises(ValueError, match="public_covariance"):
+        FitnessTargets.from_release(lean, rff(), validation_per_class=V, rng=np.random.default_rng(0),
+                                    public_covariance=per_class[:, :2, :2])
+
+
 def test_constructor_refuses_an_indefinite_covariance():
     arrays = exact_targets().to_arrays()
     covariances = arrays["covariances"].copy()

@@ -24,6 +24,15 @@ def test_basis_is_orthonormal_and_reduce_expand_round_trip_within_the_span():
     np.testing.assert_array_equal(restored.reduce(features), basis.reduce(features))
 
 
+def test_leading_radii_grow_with_the_directions_and_end_at_the_whole_radius():
+    features = np.random.default_rng(4).normal(size=(300, 12))
+    basis = PublicBasis.fit(features, 5)
+    radii = basis.leading_radii(features, 0.5)
+    assert radii.shape == (5,) and np.all(np.diff(radii) >= 0)
+    assert radii[-1] == pytest.approx(basis.radius(features, 0.5))
+    assert radii[0] == pytest.approx(np.quantile(np.abs(basis.reduce(features)[:, 0]), 0.5))
+
+
 def test_basis_refuses_bad_sizes():
     with pytest.raises(ValueError, match="basis_dim"):
         PublicBasis.fit(_features(d=4), 5)

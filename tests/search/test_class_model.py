@@ -49,6 +49,11 @@ def test_noisy_means_drop_the_directions_they_cannot_resolve_and_shrink_more():
     assert ClassModel.from_release(_release(1e6), VARIANCES).kept == MIN_DIMS
 
 
+def test_the_model_never_reads_directions_the_release_did_not_cover():
+    assert ClassModel.from_release(_release(1e-3), VARIANCES, released_dim=3).kept == 3
+    assert ClassModel.from_release(_release(1e6), VARIANCES, released_dim=3).kept == 3  # below MIN_DIMS too
+
+
 def test_predictions_and_confidence():
     model = ClassModel.from_release(_release(1e-3), VARIANCES)
     rng = np.random.default_rng(0)
@@ -82,5 +87,6 @@ def test_territories_hold_the_most_confident_points_of_each_class_and_are_disjoi
         others = np.setdiff1d(np.flatnonzero(predicted == k), rows)
         if len(others):
             assert confidence[rows].min() >= confidence[others].max()
+        np.testing.assert_allclose(territories.spreads[k], np.cov(pool[rows], rowvar=False))
     with pytest.raises(ValueError, match="positive counts"):
         ClassTerritories.of(pool, model, np.array([10, 0, 5]))

@@ -12,7 +12,7 @@ from pcevolve.privacy import BudgetExceeded, BudgetLedger
 from pcevolve.privacy.noise import GeneratorNoise
 from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.search.release import ReleaseSettings, StatisticsRelease, public_bandwidth, release_statistics
-from pcevolve.search.release_rule import choose_components
+from pcevolve.search.release_rule import DIRECTION_SNR, MIN_RELEASE_DIMS, choose_components, release_dimension
 
 SHARES = (0.05, 0.3, 0.4, 0.25)
 
@@ -92,7 +92,7 @@ def test_rule_keeps_a_statistic_once_the_class_size_pays_for_it():
     assert choose_components(np.full(5, 10.0), **common).components == ("sum",)
     assert choose_components(np.full(5, 30.0), **common).components == ("sum", "second_moment")
     chosen = choose_components(np.array([95.0, 101.0, 99.0, 103.0, 100.0]), **common)
-    assert chosen.components == ("sum", "second_moment", "rff") and chosen.typical_count == 100.0
+    assert chosen.components == ("sum", "second_moment", "rff") and chosen.typical_count == pytest.approx(99.6)
     assert sum(chosen.shares.values()) == pytest.approx(1.0)
     assert choose_components(np.full(5, -3.0), **common).typical_count == 1.0  # noise below zero reads as 1
     with pytest.raises(ValueError, match="min_snr"):
@@ -119,3 +119,55 @@ def test_public_bandwidth_is_the_median_pair_distance():
     z = np.array([[0.0], [1.0], [3.0]])
     # pair distances 1, 2, 3 → median 2 (sampled pairs, so allow the sampling error)
     assert public_bandwidth(z, rng=np.random.default_rng(0)) == pytest.approx(2.0, abs=1e-9)
+
+
+def _dimension(count, noise_multiplier=0.5, variances=(0.1, 0.05, 0.04, 0.03, 0.02, 0.01), radii=None):
+    variances = np.asarray(variances)
+    radii = np.sqrt(np.cumsum(variances)) if radii is None else np.asarray(radii)
+    return release_dimension(count, noise_multiplier=noise_multiplier, clip_radii=radii, public_variances=variances,
+                             neighbouring="add_remove")
+
+
+def test_release_dimension_is_the_leading_run_where_a_class_mean_rises_above_its_noise():
+    variances = np.array([0.1, 0.05, 0.04, 0.03, 0.02, 0.01])
+    radii = np.sqrt(np.cumsum(variances))
+    for count in (3.0, 10.0, 30.0, 300.0):
+        dim = _dimension(count)
+        # By hand: direction d passes when v_d ≥ τ (t C(d) / n)², t the sums' noise multiplier (add/remove: z).
+        passes = variances >= DIRECTION_SNR * (0.5 * radii / count) ** 2
+        expected = len(passes) if passes.all() else int(np.argmin(passes))
+        assert dim == min(6, max(expected, MIN_RELEASE_DIMS))
+    assert [_dimension(n) for n in (3.0, 10.0, 300.0)] == sorted(_dimension(n) for n in (3.0, 10.0, 300.0))
+    assert _dimension(1e6) == 6 and _dimension(0.01) == MIN_RELEASE_DIMS  # all of it / never fewer than the floor
+    assert _dimension(10.0, noise_multiplier=5.0) < _dimension(10.0, noise_multiplier=0.5)  # more noise, fewer
+    with pytest.raises(ValueError, match="clip_radii"):
+        _dimension(10.0, radii=radii[::-1])
+
+
+def test_small_classes_release_their_sums_in_fewer_directions_clipped_to_those_directions(tmp_path):
+    rng = np.random.default_rng(3)
+    labels = np.repeat(np.arange(3), 6)
+    z = rng.normal(size=(18, 6)) * np.sqrt([0.1, 0.05, 0.04, 0.03, 0.02, 0.01]) + labels[:, None] * 0.1
+    variances = np.array([0.1, 0.05, 0.04, 0.03, 0.02, 0.01])
+    radii = np.quantile(np.sqrt(np.cumsum(z**2, axis=1)), 0.5, axis=0)
+    rff = RandomFourierFeatures.draw(6, 8, bandwidth=1.0, rng=np.random.default_rng(9))
+    settings = ReleaseSettings(num_classes=3, clip_norm=float(radii[-1]), rff=rff, shares=SHARES,
+                               public_variances=variances, min_snr=0.0, clip_radii=radii)
+    ledger = BudgetLedger(1.0, 1e-5, {"release": 1.0}, reproducible_noise=True)
+    release, choice = release_statistics(z, labels, settings=settings, ledger=ledger,
+                                         noise=GeneratorNoise(np.random.default_rng(0)))
+    assert choice.dim < 6 and choice.components == ("sum",) and release.dim == choice.dim
+    assert release.clip_norm == pytest.approx(radii[choice.dim - 1])
+    sums = release.statistics.sums
+    assert sums.shape == (3, 6) and np.all(sums[:, choice.dim:] == 0)  # unreleased coordinates: the public centre
+    assert release.statistics.second_moments is None and release.statistics.rff_sums is None
+    assert 0.99 < ledger.spent("release") <= 1.0  # fewer directions, same budget
+    loaded = StatisticsRelease.load(release.save(tmp_path / "release.npz"))
+    assert loaded.dim == choice.dim
+    np.testing.assert_array_equal(loaded.statistics.sums, sums)
+    with np.load(tmp_path / "release.npz") as saved:
+        assert saved["sums"].shape == (3, choice.dim)  # the file holds what was released, nothing padded
+    fixed, fixed_choice = release_statistics(z, labels, settings=ReleaseSettings(
+        **{**settings.__dict__, "dim": 6}), ledger=BudgetLedger(1.0, 1e-5, {"release": 1.0}, reproducible_noise=True),
+        noise=GeneratorNoise(np.random.default_rng(0)))
+    assert fixed_choice.dim == 6 and fixed.clip_norm == pytest.approx(radii[-1])

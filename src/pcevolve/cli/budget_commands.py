@@ -171,11 +171,21 @@ def _print_release(console: Console, release: ReleasePlan, run: RunConfig, cap: 
                   f"(the {search.clip_quantile:.0%} quantile of public norms, known once the public pool is encoded). "
                   f"The counts are released first (noise multiplier {z_count:.4f}). A class's mean of a statistic is "
                   f"its sum over the class size, so its noise shrinks as classes grow"
-                  + (": every statistic is released (search.release_min_snr 0). " if search.release_min_snr == 0 else
+                  + (": where the sums cover the whole basis every statistic is released "
+                     "(search.release_min_snr 0). " if search.release_min_snr == 0 else
                      f": the covariances and the MMD embeddings are released only if, for the noisy class size, their "
                      f"class means rise {search.release_min_snr:g}× above their noise (v₁ is the largest public "
                      "variance along the basis); otherwise their share goes to the sums and the noise stds above "
                      "shrink. ")
+                  + ("The class sums are released in a fixed number of leading directions "
+                     f"(search.release_dim {search.release_dim}). " if search.release_dim is not None else
+                     "The class sums cover only the leading basis directions where a class mean rises above its "
+                     "noise: direction d is released when the public features' spread along it, √v_d, is at least "
+                     f"the noise of a class mean, {release.sum_noise_multiplier:.3f}·C(d)/n (n: the noisy class size, "
+                     "C(d): the clip radius of the leading d directions) — with 10 samples per class that is "
+                     f"{release.sum_noise_multiplier / 10:.3f}·C(d), with 100 "
+                     f"{release.sum_noise_multiplier / 100:.4f}·C(d). Where fewer than all directions are released, "
+                     "only the sums are, and a class is described by the public pool in the other directions. ")
                   + f"The rest is "
                   f"released at noise multiplier {z_rest:.4f}; together the two events equal one release at "
                   f"{release.noise_multiplier:.4f}. The classes are disjoint, so all classes together cost one "

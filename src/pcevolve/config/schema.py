@@ -168,6 +168,10 @@ class SearchConfig(_Frozen):
     # epsilon 1, 77.7% vs 79.0%), likely because the public covariance standing in for the class covariances is
     # too broad. 2 drops both at 10 per class and epsilon 8 (ratios 0.9 and 0.3) and keeps both at 100 (9.0, 2.6).
     release_min_snr: float = Field(0.0, ge=0.0)
+    # How many leading basis directions the class sums are released in. None: the rule of search/release_rule.py,
+    # from the noisy class sizes and public variances (the directions where a class mean rises above its noise;
+    # at 10 per class on the demo 4 of 64 at epsilon 1, 36 at epsilon 8; all 64 at 100 per class).
+    release_dim: int | None = Field(None, ge=1)
     validation_per_class: int = Field(200, ge=2, description="Samples per class drawn from the DP Gaussians.")
     # Delivery: how many candidate sets of the final population are ranked on DP fitness; the best is delivered.
     top_candidates: int = Field(3, ge=1)
@@ -194,6 +198,8 @@ class SearchConfig(_Frozen):
         if (self.synthetic_multiplier is None) == (self.synthetic_per_class is None):
             raise ValueError("set either synthetic_per_class (samples per class) or synthetic_multiplier (times each "
                              "class's noisy count), not both")
+        if self.release_dim is not None and self.release_dim > self.basis_dim:
+            raise ValueError(f"release_dim ({self.release_dim}) cannot exceed basis_dim ({self.basis_dim})")
         if 0.0 < self.territory < 1.0:
             raise ValueError(f"territory ({self.territory}) must be 0 (off) or at least 1: each delivered sample "
                              "needs its own territory image")

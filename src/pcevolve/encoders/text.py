@@ -11,7 +11,6 @@ identity, so an untrained one changes nothing.
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from dataclasses import dataclass, field

@@ -297,8 +297,9 @@ class FitnessTargets:
             eigenvalue_floor: Relative eigenvalue floor of :func:`repair_covariance`.
             num_projections: L, directions of the sliced Wasserstein distance.
             discriminant_covariance: Optional public covariance for the label discriminant (attribute doc).
-            public_covariance: (P, P) public covariance standing in for the class covariances when the
-                release has no second moments (e.g. the public pool's in the search basis).
+            public_covariance: (P, P) public covariance standing in for every class's covariance when the
+                release has no second moments (e.g. the public pool's in the search basis), or (K, P, P), one per
+                class (e.g. the spread of each class's territory).
 
         Raises:
             ValueError: a component is missing or the shapes disagree.
@@ -319,8 +320,10 @@ class FitnessTargets:
         released_moments = noisy.second_moments is not None
         if not released_moments:  # the public covariance as the second moment about each class mean
             public = np.asarray(public_covariance, dtype=np.float64)
-            if public.shape != (p, p):
-                raise ValueError(f"public_covariance must be ({p}, {p}), got {public.shape}")
+            if public.shape == (p, p):
+                public = np.repeat(public[None], k, axis=0)
+            if public.shape != (k, p, p):
+                raise ValueError(f"public_covariance must be ({p}, {p}) or ({k}, {p}, {p}), got {public.shape}")
         second = np.asarray(noisy.second_moments, dtype=np.float64) if released_moments else np.zeros((k, p, p))
         diagonal = second.shape == (k, p)
         released_rff = noisy.rff_sums is not None
@@ -370,9 +373,10 @@ class FitnessTargets:
                         for raw in shrunk]
             covariances = np.stack([cov for cov, _ in repaired])
         else:
-            public_repaired, public_floored = repair_covariance(public, relative_floor=eigenvalue_floor)
-            covariances = np.repeat(public_repaired[None], k, axis=0)
-            repaired = [(public_repaired, public_floored)] * k
+            # A class with no spread of its own (a one-point territory) takes the classes' mean variance.
+            scale = float(np.mean(np.trace(public, axis1=1, axis2=2))) / p
+            repaired = [repair_covariance(cov, relative_floor=eigenvalue_floor, fallback_scale=scale) for cov in public]
+            covariances = np.stack([cov for cov, _ in repaired])
 
         # Draw order is part of the contract (determinism): validation noise, then directions.
         noise = rng.standard_normal((k, validation_per_class, p))

@@ -31,7 +31,7 @@ from pcevolve.privacy import (
 )
 from pcevolve.privacy.calibration import DPSGDPlan
 from pcevolve.privacy.events import GaussianRelease
-from pcevolve.privacy.statistics import RandomFourierFeatures
+from pcevolve.privacy.statistics import RandomFourierFeatures, component_noise_stds
 from pcevolve.search.release import STAGE as RELEASE_STAGE
 from pcevolve.search.release import (
     ReleaseSettings,
@@ -69,6 +69,9 @@ class ReleasePlan:
     # The smallest typical class size (noisy count) at which the rule keeps each optional statistic: for the
     # second moment in units of C² / v₁ (v₁: the largest public variance, known once the pool is encoded).
     kept_from: dict[str, float]
+    # t: a class sum's noise std per coordinate, in units of C, when the sums take the whole second event (the
+    # dimension rule's view): a class mean of n̂ samples carries t·C(d)/n̂ (search/release_rule.py).
+    sum_noise_multiplier: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -147,8 +150,10 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
                                                           neighbouring=ledger.neighbouring).noise_stds()}
         kept_from = {c: search.release_min_snr / every.signal_to_noise[c] for c in ("second_moment", "rff")}
         sizes = {"count": 1, "sum": d, "second_moment": d * (d + 1) // 2, "rff": 2 * m}
+        sums_alone = component_noise_stds(z_rest, {"sum": 1.0}, clip_norm=1.0, neighbouring=ledger.neighbouring)["sum"]
         release = ReleasePlan(combined_noise_multiplier(counting.noise_multiplier, z_rest),
-                              (counting.noise_multiplier, z_rest), stds, sizes, ledger.spent(RELEASE_STAGE), kept_from)
+                              (counting.noise_multiplier, z_rest), stds, sizes, ledger.spent(RELEASE_STAGE), kept_from,
+                              sums_alone)
     return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps))
 
 

@@ -138,12 +138,14 @@ PUBLIC_FEATURES_FILE = "public_features.npz"
 @dataclass(frozen=True)
 class PublicFeatures:
     """What the search takes from the public pool: the basis, the round trip's public pairs, the clip radius of
-    the release and the bandwidth of its random features."""
+    the release (``clip_radii[d - 1]``: of the leading d coordinates; ``clip_norm`` of all) and the bandwidth of
+    its random features."""
 
     basis: PublicBasis
     pairs: SurrogateData
     clip_norm: float
     bandwidth: float
+    clip_radii: np.ndarray | None = None
 
 
 def load_public_features(folder: RunFolder) -> PublicFeatures:
@@ -152,7 +154,8 @@ def load_public_features(folder: RunFolder) -> PublicFeatures:
         arrays = dict(data)
     basis = PublicBasis.from_arrays({k[len("basis_"):]: v for k, v in arrays.items() if k.startswith("basis_")})
     pairs = SurrogateData(arrays["pairs_inputs"], arrays["pairs_outputs"], {})
-    return PublicFeatures(basis, pairs, float(arrays["clip_norm"]), float(arrays["bandwidth"]))
+    return PublicFeatures(basis, pairs, float(arrays["clip_norm"]), float(arrays["bandwidth"]),
+                          arrays.get("clip_radii"))
 
 
 def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]:
@@ -166,18 +169,19 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
     basis = PublicBasis.fit(features, search.basis_dim)
     z = basis.reduce(features)
     clip_norm = basis.radius(features, search.clip_quantile)
+    clip_radii = basis.leading_radii(features, search.clip_quantile)
     bandwidth = public_bandwidth(z, rng=rng)
     pairs = decoder.surrogate_pairs(z, basis=basis, encoder=encoder)  # none for an exact round trip
     surrogate_r2 = pairs.fit().r2 if len(pairs.public_inputs) else None
     arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
-    atomic_write_npz(c.folder.path / PUBLIC_FEATURES_FILE, clip_norm=np.array(clip_norm),
+    atomic_write_npz(c.folder.path / PUBLIC_FEATURES_FILE, clip_norm=np.array(clip_norm), clip_radii=clip_radii,
                      bandwidth=np.array(bandwidth), pairs_inputs=pairs.public_inputs,
                      pairs_outputs=pairs.public_outputs, **arrays)
     summary = {"public_features": len(chosen), "basis_dim": basis.dim,
                "basis_variance_share": float(basis.variances.sum()
                                              / max(np.var(unit_rows(features), axis=0, ddof=1).sum(), 1e-12)),
                "clip_norm": clip_norm, "rff_bandwidth": bandwidth, "surrogate_r2": surrogate_r2}
-    return PublicFeatures(basis, pairs, clip_norm, bandwidth), summary
+    return PublicFeatures(basis, pairs, clip_norm, bandwidth, clip_radii), summary
 
 
 PUBLIC_FEATURES = Stage(
@@ -202,7 +206,8 @@ def _run_release(c: RunContext) -> tuple[StatisticsRelease, dict[str, Any]]:
                                      rng=c.randomness.public("release"))
     settings = ReleaseSettings(num_classes=len(private.class_names), clip_norm=public_side.clip_norm, rff=rff,
                                shares=search.release_shares, public_variances=basis.variances,
-                               min_snr=search.release_min_snr)
+                               min_snr=search.release_min_snr, clip_radii=public_side.clip_radii,
+                               dim=search.release_dim)
     release, choice = release_statistics(basis.reduce(private_features), private.labels, settings=settings,
                                          ledger=c.ledger, noise=c.randomness.noise("release"))
     del private_features
@@ -211,7 +216,11 @@ def _run_release(c: RunContext) -> tuple[StatisticsRelease, dict[str, Any]]:
         c.say(f"release: {' and '.join(_STATISTIC_NAMES[s] for s in choice.dropped)} left out — with about "
               f"{choice.typical_count:.0f} private samples per class their class means would be mostly noise; "
               "their budget went to the class means")
-    return release, {"noise_multiplier": release.noise_multiplier, "clip_norm": public_side.clip_norm,
+    if choice.dim < choice.basis_dim:
+        c.say(f"release: class means in the leading {choice.dim} of {choice.basis_dim} basis directions — with "
+              f"about {choice.typical_count:.0f} private samples per class, the noise of a class mean outgrows the "
+              "public spread beyond them")
+    return release, {"noise_multiplier": release.noise_multiplier, "clip_norm": release.clip_norm,
                      "noisy_counts": release.statistics.counts.tolist(), "basis_dim": basis.dim,
                      "rff_bandwidth": public_side.bandwidth, "stage_epsilon": c.ledger.spent("release"),
                      "rule": choice.summary()}
@@ -258,7 +267,7 @@ def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
         c.folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
         _warn_thin_territories(c, territories, release)
     model = decoder.round_trip_model(basis, public_side.pairs, territories)
-    problem = build_problem(config, release, model, basis=basis)
+    problem = build_problem(config, release, model, basis=basis, territories=territories)
 
     def real_round_trip(z: np.ndarray) -> np.ndarray:
         return round_trip(z, basis=basis, decoder=decoder, encoder=encoder)[1]
@@ -302,11 +311,12 @@ def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
     basis = c.products["public_features"].basis
     # Class balance from the *noisy* counts (post-processing): exact private counts are not released.
     counts = configured_delivery_counts(config.search, release.statistics)
-    targets, space = search_targets(config, release, basis)
+    territories = class_territories(config, release, basis, decoder)
+    targets, space = search_targets(config, release, basis, territories)
     delivered = decode_candidate(space, c.products["search"].vectors[0], counts,
                                  oversample=config.search.delivery_oversample, rng=c.randomness.public("delivery"),
                                  basis=basis, encoder=encoder, decoder=decoder, targets=targets,
-                                 territories=class_territories(config, release, basis, decoder))
+                                 territories=territories)
     labels, reencoded = delivered.labels, delivered.reencoded_classes
     written = c.modality.write_synthetic(c.folder.path / c.modality.delivered_name, delivered.samples, labels,
                                          class_names, c.layout)
@@ -336,7 +346,7 @@ STAGES: tuple[Stage, ...] = (REPRESENTATION, DECODER, PUBLIC_FEATURES, RELEASE, 
 
 def class_model_of(release: StatisticsRelease, basis: PublicBasis) -> ClassModel:
     """The run's DP class model: the release's means with the public variances of the basis (post-processing)."""
-    return ClassModel.from_release(release.statistics, basis.variances)
+    return ClassModel.from_release(release.statistics, basis.variances, released_dim=release.dim)
 
 
 def class_territories(config: RunConfig, release: StatisticsRelease, basis: PublicBasis,
@@ -354,30 +364,35 @@ def class_territories(config: RunConfig, release: StatisticsRelease, basis: Publ
     return ClassTerritories.of(basis.reduce(pool), class_model_of(release, basis), sizes)
 
 
-def search_targets(config: RunConfig, release: StatisticsRelease,
-                   basis: PublicBasis) -> tuple[FitnessTargets, SearchSpace]:
+def search_targets(config: RunConfig, release: StatisticsRelease, basis: PublicBasis,
+                   territories: ClassTerritories | None) -> tuple[FitnessTargets, SearchSpace]:
     """The DP fitness targets and the search space around the released Gaussians (pure: same inputs, same draws).
 
     The label discriminant (consistency term, delivery check) is the run's DP class model
     (:mod:`pcevolve.search.class_model`): public variances of the basis, not the noisy DP class
-    covariances, kept to the directions where the released means rise above their noise.
+    covariances, kept to the directions where the released means rise above their noise. Without
+    released second moments a class's covariance is its territory's spread when there are
+    territories (:mod:`pcevolve.search.territory`), else the public pool's.
     """
     targets = FitnessTargets.from_release(release.statistics, release.rff,
                                           validation_per_class=config.search.validation_per_class,
                                           rng=run_randomness(config).public("search"),
                                           discriminant_covariance=class_model_of(release, basis).covariance,
-                                          public_covariance=np.diag(basis.variances))
+                                          public_covariance=np.diag(basis.variances) if territories is None
+                                          else territories.spreads)
     return targets, SearchSpace(ClassFrames.from_gaussians(targets.means, targets.covariances))
 
 
 def build_problem(config: RunConfig, release: StatisticsRelease,
-                  surrogate: RoundTripSurrogate | ExactRoundTrip | None, *, basis: PublicBasis) -> SearchProblem:
+                  surrogate: RoundTripSurrogate | ExactRoundTrip | None, *, basis: PublicBasis,
+                  territories: ClassTerritories | None) -> SearchProblem:
     """The search problem of a run: DP targets, the space around the released Gaussians, fixed draws.
 
-    A pure function of the config, the release, the public basis and the round-trip model, so a
-    resumed run (or a benchmark reading a finished run folder) rebuilds exactly the same problem.
+    A pure function of the config, the release, the public basis, the round-trip model and the
+    territories (:func:`class_territories`, themselves a pure function of the run), so a resumed run (or
+    a benchmark reading a finished run folder) rebuilds exactly the same problem.
     """
     search = config.search
-    targets, space = search_targets(config, release, basis)
+    targets, space = search_targets(config, release, basis, territories)
     return SearchProblem.build(space, targets, search.weights, surrogate, per_class=search.candidate_per_class,
                                eval_seeds=search.eval_seeds, seed=run_randomness(config).public_seed("search"))

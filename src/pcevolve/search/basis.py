@@ -73,6 +73,11 @@ class PublicBasis:
         """The ``quantile`` of ‖z‖ over public features: a clip norm chosen without private data."""
         return float(np.quantile(np.linalg.norm(self.reduce(public_features), axis=1), quantile))
 
+    def leading_radii(self, public_features: np.ndarray, quantile: float) -> np.ndarray:
+        """(P,): the ``quantile`` of the norm of the leading d coordinates, d = 1 … P (non-decreasing in d)."""
+        z = self.reduce(public_features)
+        return np.quantile(np.sqrt(np.cumsum(z**2, axis=1)), quantile, axis=0)
+
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {"centre": self.centre, "directions": self.directions, "variances": self.variances}
 

@@ -13,7 +13,8 @@ on the demo at ε = 1 (s ≈ 0.03) the 64-d discriminant put 37% of in-task publ
 class, the same discriminant on the first 20 directions 75%. So the model is noise-aware, with
 two rules that read only the release's own noise level and public variances (post-processing):
 
-* **directions kept**: those with v_j ≥ :data:`SIGNAL_TO_NOISE` · s² (at least :data:`MIN_DIMS`);
+* **directions kept**: those with v_j ≥ :data:`SIGNAL_TO_NOISE` · s² (at least :data:`MIN_DIMS`, never
+  more than the release covers);
 * **shrinkage** λ = clip(2 s² / v_last, :data:`MIN_SHRINKAGE`, :data:`MAX_SHRINKAGE`) of S towards
   its mean variance, S = (1 − λ) diag(v) + λ mean(v) I, where v_last is the smallest kept variance.
 
@@ -64,8 +65,12 @@ class ClassModel:
 
     @classmethod
     def from_release(cls, statistics: NoisyClassStatistics, public_variances: np.ndarray, *,
-                     min_count: float = 2.0) -> ClassModel:
-        """The model of one release, given the public variances along the basis directions (largest first)."""
+                     min_count: float = 2.0, released_dim: int | None = None) -> ClassModel:
+        """The model of one release, given the public variances along the basis directions (largest first).
+
+        ``released_dim``: the sums cover only the leading directions (:mod:`pcevolve.search.release_rule`); the
+        model never uses more than those.
+        """
         if statistics.sums is None or "sum" not in statistics.noise_stds:
             raise ValueError("the class model needs the release's noisy sums and their noise level")
         counts = statistics.class_sizes(min_count=min_count)
@@ -76,7 +81,8 @@ class ClassModel:
         # The typical class: noise of a mean with the median noisy count.
         noise = float(statistics.noise_stds["sum"]) / float(np.median(counts))
         kept = int(np.sum(variances >= SIGNAL_TO_NOISE * noise**2))
-        kept = min(len(variances), max(kept, MIN_DIMS))
+        released = len(variances) if released_dim is None else int(released_dim)
+        kept = min(len(variances), released, max(kept, MIN_DIMS))
         shrinkage = float(np.clip(2.0 * noise**2 / variances[kept - 1], MIN_SHRINKAGE, MAX_SHRINKAGE))
         diagonal = np.full(len(variances), _DROPPED * float(variances[0]))
         diagonal[:kept] = (1.0 - shrinkage) * variances[:kept] + shrinkage * float(np.mean(variances[:kept]))

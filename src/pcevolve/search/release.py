@@ -1,9 +1,11 @@
 """The one DP release the search is allowed to see, and its file form.
 
 Per class, from the private features reduced to the public basis (z = Bᵀ(u − c), clipped to a
-public radius C): noisy count, sum, and — when the class sizes can pay for them
-(:mod:`pcevolve.search.release_rule`) — the full second moment Σ z zᵀ and the sum of random
-Fourier features of z. Two ``ClassStatisticsRelease`` events in the ledger's ``release`` stage:
+public radius C): noisy count, sum — over the leading basis directions the class sizes can pay
+for (:mod:`pcevolve.search.release_rule`), clipped to the public radius of those coordinates —
+and, when the sums cover the whole basis and the class sizes pay for them, the full second
+moment Σ z zᵀ and the sum of random Fourier features of z. Two ``ClassStatisticsRelease`` events in
+the ledger's ``release`` stage:
 the counts first, then the rest on what the accountant says is left, so the two compose to the
 stage's budget. Their neighbouring relation and sensitivity are stated in
 :mod:`pcevolve.privacy.statistics`. After this call the search holds only the noisy result;
@@ -49,26 +51,37 @@ class StatisticsRelease:
     """The released statistics with the public settings needed to use them.
 
     Attributes:
-        statistics: The noisy statistics; ``second_moments`` / ``rff_sums`` are ``None`` when the
-            rule (:mod:`pcevolve.search.release_rule`) did not release them.
+        statistics: The noisy statistics over the whole basis; ``second_moments`` / ``rff_sums`` are
+            ``None`` when the rule (:mod:`pcevolve.search.release_rule`) did not release them, and the sums'
+            coordinates past ``released_dim`` are 0 — the public centre, all that is known of a class there.
         rff: The public random Fourier features (released or not, they are public).
-        clip_norm: C.
+        clip_norm: C, the radius the released coordinates were clipped to.
         noise_multiplier: Of the whole release as one Gaussian: the two events' noise multipliers
             z₁, z₂ compose to (z₁⁻² + z₂⁻²)^{-1/2}.
+        released_dim: d̂, the leading basis directions the sums were released in (default: all of them).
     """
 
     statistics: NoisyClassStatistics
     rff: RandomFourierFeatures
     clip_norm: float
     noise_multiplier: float
+    released_dim: int | None = None
+
+    @property
+    def dim(self) -> int:
+        """d̂ (the whole basis when not given)."""
+        return int(self.statistics.sums.shape[1]) if self.released_dim is None else int(self.released_dim)
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """One npz (no pickle), written atomically; statistics not released are absent."""
+        """One npz (no pickle), written atomically; statistics not released are absent, and the sums are saved
+        as released (their first d̂ coordinates) with the basis size to pad them back."""
         s = self.statistics
-        released = {"counts": s.counts, "sums": s.sums, "second_moments": s.second_moments, "rff_sums": s.rff_sums}
+        released = {"counts": s.counts, "sums": s.sums[:, :self.dim], "second_moments": s.second_moments,
+                    "rff_sums": s.rff_sums}
         arrays = {**{k: v for k, v in released.items() if v is not None},
                   "rff_frequencies": self.rff.frequencies, "rff_bandwidth": np.array(self.rff.bandwidth),
                   "clip_norm": np.array(self.clip_norm), "noise_multiplier": np.array(self.noise_multiplier),
+                  "basis_dim": np.array(s.sums.shape[1]),
                   "noise_std_names": np.array(list(s.noise_stds)), "noise_std_values": np.array(
                       [s.noise_stds[k] for k in s.noise_stds], dtype=np.float64)}
         return atomic_write_npz(path, **arrays)
@@ -78,15 +91,30 @@ class StatisticsRelease:
         with np.load(path, allow_pickle=False) as data:
             stds = {str(k): float(v) for k, v in zip(data["noise_std_names"], data["noise_std_values"], strict=True)}
             optional = {k: (data[k] if k in data else None) for k in ("second_moments", "rff_sums")}
-            statistics = NoisyClassStatistics(counts=data["counts"], sums=data["sums"], noise_stds=stds, **optional)
+            sums = data["sums"]
+            basis_dim = int(data["basis_dim"]) if "basis_dim" in data else sums.shape[1]
+            statistics = NoisyClassStatistics(counts=data["counts"], sums=pad_columns(sums, basis_dim),
+                                              noise_stds=stds, **optional)
             rff = RandomFourierFeatures(frequencies=data["rff_frequencies"], bandwidth=float(data["rff_bandwidth"]))
             return cls(statistics=statistics, rff=rff, clip_norm=float(data["clip_norm"]),
-                       noise_multiplier=float(data["noise_multiplier"]))
+                       noise_multiplier=float(data["noise_multiplier"]), released_dim=sums.shape[1])
+
+
+def pad_columns(values: np.ndarray, width: int) -> np.ndarray:
+    """(K, d) → (K, width) with zeros after the first d columns (a class's unreleased coordinates sit at the
+    public centre)."""
+    padded = np.zeros((values.shape[0], width), dtype=np.float64)
+    padded[:, :values.shape[1]] = values
+    return padded
 
 
 @dataclass(frozen=True)
 class ReleaseSettings:
-    """The public settings of a run's release (``search`` section of the config)."""
+    """The public settings of a run's release (``search`` section of the config).
+
+    ``clip_radii``: C(d) of the leading d coordinates, d = 1 … P (``clip_norm`` is C(P)); ``None`` keeps
+    the sums over the whole basis. ``dim``: a fixed number of released directions instead of the rule.
+    """
 
     num_classes: int
     clip_norm: float
@@ -94,6 +122,14 @@ class ReleaseSettings:
     shares: tuple[float, float, float, float]
     public_variances: np.ndarray
     min_snr: float
+    clip_radii: np.ndarray | None = None
+    dim: int | None = None
+
+    def radius(self, dim: int) -> float:
+        """C(d): the clip radius of the leading ``dim`` coordinates."""
+        if self.clip_radii is None or dim == len(self.public_variances):
+            return float(self.clip_norm)
+        return float(self.clip_radii[dim - 1])
 
     @property
     def count_share(self) -> float:
@@ -147,8 +183,9 @@ def rest_noise_multiplier(ledger: BudgetLedger, settings: ReleaseSettings,
 
 def rest_mechanism(choice: ReleaseChoice, settings: ReleaseSettings, *, noise_multiplier: float,
                    neighbouring: Neighbouring) -> ClassStatisticsRelease:
-    """The second event: the statistics the rule kept, in their shares, at the given noise multiplier."""
-    return ClassStatisticsRelease(num_classes=settings.num_classes, clip_norm=settings.clip_norm,
+    """The second event: the statistics the rule kept, in their shares, at the given noise multiplier, clipped to
+    the radius of the released directions."""
+    return ClassStatisticsRelease(num_classes=settings.num_classes, clip_norm=settings.radius(choice.dim),
                                   noise_multiplier=noise_multiplier, components=choice.components,
                                   second_moment="full", rff=settings.rff, shares=choice.shares,
                                   neighbouring=neighbouring)
@@ -160,7 +197,7 @@ def choose(noisy_counts: np.ndarray, settings: ReleaseSettings, *, noise_multipl
     return choose_components(noisy_counts, noise_multiplier=noise_multiplier, shares=settings.rest_shares(),
                              clip_norm=settings.clip_norm, public_variances=settings.public_variances,
                              rff_features=settings.rff.num_features // 2, neighbouring=neighbouring,
-                             min_snr=settings.min_snr)
+                             min_snr=settings.min_snr, clip_radii=settings.clip_radii, dim=settings.dim)
 
 
 def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, settings: ReleaseSettings,
@@ -188,9 +225,13 @@ def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, s
                                description="class sizes (the first of the two class-statistics events)")
     choice = choose(counted.counts, settings, noise_multiplier=z_rest, neighbouring=ledger.neighbouring)
     mechanism = rest_mechanism(choice, settings, noise_multiplier=z_rest, neighbouring=ledger.neighbouring)
-    rest = mechanism.release(private_coordinates, labels, ledger=ledger, stage=STAGE, noise=noise,
-                             description=f"class statistics in the public basis: {', '.join(choice.components)}")
-    statistics = NoisyClassStatistics(counts=counted.counts, sums=rest.sums, second_moments=rest.second_moments,
-                                      rff_sums=rest.rff_sums, noise_stds={**counted.noise_stds, **rest.noise_stds})
-    return StatisticsRelease(statistics=statistics, rff=settings.rff, clip_norm=settings.clip_norm,
-                             noise_multiplier=combined_noise_multiplier(counting.noise_multiplier, z_rest)), choice
+    coordinates = np.asarray(private_coordinates)[:, :choice.dim]
+    rest = mechanism.release(coordinates, labels, ledger=ledger, stage=STAGE, noise=noise,
+                             description=f"class statistics in {choice.dim} of the {choice.basis_dim} public basis "
+                                         f"directions: {', '.join(choice.components)}")
+    statistics = NoisyClassStatistics(counts=counted.counts, sums=pad_columns(rest.sums, choice.basis_dim),
+                                      second_moments=rest.second_moments, rff_sums=rest.rff_sums,
+                                      noise_stds={**counted.noise_stds, **rest.noise_stds})
+    return StatisticsRelease(statistics=statistics, rff=settings.rff, clip_norm=settings.radius(choice.dim),
+                             noise_multiplier=combined_noise_multiplier(counting.noise_multiplier, z_rest),
+                             released_dim=choice.dim), choice
