@@ -94,7 +94,7 @@ def test_class_territories_confine_retrieval_and_the_exact_round_trip_alike():
     pool = _pool(60, seed=4)
     decoder, _ = _fitted(pool)
     basis = PublicBasis.fit(decoder.encodings, 4)
-    territories = ClassTerritories(members=(np.arange(0, 60, 3), np.arange(1, 60, 3)))
+    territories = ClassTerritories(members=(np.arange(0, 60, 3), np.arange(1, 60, 3)), spreads=np.zeros((2, 4, 4)))
     z = np.random.default_rng(5).standard_normal((40, 4)) * 0.5
     labels = np.repeat([0, 1], 20)
     exact = ExactRoundTrip.build(decoder.encodings, basis, territories)

@@ -170,7 +170,8 @@ def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(ti
 
     def starved(pool, model, sizes):  # class 0's territory shrinks to 2 images, as in a pool that lacks it
         found = real(pool, model, sizes)
-        return territory_module.ClassTerritories(members=(found.members[0][:2], *found.members[1:]))
+        return territory_module.ClassTerritories(members=(found.members[0][:2], *found.members[1:]),
+                                                 spreads=found.spreads)
 
     monkeypatch.setattr(territory_module.ClassTerritories, "of", staticmethod(starved))
     config = tiny_config(name="starved", **{"decoder.name": "nearest-public"})
