@@ -170,7 +170,8 @@ class SearchConfig(_Frozen):
     release_min_snr: float = Field(0.0, ge=0.0)
     # How many leading basis directions the class sums are released in. None: the rule of search/release_rule.py,
     # from the noisy class sizes and public variances (the directions where a class mean rises above its noise;
-    # at 10 per class on the demo 4 of 64 at epsilon 1, 36 at epsilon 8; all 64 at 100 per class).
+    # on the demo's features at 10 per class 4 of 64 at epsilon 1 and 31-38 at epsilon 8; at 100 per class 49 at
+    # epsilon 1 and all 64 at epsilon 8).
     release_dim: int | None = Field(None, ge=1)
     validation_per_class: int = Field(200, ge=2, description="Samples per class drawn from the DP Gaussians.")
     # Delivery: how many candidate sets of the final population are ranked on DP fitness; the best is delivered.

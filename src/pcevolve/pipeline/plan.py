@@ -71,7 +71,7 @@ class ReleasePlan:
     kept_from: dict[str, float]
     # t: a class sum's noise std per coordinate, in units of C, when the sums take the whole second event (the
     # dimension rule's view): a class mean of n̂ samples carries t·C(d)/n̂ (search/release_rule.py).
-    sum_noise_multiplier: float = float("nan")
+    sum_noise_multiplier: float
 
 
 @dataclass(frozen=True)

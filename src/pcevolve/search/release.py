@@ -53,24 +53,19 @@ class StatisticsRelease:
     Attributes:
         statistics: The noisy statistics over the whole basis; ``second_moments`` / ``rff_sums`` are
             ``None`` when the rule (:mod:`pcevolve.search.release_rule`) did not release them, and the sums'
-            coordinates past ``released_dim`` are 0 — the public centre, all that is known of a class there.
+            coordinates past ``dim`` are 0 — the public centre, all that is known of a class there.
         rff: The public random Fourier features (released or not, they are public).
         clip_norm: C, the radius the released coordinates were clipped to.
         noise_multiplier: Of the whole release as one Gaussian: the two events' noise multipliers
             z₁, z₂ compose to (z₁⁻² + z₂⁻²)^{-1/2}.
-        released_dim: d̂, the leading basis directions the sums were released in (default: all of them).
+        dim: d̂, the leading basis directions the sums were released in.
     """
 
     statistics: NoisyClassStatistics
     rff: RandomFourierFeatures
     clip_norm: float
     noise_multiplier: float
-    released_dim: int | None = None
-
-    @property
-    def dim(self) -> int:
-        """d̂ (the whole basis when not given)."""
-        return int(self.statistics.sums.shape[1]) if self.released_dim is None else int(self.released_dim)
+    dim: int
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """One npz (no pickle), written atomically; statistics not released are absent, and the sums are saved
@@ -97,7 +92,7 @@ class StatisticsRelease:
                                               noise_stds=stds, **optional)
             rff = RandomFourierFeatures(frequencies=data["rff_frequencies"], bandwidth=float(data["rff_bandwidth"]))
             return cls(statistics=statistics, rff=rff, clip_norm=float(data["clip_norm"]),
-                       noise_multiplier=float(data["noise_multiplier"]), released_dim=sums.shape[1])
+                       noise_multiplier=float(data["noise_multiplier"]), dim=sums.shape[1])
 
 
 def pad_columns(values: np.ndarray, width: int) -> np.ndarray:
@@ -127,6 +122,8 @@ class ReleaseSettings:
 
     def radius(self, dim: int) -> float:
         """C(d): the clip radius of the leading ``dim`` coordinates."""
+        # The whole basis reads clip_norm itself, not clip_radii[-1] (the same quantile, summed in another order):
+        # a release over every direction is clipped exactly as before the dimension rule existed.
         if self.clip_radii is None or dim == len(self.public_variances):
             return float(self.clip_norm)
         return float(self.clip_radii[dim - 1])
@@ -234,4 +231,4 @@ def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, s
                                       noise_stds={**counted.noise_stds, **rest.noise_stds})
     return StatisticsRelease(statistics=statistics, rff=settings.rff, clip_norm=settings.radius(choice.dim),
                              noise_multiplier=combined_noise_multiplier(counting.noise_multiplier, z_rest),
-                             released_dim=choice.dim), choice
+                             dim=choice.dim), choice

@@ -16,7 +16,8 @@ A territory also says how a class spreads: the covariance of its members' coordi
 (``spreads``). Where the release carries no class covariances (small classes: only the sums are
 worth their noise), this is what the search's class Gaussians take — the whole public pool's
 covariance, which includes the spread *between* classes, made the search sample far from each
-class and deliver the territory's least confident images (10 per class, ε = 8: 59% of labels right).
+class and deliver the territory's least confident images (10 per class, ε = 8: 59-65% of labels
+right in two runs).
 """
 
 from __future__ import annotations
