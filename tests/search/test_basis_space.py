@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pcevolve.search.basis import PublicBasis, unit_rows
+from pcevolve.search.basis import PublicBasis, local_variances, unit_rows
 from pcevolve.search.roundtrip import RoundTripSurrogate
 from pcevolve.search.space import ClassFrames, SearchSpace
 
@@ -31,6 +31,41 @@ def test_leading_radii_grow_with_the_directions_and_end_at_the_whole_radius():
     assert radii.shape == (5,) and np.all(np.diff(radii) >= 0)
     assert radii[-1] == pytest.approx(basis.radius(features, 0.5))
     assert radii[0] == pytest.approx(np.quantile(np.abs(basis.reduce(features)[:, 0]), 0.5))
+
+
+def test_fixed_directions_join_the_principal_ones_along_the_public_axes_of_their_span():
+    features = _features(d=24)
+    fixed = np.zeros((24, 3))
+    fixed[[20, 21, 22], [0, 1, 2]] = 1.0  # three coordinates the public pool hardly varies along
+    plain = PublicBasis.fit(features, 4)
+    basis = PublicBasis.fit(features, 4, fixed_directions=fixed)
+    assert basis.dim == 7
+    np.testing.assert_allclose(basis.directions.T @ basis.directions, np.eye(7), atol=1e-10)
+    # Both the fixed directions and the plain principal ones lie inside the basis.
+    for inside in (fixed, plain.directions):
+        np.testing.assert_allclose(basis.directions @ (basis.directions.T @ inside), inside, atol=1e-10)
+    # Turned to the public axes: largest variance first, the public covariance diagonal with those variances.
+    assert np.all(np.diff(basis.variances) <= 1e-12)
+    z = basis.reduce(features)
+    covariance = np.cov(z.T)
+    np.testing.assert_allclose(covariance, np.diag(basis.variances), atol=1e-9 * basis.variances[0])
+    # A fixed direction already inside the principal span adds nothing.
+    assert PublicBasis.fit(features, 4, fixed_directions=plain.directions[:, :2]).dim == 4
+    with pytest.raises(ValueError, match="fixed directions"):
+        PublicBasis.fit(features, 4, fixed_directions=np.ones((5, 2)))
+
+
+def test_local_variances_leave_out_the_spread_between_groups_of_similar_features():
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(6, 5)) * 10.0
+    z = np.concatenate([c + rng.normal(size=(100, 5)) * 0.5 for c in centres])
+    local = local_variances(z, rng=np.random.default_rng(0), group_size=50)
+    assert local.shape == (5,)
+    assert np.all(local < 0.5) and np.all(local > 0.1)  # the groups' own spread (0.25), not the pool's (12-280)
+    assert np.all(np.var(z, axis=0) > 10)
+    np.testing.assert_array_equal(local, local_variances(z, rng=np.random.default_rng(0), group_size=50))
+    np.testing.assert_allclose(local_variances(z, rng=np.random.default_rng(0), group_size=len(z)),
+                               np.var(z, axis=0, ddof=1))
 
 
 def test_basis_refuses_bad_sizes():

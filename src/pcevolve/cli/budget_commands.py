@@ -167,7 +167,10 @@ def _print_release(console: Console, release: ReleasePlan, run: RunConfig, cap: 
         table.add_row(name, str(release.sizes[component]), bound, f"{shares[component]:.0%}", f"{std:.3f}{unit}",
                       when[component])
     console.print(table)
-    console.print(f"Features are reduced to a {search.basis_dim}-d basis of public features and clipped to a radius C "
+    basis = ("basis of public features" if search.pixel_frequencies == 0 else
+             f"basis ({search.basis_dim} directions of public features and the pixel view's {search.pixel_frequencies}"
+             f" x {search.pixel_frequencies} lowest spatial frequencies)")
+    console.print(f"Features are reduced to a {run.basis_size}-d {basis} and clipped to a radius C "
                   f"(the {search.clip_quantile:.0%} quantile of public norms, known once the public pool is encoded). "
                   f"The counts are released first (noise multiplier {z_count:.4f}). A class's mean of a statistic is "
                   f"its sum over the class size, so its noise shrinks as classes grow"

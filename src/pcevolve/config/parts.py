@@ -65,6 +65,15 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         problems.append(f"search.basis_dim: {search.basis_dim} is more than the encoder's feature_dim "
                         f"{rep.feature_dim}; the search basis lives inside the encoder's feature space")
 
+    if search.pixel_frequencies > 0:
+        if config.data.modality != "image" or rep.pixel_view == 0:
+            problems.append("search.pixel_frequencies: only images whose encoder keeps a pixel view "
+                            "(representation.pixel_view > 0) have pixel frequencies; set it to 0")
+        elif search.pixel_frequencies > min(rep.pixel_view, config.data.image_size):
+            problems.append(f"search.pixel_frequencies: {search.pixel_frequencies} is more than the pixel view's side "
+                            f"({min(rep.pixel_view, config.data.image_size)}: representation.pixel_view, at most "
+                            "data.image_size)")
+
     stages = privacy.split
     if config.data.public is None:
         problems.append("data.public: the search needs a public pool for its feature basis (and DP training needs "

@@ -142,6 +142,11 @@ class SearchConfig(_Frozen):
     # public pool's features (free); "dp-pca" is not offered yet.
     basis: Literal["public"] = "public"
     basis_dim: int = Field(32, ge=1)
+    # Images with a pixel view only: the pixel view's k x k lowest spatial frequencies (a fixed cosine basis that
+    # reads no data) join the basis_dim principal directions, so the release and the search can describe shapes
+    # the public pool does not show. 0: off. For a generating decoder and a pool that lacks the private classes
+    # (configs/disjoint-demo.yaml: 14); a retrieval decoder can only return pool images, so it gains nothing.
+    pixel_frequencies: int = Field(0, ge=0, le=64)
     # CPU scale-down: candidates are evaluated on this many sampled features per class during the search; the
     # delivered set is decoded at full size (synthetic_per_class, see above).
     candidate_per_class: int = Field(100, ge=2)
@@ -199,7 +204,7 @@ class SearchConfig(_Frozen):
         if (self.synthetic_multiplier is None) == (self.synthetic_per_class is None):
             raise ValueError("set either synthetic_per_class (samples per class) or synthetic_multiplier (times each "
                              "class's noisy count), not both")
-        if self.release_dim is not None and self.release_dim > self.basis_dim:
+        if self.release_dim is not None and self.pixel_frequencies == 0 and self.release_dim > self.basis_dim:
             raise ValueError(f"release_dim ({self.release_dim}) cannot exceed basis_dim ({self.basis_dim})")
         if 0.0 < self.territory < 1.0:
             raise ValueError(f"territory ({self.territory}) must be 0 (off) or at least 1: each delivered sample "
@@ -240,10 +245,11 @@ class VariationConfig(_Frozen):
 class DecoderConfig(_Frozen):
     """Stage 4: features back to samples. Default: trained on public data only (free)."""
 
-    # "conv": a small generator trained to invert the encoder (draws any feature, blurry; the only choice when the
-    # public pool lacks the private classes). "nearest-public": returns the public sample nearest to the feature
-    # (sharp, exact round trip; needs an in-domain public pool). Demo: CNN on the synthetic set 65.5% with conv,
-    # 75-76% with nearest-public (docs/search.md). Tables: "nearest-public" (a public row), or "table-mlp", a
+    # "nearest-public": returns the public sample nearest to the feature (sharp, exact round trip; needs an
+    # in-domain public pool; the image demo's). "pixel-view": reads the image out of the feature's own pixel view and
+    # sharpens it with a network trained on public images; with search.pixel_frequencies it draws shapes the public
+    # pool lacks (configs/disjoint-demo.yaml). "conv": a small generator trained to invert the encoder from public
+    # images; it draws the pool's shapes (docs/search.md §7). Tables: "nearest-public" (a public row), or "table-mlp", a
     # generator of new rows trained on the public table (lending-club demo at ε 8, gradient boosting's test ROC
     # AUC: 0.731 with retrieval, 0.706 with table-mlp; one secure-noise run each). Texts: "nearest-public", or
     # "llm-variation", retrieval whose texts a small local LLM rewrites towards the requested features (slow).
@@ -371,6 +377,13 @@ class RunConfig(_Frozen):
         if isinstance(data, dict) and isinstance(data.get("executor"), str):
             return {**data, "executor": {"name": data["executor"]}}  # `executor: ray` for `executor: {name: ray}`
         return data
+
+    @property
+    def basis_size(self) -> int:
+        """Directions of the search basis: ``search.basis_dim`` principal ones plus, per image channel, the pixel
+        view's ``search.pixel_frequencies``² lowest spatial frequencies."""
+        channels = 3 if self.data.image_mode == "RGB" else 1
+        return self.search.basis_dim + channels * self.search.pixel_frequencies**2
 
     @model_validator(mode="after")
     def _parts_exist_and_fit(self) -> "RunConfig":

@@ -132,7 +132,7 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
         decoder = _dpsgd(ledger, "decoder", mode, sigma, schedule, config.decoder.clip_norm, partial=False)
     if ledger.stages[RELEASE_STAGE] > 0:
         search = config.search
-        d, m = search.basis_dim, search.rff_features
+        d, m = config.basis_size, search.rff_features
         # The frequencies do not change the noise; the run draws its own from the public "release" stream.
         rff = RandomFourierFeatures(frequencies=np.zeros((m, d)), bandwidth=1.0)
         settings = ReleaseSettings(num_classes=1, clip_norm=1.0, rff=rff, shares=search.release_shares,

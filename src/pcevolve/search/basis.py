@@ -25,6 +25,23 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
     return unit_vectors(np.asarray(x, dtype=np.float64))
 
 
+def _principal_axes_of_span(centred: np.ndarray, principal: np.ndarray,
+                            fixed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An orthonormal basis of span(principal ∪ fixed), along the principal axes of ``centred`` within that span
+    (most public variance first), and the singular values of ``centred`` along them."""
+    fixed = np.asarray(fixed, dtype=np.float64)
+    if fixed.ndim != 2 or fixed.shape[0] != principal.shape[0]:
+        raise ValueError(f"fixed directions must be ({principal.shape[0]}, m), got {fixed.shape}")
+    rest = fixed - principal @ (principal.T @ fixed)
+    left, strengths, _ = np.linalg.svd(rest, full_matrices=False)  # an orthonormal basis of what is new in them
+    span = np.concatenate([principal, left[:, strengths > 1e-9 * max(1.0, float(strengths.max(initial=0.0)))]],
+                          axis=1)
+    projected = centred @ span
+    eigenvalues, axes = np.linalg.eigh(projected.T @ projected)  # (m, m) whatever the number of public rows
+    order = np.argsort(eigenvalues)[::-1]
+    return span @ axes[:, order], np.sqrt(np.clip(eigenvalues[order], 0.0, None))
+
+
 @dataclass(frozen=True, eq=False)
 class PublicBasis:
     """Centre c (d,), orthonormal directions B (d, P) and the public variance along each (P,)."""
@@ -34,8 +51,14 @@ class PublicBasis:
     variances: np.ndarray
 
     @classmethod
-    def fit(cls, public_features: np.ndarray, dim: int) -> "PublicBasis":
+    def fit(cls, public_features: np.ndarray, dim: int, *, fixed_directions: np.ndarray | None = None) -> "PublicBasis":
         """Principal directions of the public pool's unit features.
+
+        ``fixed_directions`` (d, m): directions chosen without any data (e.g. the pixel view's low spatial
+        frequencies, :mod:`pcevolve.encoders.pixel_view`) that join the top ``dim`` principal directions. The
+        basis then spans both, turned to the public pool's principal axes *within* that span, so its directions
+        still come in order of public variance and the public covariance in it is diagonal. Neither step reads
+        private data.
 
         Raises:
             ValueError: Fewer than two public features, or ``dim`` larger than the feature size.
@@ -47,11 +70,13 @@ class PublicBasis:
             raise ValueError(f"basis_dim must lie in 1..{units.shape[1]}, got {dim}")
         centre = units.mean(axis=0)
         _, singular, vt = np.linalg.svd(units - centre, full_matrices=False)
+        directions, singular = vt[:dim].T, singular[:dim]
+        if fixed_directions is not None:
+            directions, singular = _principal_axes_of_span(units - centre, directions, fixed_directions)
         # Sign convention (largest entry positive) so the basis does not flip between LAPACK builds.
-        directions = vt[:dim].T
-        signs = np.sign(directions[np.abs(directions).argmax(axis=0), np.arange(dim)])
+        signs = np.sign(directions[np.abs(directions).argmax(axis=0), np.arange(directions.shape[1])])
         directions = directions * np.where(signs == 0, 1.0, signs)
-        return cls(centre=centre, directions=directions, variances=singular[:dim] ** 2 / (len(units) - 1))
+        return cls(centre=centre, directions=directions, variances=singular**2 / (len(units) - 1))
 
     @property
     def dim(self) -> int:
@@ -85,3 +110,32 @@ class PublicBasis:
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "PublicBasis":
         return cls(centre=np.asarray(arrays["centre"]), directions=np.asarray(arrays["directions"]),
                    variances=np.asarray(arrays["variances"]))
+
+
+def local_variances(coordinates: np.ndarray, *, rng: np.random.Generator, group_size: int = 50,
+                    iterations: int = 20) -> np.ndarray:
+    """(P,): the public spread along each basis direction *within* groups of similar public features.
+
+    A class's own covariance is not released when the class is too small to pay for it; the whole public pool's
+    variance would stand in for it, but that also holds the differences *between* the kinds of things the pool
+    shows (in a pool of shoes, bags and shirts, the difference between a shoe and a shirt), far wider than one
+    kind varies by. So the public coordinates are split into groups of about ``group_size`` by k-means (Lloyd's
+    iterations from centres drawn with ``rng``), and the variance is taken about each feature's group centre.
+    Public data only.
+    """
+    z = np.asarray(coordinates, dtype=np.float64)
+    groups = max(1, len(z) // group_size)
+    centres = z[rng.choice(len(z), groups, replace=False)]
+    for _ in range(iterations):
+        nearest = _nearest_centre(z, centres)
+        for g in range(groups):
+            members = z[nearest == g]
+            if len(members):
+                centres[g] = members.mean(axis=0)
+    residuals = z - centres[_nearest_centre(z, centres)]
+    return (residuals**2).sum(axis=0) / max(1, len(z) - groups)
+
+
+def _nearest_centre(z: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    distances = (z**2).sum(axis=1)[:, None] - 2.0 * z @ centres.T + (centres**2).sum(axis=1)[None, :]
+    return distances.argmin(axis=1)
