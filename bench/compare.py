@@ -157,7 +157,7 @@ def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     checked = run / "search" / "roundtrips.npz"
     surrogate = decoder.round_trip_model(basis, SurrogateData.load(checked) if checked.exists() else pairs,
                                  territories)
-    problem = build_problem(config, release, surrogate, basis=basis, territories=territories)
+    problem = build_problem(config, release, surrogate, public=public, territories=territories)
     delivered = read_image_folder(run / "synthetic")
     counts = np.bincount(delivered.labels, minlength=len(delivered.class_names))
     decoded = decode_candidate(problem.space, problem.space.baseline(), counts, oversample=1.0,

@@ -116,7 +116,7 @@ def population(run: Path, sizes: list[int], workers: list[int], repeats: int = 3
     checked = run / "search" / "roundtrips.npz"
     surrogate = decoder.round_trip_model(public.basis, SurrogateData.load(checked) if checked.exists()
                                          else public.pairs, territories)
-    problem = build_problem(config, release, surrogate, basis=public.basis, territories=territories)
+    problem = build_problem(config, release, surrogate, public=public, territories=territories)
     rng = np.random.default_rng(0)
     rows = []
     for size in sizes:

@@ -112,7 +112,7 @@ def main() -> None:
     surrogate = decoder.round_trip_model(basis, SurrogateData.load(checked) if checked.exists() else public_pairs,
                                  territories)
     exact = decoder.pool_encodings() is not None
-    problem = build_problem(config, release, surrogate, basis=basis, territories=territories)
+    problem = build_problem(config, release, surrogate, public=public, territories=territories)
     private = read_image_folder(config.data.private, size=config.data.image_size, mode=config.data.image_mode)
     test = read_image_folder(config.data.test, size=config.data.image_size, mode=config.data.image_mode)
     classes = len(private.class_names)
@@ -162,7 +162,7 @@ def main() -> None:
     results["scaling_candidate_per_class"] = {}
     for m in (50, 100, 200):
         scaled = config.model_copy(update={"search": config.search.model_copy(update={"candidate_per_class": m})})
-        scaled_problem = build_problem(scaled, release, surrogate, basis=basis, territories=territories)
+        scaled_problem = build_problem(scaled, release, surrogate, public=public, territories=territories)
         results["scaling_candidate_per_class"][m] = timed_generation(scaled_problem, config.search.population,
                                                                      args.seed)
     _, private_features = encoder.encode_both(private.samples, batch_size=256)
@@ -190,7 +190,7 @@ def main() -> None:
             history: list[dict] = []
             with tempfile.TemporaryDirectory() as scratch:
                 start = decoder.round_trip_model(basis, public_pairs, territories)
-                outcome = run_search(build_problem(config, release, start, basis=basis, territories=territories),
+                outcome = run_search(build_problem(config, release, start, public=public, territories=territories),
                                      EvolutionSettings.from_config(search), seed=config.seed, folder=Path(scratch),
                                      record=history.append, round_trip=None if exact else real_round_trip,
                                      surrogate_data=None if exact else public_pairs,

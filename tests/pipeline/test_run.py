@@ -163,6 +163,38 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
     assert next(r for r in records if r["kind"] == "territories")["sizes"] == territories.sizes()
 
 
+def test_pixel_view_run_searches_a_basis_with_the_pixel_frequencies_and_draws_what_it_asks_for(tiny_config, tmp_path):
+    from pcevolve.data import read_image_folder
+    from pcevolve.decoders import load_decoder
+    from pcevolve.encoders import ImageEncoder
+    from pcevolve.encoders.pixel_view import PixelLayout
+    from pcevolve.pipeline import load_public_features
+    from pcevolve.run_folder import RunFolder
+    from pcevolve.search.release import StatisticsRelease
+
+    config = tiny_config(name="pixels", **{"decoder.name": "pixel-view", "search.pixel_frequencies": 4,
+                                           "privacy.split": {"representation": 0.0, "release": 1.0}})
+    outcome = _run(config, tmp_path)
+    folder = outcome.folder
+    public = load_public_features(RunFolder.open(folder))
+    assert public.basis.dim == config.basis_size == 8 + 16
+    assert public.local_variances.shape == (24,) and np.all(public.local_variances <= public.basis.variances.sum())
+    # The 16 cosine images of the pixel view's 4 x 4 lowest frequencies lie inside the basis the search moved in.
+    encoder = ImageEncoder.load(folder / "encoder")
+    cosines = PixelLayout.of(encoder.meta).cosine_directions(4, encoder.feature_dim)
+    directions = public.basis.directions
+    np.testing.assert_allclose(directions @ (directions.T @ cosines), cosines, atol=1e-9)
+    assert StatisticsRelease.load(folder / "release.npz").statistics.sums.shape[1] == 24
+    # The delivered images are the decoder's drawings of the delivered features.
+    with np.load(folder / "synthetic.npz") as arrays:
+        features, labels = arrays["features"], arrays["labels"]
+    delivered = read_image_folder(folder / "synthetic", size=16, mode="L")
+    assert sum(outcome.synthetic_counts) == len(delivered) == len(features)
+    drawn = load_decoder(folder / "decoder").decode(features)
+    assert sorted(map(bytes, drawn)) == sorted(map(bytes, delivered.samples))
+    assert np.bincount(labels).tolist() == np.bincount(delivered.labels).tolist()
+
+
 def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(tiny_config, tmp_path, monkeypatch):
     from pcevolve.search import territory as territory_module
 

@@ -305,7 +305,8 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
         Choice("data.image_mode", mode, "grey (L) or colour (RGB), as most public images are"),
         Choice("decoder.name", "nearest-public", "each synthetic sample is delivered as the public image nearest "
                                                  "to it (sharp, real-looking); if your pool lacks your classes, "
-                                                 "use conv with training: public-then-dp"),
+                                                 "use pixel-view with search.pixel_frequencies: 14 and "
+                                                 "search.weights.consistency: 0 (configs/disjoint-demo.yaml)"),
         Choice("decoder.public_images", used, "public images indexed for retrieval (at most 20,000)"),
         Choice("search.basis_dim", basis, "principal directions of the public features the search works in"),
         Choice("search.synthetic_per_class", per_class,

@@ -14,6 +14,7 @@ from pcevolve.decoders.check import ReencodeCheck, reencode_check
 from pcevolve.decoders.conv import ConvImageDecoder
 from pcevolve.decoders.dp import DPDecoderResult, fine_tune_dp, per_sample_gradients
 from pcevolve.decoders.nearest import NearestPublicDecoder
+from pcevolve.decoders.pixel import PixelViewDecoder
 from pcevolve.decoders.table_mlp import TableGeneratorDecoder
 from pcevolve.decoders.text_variation import TextVariationDecoder
 from pcevolve.io import read_json
@@ -21,6 +22,7 @@ from pcevolve.registry import Registry
 
 DECODERS: Registry[type] = Registry("decoder", {ConvImageDecoder.name: ConvImageDecoder,
                                                 NearestPublicDecoder.name: NearestPublicDecoder,
+                                                PixelViewDecoder.name: PixelViewDecoder,
                                                 TableGeneratorDecoder.name: TableGeneratorDecoder,
                                                 TextVariationDecoder.name: TextVariationDecoder})
 
@@ -53,6 +55,7 @@ __all__ = [
     "Decoder",
     "KnownEncodings",
     "NearestPublicDecoder",
+    "PixelViewDecoder",
     "TableGeneratorDecoder",
     "TextVariationDecoder",
     "DecoderStageResult",

@@ -24,6 +24,7 @@ import numpy as np
 
 from pcevolve.config import RunConfig
 from pcevolve.decoders import Decoder, load_decoder, train_decoder
+from pcevolve.encoders.pixel_view import PixelLayout
 from pcevolve.executors import bulk_encode
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.fitness import FitnessTargets
@@ -39,7 +40,7 @@ from pcevolve.pipeline.stage import RunContext, Stage
 from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.randomness import RunRandomness
 from pcevolve.run_folder import RunFolder
-from pcevolve.search.basis import PublicBasis, unit_rows
+from pcevolve.search.basis import PublicBasis, local_variances, unit_rows
 from pcevolve.search.class_model import ClassModel
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.release import (
@@ -138,14 +139,21 @@ PUBLIC_FEATURES_FILE = "public_features.npz"
 @dataclass(frozen=True)
 class PublicFeatures:
     """What the search takes from the public pool: the basis, the round trip's public pairs, the clip radius of
-    the release (``clip_radii[d - 1]``: of the leading d coordinates; ``clip_norm`` of all) and the bandwidth of
-    its random features."""
+    the release (``clip_radii[d - 1]``: of the leading d coordinates; ``clip_norm`` of all), the bandwidth of
+    its random features and the public spread within groups of similar features (``local_variances``,
+    :func:`~pcevolve.search.basis.local_variances`; a run saved before it existed reads the basis variances)."""
 
     basis: PublicBasis
     pairs: SurrogateData
     clip_norm: float
     bandwidth: float
     clip_radii: np.ndarray | None = None
+    local_variances: np.ndarray | None = None
+
+    @property
+    def class_spread(self) -> np.ndarray:
+        """(P, P): what a class's covariance is taken to be when neither the release nor territories give it."""
+        return np.diag(self.basis.variances if self.local_variances is None else self.local_variances)
 
 
 def load_public_features(folder: RunFolder) -> PublicFeatures:
@@ -155,39 +163,52 @@ def load_public_features(folder: RunFolder) -> PublicFeatures:
     basis = PublicBasis.from_arrays({k[len("basis_"):]: v for k, v in arrays.items() if k.startswith("basis_")})
     pairs = SurrogateData(arrays["pairs_inputs"], arrays["pairs_outputs"], {})
     return PublicFeatures(basis, pairs, float(arrays["clip_norm"]), float(arrays["bandwidth"]),
-                          arrays.get("clip_radii"))
+                          arrays.get("clip_radii"), arrays.get("local_variances"))
 
 
 def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]:
     search, public = c.config.search, c.public
     encoder, decoder = c.products["representation"], c.products["decoder"]
     assert public is not None  # the data checks refused a run without a public pool before any budget was spent
+    fixed = pixel_directions(encoder, search.pixel_frequencies)
+    dims = search.basis_dim + (0 if fixed is None else fixed.shape[1])
     rng = c.randomness.public("public_features")
-    chosen = np.sort(rng.choice(len(public), min(len(public), max(search.roundtrip_public, 2 * search.basis_dim)),
-                                replace=False))
+    chosen = np.sort(rng.choice(len(public), min(len(public), max(search.roundtrip_public, 2 * dims)), replace=False))
     _, features = bulk_encode(encoder, public[chosen], batch_size=256, progress=c.progress)  # public only
-    basis = PublicBasis.fit(features, search.basis_dim)
+    basis = PublicBasis.fit(features, search.basis_dim, fixed_directions=fixed)
     z = basis.reduce(features)
     clip_norm = basis.radius(features, search.clip_quantile)
     clip_radii = basis.leading_radii(features, search.clip_quantile)
     bandwidth = public_bandwidth(z, rng=rng)
+    local = local_variances(z, rng=rng)
     pairs = decoder.surrogate_pairs(z, basis=basis, encoder=encoder)  # none for an exact round trip
     surrogate_r2 = pairs.fit().r2 if len(pairs.public_inputs) else None
     arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
     atomic_write_npz(c.folder.path / PUBLIC_FEATURES_FILE, clip_norm=np.array(clip_norm), clip_radii=clip_radii,
-                     bandwidth=np.array(bandwidth), pairs_inputs=pairs.public_inputs,
+                     bandwidth=np.array(bandwidth), local_variances=local, pairs_inputs=pairs.public_inputs,
                      pairs_outputs=pairs.public_outputs, **arrays)
     summary = {"public_features": len(chosen), "basis_dim": basis.dim,
                "basis_variance_share": float(basis.variances.sum()
                                              / max(np.var(unit_rows(features), axis=0, ddof=1).sum(), 1e-12)),
                "clip_norm": clip_norm, "rff_bandwidth": bandwidth, "surrogate_r2": surrogate_r2}
-    return PublicFeatures(basis, pairs, clip_norm, bandwidth, clip_radii), summary
+    return PublicFeatures(basis, pairs, clip_norm, bandwidth, clip_radii, local), summary
 
 
 PUBLIC_FEATURES = Stage(
     name="public_features", pays=False, resumable=True, reads_private=lambda config: False,
     describe=lambda c: "basis and round-trip surrogate from the public pool (free)",
     run=_run_public_features, load=lambda c, _: load_public_features(c.folder))
+
+
+def pixel_directions(encoder: Any, frequencies: int) -> np.ndarray | None:
+    """The pixel view's ``frequencies`` × ``frequencies`` lowest spatial frequencies as directions of the encoder's
+    search features (data-free), or None when not asked for (``search.pixel_frequencies`` 0)."""
+    if frequencies == 0:
+        return None
+    layout = PixelLayout.of(encoder.meta)
+    if layout is None:  # the config check refuses this before anything runs
+        raise ValueError("search.pixel_frequencies needs an encoder with a pixel view (representation.pixel_view)")
+    return layout.cosine_directions(frequencies, encoder.feature_dim)
 
 
 # --- release ----------------------------------------------------------------------------------------------------
@@ -254,7 +275,8 @@ def _warn_thin_territories(c: RunContext, territories: ClassTerritories, release
             # Not an error (the run still delivers), but the user should know before sharing the set.
             c.say(f"warning: only {size} public {c.modality.noun}s look like class {name!r}, fewer than the {count} to "
                   "deliver; they will be delivered more than once. The public pool may lack this class: check it, "
-                  "or use a generating decoder (decoder.name: conv)")
+                  "or use a decoder that draws new images (decoder.name: pixel-view with search.pixel_frequencies, "
+                  "as in configs/disjoint-demo.yaml)")
 
 
 def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
@@ -267,7 +289,7 @@ def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
         c.folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
         _warn_thin_territories(c, territories, release)
     model = decoder.round_trip_model(basis, public_side.pairs, territories)
-    problem = build_problem(config, release, model, basis=basis, territories=territories)
+    problem = build_problem(config, release, model, public=public_side, territories=territories)
 
     def real_round_trip(z: np.ndarray) -> np.ndarray:
         return round_trip(z, basis=basis, decoder=decoder, encoder=encoder)[1]
@@ -308,11 +330,12 @@ SEARCH = Stage(
 def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
     config, class_names = c.config, c.class_names
     encoder, decoder, release = c.products["representation"], c.products["decoder"], c.products["release"]
-    basis = c.products["public_features"].basis
+    public_side = c.products["public_features"]
+    basis = public_side.basis
     # Class balance from the *noisy* counts (post-processing): exact private counts are not released.
     counts = configured_delivery_counts(config.search, release.statistics)
     territories = class_territories(config, release, basis, decoder)
-    targets, space = search_targets(config, release, basis, territories)
+    targets, space = search_targets(config, release, public_side, territories)
     delivered = decode_candidate(space, c.products["search"].vectors[0], counts,
                                  oversample=config.search.delivery_oversample, rng=c.randomness.public("delivery"),
                                  basis=basis, encoder=encoder, decoder=decoder, targets=targets,
@@ -364,7 +387,7 @@ def class_territories(config: RunConfig, release: StatisticsRelease, basis: Publ
     return ClassTerritories.of(basis.reduce(pool), class_model_of(release, basis), sizes)
 
 
-def search_targets(config: RunConfig, release: StatisticsRelease, basis: PublicBasis,
+def search_targets(config: RunConfig, release: StatisticsRelease, public: PublicFeatures,
                    territories: ClassTerritories | None) -> tuple[FitnessTargets, SearchSpace]:
     """The DP fitness targets and the search space around the released Gaussians (pure: same inputs, same draws).
 
@@ -372,27 +395,28 @@ def search_targets(config: RunConfig, release: StatisticsRelease, basis: PublicB
     (:mod:`pcevolve.search.class_model`): public variances of the basis, not the noisy DP class
     covariances, kept to the directions where the released means rise above their noise. Without
     released second moments a class's covariance is its territory's spread when there are
-    territories (:mod:`pcevolve.search.territory`), else the public pool's.
+    territories (:mod:`pcevolve.search.territory`), else the public spread within groups of similar
+    public features (:attr:`PublicFeatures.class_spread`).
     """
     targets = FitnessTargets.from_release(release.statistics, release.rff,
                                           validation_per_class=config.search.validation_per_class,
                                           rng=run_randomness(config).public("search"),
-                                          discriminant_covariance=class_model_of(release, basis).covariance,
-                                          public_covariance=np.diag(basis.variances) if territories is None
+                                          discriminant_covariance=class_model_of(release, public.basis).covariance,
+                                          public_covariance=public.class_spread if territories is None
                                           else territories.spreads)
     return targets, SearchSpace(ClassFrames.from_gaussians(targets.means, targets.covariances))
 
 
 def build_problem(config: RunConfig, release: StatisticsRelease,
-                  surrogate: RoundTripSurrogate | ExactRoundTrip | None, *, basis: PublicBasis,
+                  surrogate: RoundTripSurrogate | ExactRoundTrip | None, *, public: PublicFeatures,
                   territories: ClassTerritories | None) -> SearchProblem:
     """The search problem of a run: DP targets, the space around the released Gaussians, fixed draws.
 
-    A pure function of the config, the release, the public basis, the round-trip model and the
+    A pure function of the config, the release, the public features, the round-trip model and the
     territories (:func:`class_territories`, themselves a pure function of the run), so a resumed run (or
     a benchmark reading a finished run folder) rebuilds exactly the same problem.
     """
     search = config.search
-    targets, space = search_targets(config, release, basis, territories)
+    targets, space = search_targets(config, release, public, territories)
     return SearchProblem.build(space, targets, search.weights, surrogate, per_class=search.candidate_per_class,
                                eval_seeds=search.eval_seeds, seed=run_randomness(config).public_seed("search"))
