@@ -1,6 +1,23 @@
-"""Decoder benchmark: training time, feature consistency and a utility probe (SPEC R6).
+"""Decoder benchmark (SPEC R6), two modes.
 
-Run on the demo data (``make demo`` first):
+**Delivered sets** (``--delivered``): whole runs (``pcevolve run``, secure noise, ε 8) with each decoder on each
+kind of public pool, and the set each delivers judged the way ``pcevolve evaluate`` judges it — the evaluation's
+small CNN (three seeds) trained on the delivered images, tested on the data's ``test/`` folder, overall and per
+class — plus a grid of delivered images per class:
+
+    python bench/decoder.py --delivered                         # both pools, every decoder, seed 0
+    python bench/decoder.py --delivered --pools disjoint --seeds 0 1 2
+
+Pools: ``disjoint`` (``pcevolve data prepare fashion-mnist --public disjoint``: the public pool holds none of the
+private classes) and ``in-domain`` (the demo's data). Systems per pool: ``conv`` (the generator trained on the
+public pool, 64 principal directions), ``conv+dp`` (the same, then fine-tuned under DP-SGD on the private
+images with a quarter of ε), ``conv+frequencies`` (the same generator in the disjoint demo's basis with
+the pixel view's low frequencies), ``pixel-view`` (``configs/disjoint-demo.yaml``: the pixel-view decoder and that
+basis) and, in-domain only, ``nearest-public`` (``configs/demo.yaml``: retrieval). Missing data folders are
+prepared first. Writes ``bench/results/decoder-delivered[-TAG].json`` and, per pool and system,
+``bench/results/decoder-delivered[-TAG]-POOL-SYSTEM-seedS.png``. Reads the test folder: evaluation only.
+
+**One decoder** (default): training time, feature consistency and a utility probe, on the demo data:
 
     python bench/decoder.py                        # default DecoderConfig, default (pretrained) encoder
     python bench/decoder.py --set width=48 --set epochs=8 --tag w48
@@ -25,6 +42,7 @@ import argparse
 import json
 import os
 import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -42,6 +60,7 @@ from pcevolve.data import read_image_folder, read_unlabeled_images
 from pcevolve.decoders import build_decoder, reencode_check, train_decoder
 from pcevolve.encoders import ImageEncoder, build_encoder
 from pcevolve.encoders.preprocess import to_float_images
+from pcevolve.evaluation import predict, train_cnn
 from pcevolve.pipeline.stages import run_randomness
 from pcevolve.privacy import BudgetLedger
 
@@ -117,8 +136,111 @@ def grid_png(path: Path, test, decoded: np.ndarray, *, per_class: int = 8, scale
     image.save(path)
 
 
+# --- delivered sets ---------------------------------------------------------------------------------------------
+
+POOLS = {"disjoint": ("data/disjoint", ["--public", "disjoint"]), "in-domain": ("data/demo", [])}
+CNN_SEEDS = (0, 1, 2)
+
+
+def _packaged(name: str) -> dict:
+    return yaml.safe_load(Path(f"configs/{name}.yaml").read_text(encoding="utf-8"))
+
+
+def system_configs(pool: str) -> dict[str, dict]:
+    """The run configs compared on ``pool`` (data paths filled in by :func:`run_system`)."""
+    disjoint = _packaged("disjoint-demo")
+    conv = {"decoder": {"name": "conv"}, "search": {"basis_dim": 64, "delivery_oversample": 1.0}}
+    frequencies = {**disjoint, "decoder": {"name": "conv"}}
+    # The other way to learn the private shapes: DP-SGD fine-tuning of the conv generator on the private images,
+    # paid from a quarter of the budget (the release keeps the rest).
+    dp_tuned = {"decoder": {"name": "conv", "training": "public-then-dp"}, "search": conv["search"],
+                "privacy": {"split": {"representation": 0.0, "decoder": 0.25, "release": 0.75}}}
+    systems = {"conv": conv, "conv+dp": dp_tuned, "conv+frequencies": frequencies, "pixel-view": disjoint}
+    if pool == "in-domain":
+        systems["nearest-public"] = _packaged("demo")
+    return systems
+
+
+def prepared(pool: str) -> Path:
+    root, options = POOLS[pool]
+    if not (Path(root) / "dataset.json").exists():
+        subprocess.run([sys.executable, "-m", "pcevolve.cli.main", "data", "prepare", "fashion-mnist", "--out", root,
+                        *options], check=True, stdout=subprocess.DEVNULL)
+    return Path(root)
+
+
+def run_system(config: dict, *, data: Path, name: str, seed: int, root: Path) -> tuple[Path, float]:
+    """``pcevolve run`` on ``config`` with ``data``'s folders (a finished run folder is reused, untimed)."""
+    config = {**config, "name": name, "seed": seed,
+              "data": {**config.get("data", {}), **{part: str(data / part) for part in ("private", "public", "test",
+                                                                                        "full")}}}
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    if (root / name / "stages" / "delivery.json").exists():
+        return root / name, float("nan")
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "pcevolve.cli.main", "run", "-q", "--runs-root", str(root), str(path)],
+                   check=True, stdout=subprocess.DEVNULL)
+    return root / name, time.perf_counter() - started
+
+
+def judge_delivered(run: Path, test) -> dict:
+    """The evaluation's CNN (three seeds) on the delivered set, tested on ``test``: overall and per class."""
+    delivered = read_image_folder(run / "synthetic")
+    classes = len(test.class_names)
+    per_seed, per_class = [], []
+    for seed in CNN_SEEDS:
+        predicted = predict(train_cnn(delivered.samples, delivered.labels, classes=classes, seed=seed), test.samples)
+        per_seed.append(float(np.mean(predicted == test.labels)))
+        per_class.append([float(np.mean(predicted[test.labels == k] == k)) for k in range(classes)])
+    return {"cnn": float(np.mean(per_seed)), "cnn_per_seed": per_seed,
+            "cnn_per_class": dict(zip(test.class_names, np.mean(per_class, axis=0).round(4).tolist(), strict=True)),
+            "images": len(delivered)}
+
+
+def delivered_grid(run: Path, path: Path, *, per_class: int = 12, scale: int = 3) -> None:
+    """Rows = classes, ``per_class`` delivered images each (a seeded choice)."""
+    delivered = read_image_folder(run / "synthetic")
+    rng = np.random.default_rng(0)
+    rows = [np.concatenate(list(delivered.samples[rng.choice(np.flatnonzero(delivered.labels == k), per_class,
+                                                             replace=False)]), axis=1)
+            for k in range(len(delivered.class_names))]
+    canvas = np.concatenate(rows, axis=0)
+    Image.fromarray(canvas).resize((canvas.shape[1] * scale, canvas.shape[0] * scale), Image.NEAREST).save(path)
+
+
+def delivered_sets(args: argparse.Namespace) -> None:
+    results: dict = {"cnn_seeds": list(CNN_SEEDS), "rows": []}
+    root = Path(args.runs_root)
+    for pool in args.pools:
+        data = prepared(pool)
+        test = read_image_folder(data / "test")
+        for system, config in system_configs(pool).items():
+            if args.systems and system not in args.systems:
+                continue
+            for seed in args.seeds:
+                run, seconds = run_system(config, data=data, name=f"{pool}-{system.replace('+', '-')}-seed{seed}",
+                                          seed=seed, root=root)
+                row = {"pool": pool, "system": system, "seed": seed, "seconds": seconds, **judge_delivered(run, test)}
+                grid = result_path("decoder-delivered", args.tag, f"-{pool}-{system.replace('+', '-')}-seed{seed}.png")
+                delivered_grid(run, grid)
+                row["grid"] = grid.as_posix()
+                results["rows"].append(row)
+                print(json.dumps(row), flush=True)
+                write_results(results, "decoder-delivered", args.tag)  # after every row: a stopped bench keeps them
+    print(f"wrote {result_path('decoder-delivered', args.tag)}")
+
+
+# --- one decoder --------------------------------------------------------------------------------------------------
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--delivered", action="store_true", help="whole runs per pool and decoder (see above)")
+    parser.add_argument("--pools", nargs="+", choices=sorted(POOLS), default=["disjoint", "in-domain"])
+    parser.add_argument("--systems", nargs="+", default=None, help="only these systems (default: all)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="run seeds (--delivered)")
+    parser.add_argument("--runs-root", default="runs/bench-decoder", help="where --delivered keeps its runs")
     parser.add_argument("--data", default="data/demo")
     parser.add_argument("--set", action="append", default=[], help="decoder config override KEY=VALUE")
     parser.add_argument("--heldout", type=int, default=500, help="public images held out of training")
@@ -131,14 +253,17 @@ def main() -> None:
     parser.add_argument("--tag", default="")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.delivered:
+        delivered_sets(args)
+        return
 
     overrides = {k: yaml.safe_load(v) for k, v in (item.split("=", 1) for item in args.set)}
     if args.training:
         overrides["training"] = args.training
     elif args.dp_epsilon > 0:
         overrides.setdefault("training", "public-then-dp")
-    stages = {"representation": 3.0, "release": 5.0 - args.dp_epsilon, "decoder": args.dp_epsilon, "delivery": 0.0}
-    config = RunConfig.model_validate({"decoder": overrides, "seed": args.seed, "privacy": {"stages": stages}})
+    split = {"representation": 3.0 / 8, "release": (5.0 - args.dp_epsilon) / 8, "decoder": args.dp_epsilon / 8}
+    config = RunConfig.model_validate({"decoder": overrides, "seed": args.seed, "privacy": {"split": split}})
     root = Path(args.data)
     public = read_unlabeled_images(root / "public").samples
     private = read_image_folder(root / "private")

@@ -140,3 +140,15 @@ def test_an_unknown_modality_is_refused_naming_the_known_ones(tmp_path):
     path.write_text("data:\n  modality: sound\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="data.modality: unknown modality 'sound'; known: image"):
         load_config(path)
+
+
+def test_every_packaged_config_loads_by_name_and_matches_its_copy_in_configs():
+    from pathlib import Path
+
+    from pcevolve.config.loader import packaged_configs
+
+    packaged = packaged_configs()
+    assert {"demo", "disjoint-demo", "tabular-demo", "text-demo"} <= set(packaged)
+    for name, text in packaged.items():
+        assert load_config(name).name == name
+        assert (Path(__file__).parents[1] / "configs" / f"{name}.yaml").read_text(encoding="utf-8") == text

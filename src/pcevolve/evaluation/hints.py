@@ -37,8 +37,9 @@ ADVICE = {
     "copies": "Some synthetic images look identical to private ones (near copies), or too many sit unusually close "
               "to one. With the generator decoder (decoder.name: conv), let the search use fewer principal "
               "directions (lower search.basis_dim) or train the decoder with more noise on its input (raise "
-              "decoder.feature_noise); with decoder.name: nearest-public they are public images that resemble a "
-              "private one — look at them before sharing the set.",
+              "decoder.feature_noise); with decoder.name: pixel-view, keep fewer of the image's spatial "
+              "frequencies (lower search.pixel_frequencies); with decoder.name: nearest-public they are public "
+              "images that resemble a private one — look at them before sharing the set.",
     "accuracy": "The synthetic set trains the CNN no better than the few private images alone, so it adds nothing "
                 "yet. Change how the privacy budget is split between the stages (privacy.split): a share for "
                 "representation fine-tunes the encoder on the private images; a larger release share makes the "
