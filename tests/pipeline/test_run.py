@@ -211,4 +211,4 @@ def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(ti
     config, folder, _ = open_run(config, root=tmp_path)
     outcome = run_pipeline(config, folder, say=said.append)
     warnings = [line for line in said if line.startswith("warning: only 2 public images")]
-    assert len(warnings) == 1 and repr(outcome.class_names[0]) in warnings[0] and "conv" in warnings[0]
+    assert len(warnings) == 1 and repr(outcome.class_names[0]) in warnings[0] and "pixel-view" in warnings[0]
