@@ -55,6 +55,16 @@ def test_fixed_directions_join_the_principal_ones_along_the_public_axes_of_their
         PublicBasis.fit(features, 4, fixed_directions=np.ones((5, 2)))
 
 
+def test_a_fixed_direction_the_pool_never_varies_along_gets_a_small_positive_variance():
+    features = _features(d=12)
+    features[:, 11] = features[:, 10]  # two coordinates that are always equal, like two equal colour channels
+    difference = np.zeros((12, 1))
+    difference[[10, 11], 0] = [1.0, -1.0]
+    basis = PublicBasis.fit(features, 3, fixed_directions=difference / np.sqrt(2))
+    assert basis.dim == 4 and np.all(basis.variances > 0)
+    assert basis.variances[-1] == pytest.approx(1e-9 * basis.variances[0])
+
+
 def test_local_variances_leave_out_the_spread_between_groups_of_similar_features():
     rng = np.random.default_rng(3)
     centres = rng.normal(size=(6, 5)) * 10.0

@@ -25,6 +25,10 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
     return unit_vectors(np.asarray(x, dtype=np.float64))
 
 
+#: Public variances are floored at this fraction of the largest one.
+VARIANCE_FLOOR = 1e-9
+
+
 def _principal_axes_of_span(centred: np.ndarray, principal: np.ndarray,
                             fixed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """An orthonormal basis of span(principal ∪ fixed), along the principal axes of ``centred`` within that span
@@ -76,7 +80,11 @@ class PublicBasis:
         # Sign convention (largest entry positive) so the basis does not flip between LAPACK builds.
         signs = np.sign(directions[np.abs(directions).argmax(axis=0), np.arange(directions.shape[1])])
         directions = directions * np.where(signs == 0, 1.0, signs)
-        return cls(centre=centre, directions=directions, variances=singular**2 / (len(units) - 1))
+        variances = singular**2 / (len(units) - 1)
+        # Floored just above 0: a direction the pool never varies along (a fixed direction such as the difference of
+        # two colour channels that are always equal) must not read as a class model with a zero variance.
+        variances = np.maximum(variances, VARIANCE_FLOOR * max(float(variances[0]), 1e-12))
+        return cls(centre=centre, directions=directions, variances=variances)
 
     @property
     def dim(self) -> int:
