@@ -121,6 +121,8 @@ def test_the_config_refuses_dp_training_and_pixel_frequencies_it_cannot_have():
                                    ({"pixel_frequencies": 20}, {"data": {"image_size": 16}}, "more than")]:
         with pytest.raises(ValueError, match=message):
             parse_config({"search": search, **extra}, source="<test>")
+    with pytest.raises(ValueError, match="representation.pixel_view above 0"):
+        parse_config({"decoder": {"name": "pixel-view"}, "representation": {"pixel_view": 0}}, source="<test>")
     config = parse_config({"search": {"pixel_frequencies": 14, "basis_dim": 16}}, source="<test>")
     assert config.basis_size == 16 + 14 * 14
     assert parse_config({"data": {"image_mode": "RGB"}, "search": {"pixel_frequencies": 4, "basis_dim": 8}},

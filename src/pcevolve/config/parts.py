@@ -65,6 +65,10 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         problems.append(f"search.basis_dim: {search.basis_dim} is more than the encoder's feature_dim "
                         f"{rep.feature_dim}; the search basis lives inside the encoder's feature space")
 
+    if decoder.name in DECODERS and getattr(DECODERS[decoder.name], "needs_pixel_view", False) \
+            and rep.pixel_view == 0:
+        problems.append(f"decoder.name: decoder {decoder.name!r} draws the image the features' pixel view holds; "
+                        "set representation.pixel_view above 0 (28 by default)")
     if search.pixel_frequencies > 0:
         if config.data.modality != "image" or rep.pixel_view == 0:
             problems.append("search.pixel_frequencies: only images whose encoder keeps a pixel view "

@@ -97,6 +97,8 @@ class PixelViewDecoder(LearnedRoundTrip):
     name: ClassVar[str] = "pixel-view"
     modalities: ClassVar[tuple[str, ...]] = ("image",)
     trainable_under_dp: ClassVar[bool] = False  # it reads the feature's pixels; what it learns is sharpening
+    #: It decodes the encoder's pixel view, so a config without one is refused when it is loaded.
+    needs_pixel_view: ClassVar[bool] = True
 
     def __init__(self, config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> None:
         if len(sample_shape) not in (2, 3):
