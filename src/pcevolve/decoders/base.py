@@ -19,12 +19,16 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
+from safetensors.torch import load_file
+from safetensors.torch import save as save_safetensors
 
 from pcevolve.config import DecoderConfig
-from pcevolve.io import atomic_write_json, read_json
+from pcevolve.io import atomic_write_bytes, atomic_write_json, read_json
 
 #: Every decoder folder's metadata file; its ``name`` picks the class that loads the folder.
 META_FILE = "decoder.json"
+#: The weights of a decoder that trains a torch network.
+WEIGHTS_FILE = "decoder.safetensors"
 
 
 @dataclass(frozen=True)
@@ -144,3 +148,18 @@ def decoder_from_meta(cls: type, folder: Path) -> Any:
         raise ValueError(f"{folder / META_FILE} holds a {meta.get('name')!r} decoder, not {cls.name!r}")
     return cls(DecoderConfig.model_validate(meta["config"]), feature_dim=meta["feature_dim"],
                sample_shape=tuple(meta["sample_shape"]), seed=meta["seed"])
+
+
+def save_weights(folder: Path, network: Any) -> None:
+    """Write ``network``'s weights to ``folder/decoder.safetensors`` (the folder made if missing): serialised in
+    memory, then one atomic write, so a full disk never leaves a file that looks complete."""
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().contiguous().clone() for k, v in network.state_dict().items()}
+    atomic_write_bytes(folder / WEIGHTS_FILE, save_safetensors(state))
+
+
+def load_weights(network: Any, folder: Path) -> None:
+    """Load the weights :func:`save_weights` wrote into ``network`` (every key, nothing more) and set it to eval."""
+    network.load_state_dict(load_file(str(folder / WEIGHTS_FILE)), strict=True)
+    network.eval()
+

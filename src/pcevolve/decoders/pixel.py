@@ -19,24 +19,19 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file
-from safetensors.torch import save as save_safetensors
 from torch import nn
 
-from pcevolve.config import DecoderConfig
-from pcevolve.decoders.base import META_FILE, DecoderTrainingResult, decoder_from_meta, write_decoder_meta
-from pcevolve.decoders.round_trips import LearnedRoundTrip
+from pcevolve.decoders.base import DecoderTrainingResult
+from pcevolve.decoders.check import reencode_check
+from pcevolve.decoders.image_generator import NetworkImageDecoder
 from pcevolve.encoders.pixel_view import PixelLayout, cosine_matrix
 from pcevolve.encoders.preprocess import pixel_view, to_float_images
-from pcevolve.io import atomic_write_bytes, read_json
 from pcevolve.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -44,7 +39,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_WEIGHTS = "decoder.safetensors"
 #: Public images whose round trip (decode → re-encode) is measured after training, for the training record.
 _CHECK_IMAGES = 64
 
@@ -80,7 +74,7 @@ def _unit_images(images: torch.Tensor) -> torch.Tensor:
     return images / norms[:, None, None, None]
 
 
-class PixelViewDecoder(LearnedRoundTrip):
+class PixelViewDecoder(NetworkImageDecoder):
     """Search feature → its pixel view at the public pool's brightness → dataset size → sharpened uint8 image.
 
     ``labels`` passed to :meth:`decode` are accepted for the interface and ignored: the feature carries the image.
@@ -95,24 +89,16 @@ class PixelViewDecoder(LearnedRoundTrip):
     """
 
     name: ClassVar[str] = "pixel-view"
-    modalities: ClassVar[tuple[str, ...]] = ("image",)
     trainable_under_dp: ClassVar[bool] = False  # it reads the feature's pixels; what it learns is sharpening
     #: It decodes the encoder's pixel view, so a config without one is refused when it is loaded.
     needs_pixel_view: ClassVar[bool] = True
+    #: Where the pixel view sits in the features (from the encoder, in :meth:`fit`).
+    layout: PixelLayout | None = None
+    #: The public pool's median length of a pixel view (its images in [0, 1]): the brightness decoded images get.
+    brightness: float | None = None
 
-    def __init__(self, config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> None:
-        if len(sample_shape) not in (2, 3):
-            raise ValueError(f"sample_shape must be (H, W) or (H, W, C), got {sample_shape}")
-        self.config = config
-        self.feature_dim = int(feature_dim)
-        self.sample_shape = tuple(int(s) for s in sample_shape)
-        self.seed = seed
-        self.channels = self.sample_shape[2] if len(self.sample_shape) == 3 else 1
-        self.network = Sharpener(self.channels, width=config.width, generator=torch.Generator().manual_seed(seed))
-        self.network.eval()
-        self.layout: PixelLayout | None = None
-        #: The public pool's median length of a pixel view (its images in [0, 1]): the brightness decoded images get.
-        self.brightness: float | None = None
+    def build_network(self, generator: torch.Generator) -> Sharpener:
+        return Sharpener(self.channels, width=self.config.width, generator=generator)
 
     # --- decoding ------------------------------------------------------------------------------------------------
 
@@ -144,13 +130,6 @@ class PixelViewDecoder(LearnedRoundTrip):
             return torch.zeros((0, self.channels, *self.sample_shape[:2]))
         return torch.cat(parts)
 
-    def decode(self, features: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
-        """Features (N, feature_dim) → uint8 images shaped like the dataset; ``labels`` are ignored."""
-        if labels is not None and len(labels) != len(features):
-            raise ValueError(f"{len(labels)} labels for {len(features)} features")
-        images = (self.decode_float(features) * 255.0).round().to(torch.uint8).permute(0, 2, 3, 1).numpy()
-        return images[..., 0] if len(self.sample_shape) == 2 else images
-
     # --- training (public only) ----------------------------------------------------------------------------------
 
     def fit(self, public_samples: np.ndarray, *, encoder: ImageEncoder, seed: int,
@@ -165,12 +144,7 @@ class PixelViewDecoder(LearnedRoundTrip):
         Raises:
             ValueError: Samples of the wrong shape, or an encoder without a pixel view.
         """
-        samples = np.asarray(public_samples)
-        if samples.dtype != np.uint8 or samples.shape[1:] != self.sample_shape:
-            raise ValueError(f"expected uint8 samples of shape (N, {self.sample_shape}), "
-                             f"got {samples.dtype} {samples.shape}")
-        if encoder.feature_dim != self.feature_dim:
-            raise ValueError(f"encoder gives {encoder.feature_dim}-d features, decoder expects {self.feature_dim}")
+        samples = self.public_training_samples(public_samples, encoder)
         layout = PixelLayout.of(encoder.meta)
         if layout is None:
             raise ValueError("the pixel-view decoder needs an encoder with a pixel view (representation.pixel_view "
@@ -227,35 +201,20 @@ class PixelViewDecoder(LearnedRoundTrip):
 
     def _round_trip_cosine(self, samples: np.ndarray, encoder: ImageEncoder) -> float:
         """Mean cosine between public samples' features and the features of their decoded images."""
-        from pcevolve.decoders.check import reencode_check
-
         _, features = encoder.encode_both(samples, batch_size=256)
         return float(np.mean(reencode_check(encoder, self.decode(features), features).cosine))
 
     # --- files ---------------------------------------------------------------------------------------------------
 
-    def save(self, folder: str | os.PathLike[str]) -> Path:
-        """Write ``decoder.safetensors`` and ``decoder.json`` (with the pixel layout and brightness) atomically."""
+    def save_meta(self) -> dict[str, Any]:
+        """The pixel layout and the brightness (``decoder.json``), read back by :meth:`restore`."""
         layout = self._ready()
-        target = Path(folder)
-        target.mkdir(parents=True, exist_ok=True)
-        state = {k: v.detach().contiguous().clone() for k, v in self.network.state_dict().items()}
-        atomic_write_bytes(target / _WEIGHTS, save_safetensors(state))
-        write_decoder_meta(target, self, pixel_layout={"offset": layout.offset, "channels": layout.channels,
-                                                       "side": layout.side}, brightness=self.brightness)
-        return target
+        return {"pixel_layout": {"offset": layout.offset, "channels": layout.channels, "side": layout.side},
+                "brightness": self.brightness}
 
-    @classmethod
-    def load(cls, folder: str | os.PathLike[str]) -> PixelViewDecoder:
-        """Rebuild a decoder written by :meth:`save`."""
-        source = Path(folder)
-        decoder = decoder_from_meta(cls, source)
-        meta = read_json(source / META_FILE)
-        decoder.layout = PixelLayout(**{k: int(v) for k, v in meta["pixel_layout"].items()})
-        decoder.brightness = float(meta["brightness"])
-        decoder.network.load_state_dict(load_file(str(source / _WEIGHTS)), strict=True)
-        decoder.network.eval()
-        return decoder
+    def restore(self, meta: dict[str, Any]) -> None:
+        self.layout = PixelLayout(**{k: int(v) for k, v in meta["pixel_layout"].items()})
+        self.brightness = float(meta["brightness"])
 
 
 def _blurred(views: torch.Tensor, cosines: torch.Tensor, *, noise: float, generator: torch.Generator) -> torch.Tensor:

@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file
-from safetensors.torch import save as save_safetensors
 from torch import nn
 
 from pcevolve.config import DecoderConfig
@@ -31,11 +29,12 @@ from pcevolve.data.table_schema import TableSchema
 from pcevolve.decoders.base import (
     DecoderTrainingResult,
     decoder_from_meta,
+    load_weights,
+    save_weights,
     write_decoder_meta,
 )
 from pcevolve.decoders.round_trips import LearnedRoundTrip
 from pcevolve.io import (
-    atomic_write_bytes,
     atomic_write_json,
     atomic_write_npz,
     read_json,
@@ -44,7 +43,6 @@ from pcevolve.io import (
 if TYPE_CHECKING:
     from pcevolve.encoders.table import TableEncoder
 
-_WEIGHTS = "decoder.safetensors"
 _PUBLIC = "public_quantiles.npz"
 _SCHEMA = "schema.json"
 
@@ -211,9 +209,7 @@ class TableGeneratorDecoder(LearnedRoundTrip):
         if self.network is None or self.schema is None:
             raise ValueError("the table generator is not trained: nothing to save")
         target = Path(folder)
-        target.mkdir(parents=True, exist_ok=True)
-        state = {k: v.detach().contiguous().clone() for k, v in self.network.state_dict().items()}
-        atomic_write_bytes(target / _WEIGHTS, save_safetensors(state))
+        save_weights(target, self.network)
         atomic_write_npz(target / _PUBLIC, quantiles=self.quantiles)
         atomic_write_json(target / _SCHEMA, self.schema.to_json())
         write_decoder_meta(target, self)
@@ -227,7 +223,6 @@ class TableGeneratorDecoder(LearnedRoundTrip):
             quantiles = data["quantiles"]
         decoder._build(TableSchema.from_json(read_json(source / _SCHEMA), source=str(source / _SCHEMA)), quantiles)
         assert decoder.network is not None
-        decoder.network.load_state_dict(load_file(str(source / _WEIGHTS)), strict=True)
-        decoder.network.eval()
+        load_weights(decoder.network, source)
         return decoder
 
