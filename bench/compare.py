@@ -37,14 +37,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import yaml
+from pipeline_run import run_config
 from results_file import write_results
 from sklearn.linear_model import LogisticRegression
 
@@ -131,17 +130,9 @@ class Judge:
 def run_ours(epsilon: float, seed: int, root: Path) -> tuple[Path, float]:
     """``pcevolve run`` on the demo config at ``epsilon`` and ``seed``; the run folder and its wall time."""
     config = yaml.safe_load(Path("configs/demo.yaml").read_text(encoding="utf-8"))
-    name = f"compare-eps{epsilon:g}-seed{seed}"
-    config.update(name=name, seed=seed)
+    config.update(name=f"compare-eps{epsilon:g}-seed{seed}", seed=seed)
     config.setdefault("privacy", {})["epsilon"] = epsilon
-    path = root / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    if (root / name / "stages" / "delivery.json").exists():
-        return root / name, float("nan")
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pcevolve.cli.main", "run", "-q", "--runs-root", str(root), str(path)],
-                   check=True, stdout=subprocess.DEVNULL)
-    return root / name, time.perf_counter() - started
+    return run_config(config, root)
 
 
 def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:

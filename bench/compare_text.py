@@ -22,14 +22,12 @@ Every set is judged by ``pcevolve.evaluation.text.judge_text_files`` against the
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import yaml
+from pipeline_run import run_config
 
 from pcevolve.data.text import read_labeled_texts
 from pcevolve.data.writers import write_texts_jsonl
@@ -50,20 +48,12 @@ def run_ours(epsilon: float, seed: int, root: Path, encoder_share: float = 0.0) 
     """A finished ``pcevolve run`` of the text demo at (ε, seed) under ``root`` (reused when it exists);
     ``encoder_share`` > 0: that share of ε trains the encoder's adapter under DP, the rest goes to the release."""
     name = f"text-e{epsilon:g}-s{seed}" + (f"-enc{encoder_share:g}" if encoder_share else "")
-    folder = root / name
-    if (folder / "synthetic.jsonl").exists():
-        return folder, float("nan")
     config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
     config.update(name=name, seed=seed)
     config["privacy"]["epsilon"] = float(epsilon)
     if encoder_share:
         config["privacy"]["split"] = {"representation": encoder_share, "release": 1.0 - encoder_share}
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as handle:
-        yaml.safe_dump(config, handle)
-    started = time.perf_counter()
-    subprocess.run([str(Path(sys.executable).with_name("pcevolve")), "run", handle.name, "-q",
-                    "--runs-root", str(root)], check=True, stdout=subprocess.DEVNULL)
-    return folder, time.perf_counter() - started
+    return run_config(config, root)
 
 
 def pe_histogram(run: Path, epsilon: float, seed: int, out: Path) -> float:

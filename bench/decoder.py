@@ -52,6 +52,7 @@ import torch
 import torch.nn.functional as F
 import yaml
 from PIL import Image
+from pipeline_run import run_config
 from results_file import result_path, write_results
 from torch import nn
 
@@ -171,18 +172,8 @@ def prepared(pool: str) -> Path:
 
 def run_system(config: dict, *, data: Path, name: str, seed: int, root: Path) -> tuple[Path, float]:
     """``pcevolve run`` on ``config`` with ``data``'s folders (a finished run folder is reused, untimed)."""
-    config = {**config, "name": name, "seed": seed,
-              "data": {**config.get("data", {}), **{part: str(data / part) for part in ("private", "public", "test",
-                                                                                        "full")}}}
-    root.mkdir(parents=True, exist_ok=True)
-    path = root / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    if (root / name / "stages" / "delivery.json").exists():
-        return root / name, float("nan")
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pcevolve.cli.main", "run", "-q", "--runs-root", str(root), str(path)],
-                   check=True, stdout=subprocess.DEVNULL)
-    return root / name, time.perf_counter() - started
+    folders = {part: str(data / part) for part in ("private", "public", "test", "full")}
+    return run_config({**config, "name": name, "seed": seed, "data": {**config.get("data", {}), **folders}}, root)
 
 
 def judge_delivered(run: Path, test) -> dict:
