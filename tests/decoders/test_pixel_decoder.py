@@ -123,6 +123,11 @@ def test_the_config_refuses_dp_training_and_pixel_frequencies_it_cannot_have():
             parse_config({"search": search, **extra}, source="<test>")
     with pytest.raises(ValueError, match="representation.pixel_view above 0"):
         parse_config({"decoder": {"name": "pixel-view"}, "representation": {"pixel_view": 0}}, source="<test>")
+    for search in ({"basis_dim": 16, "release_dim": 17}, {"basis_dim": 16, "pixel_frequencies": 2, "release_dim": 21}):
+        with pytest.raises(ValueError, match="search.release_dim"):
+            parse_config({"search": search}, source="<test>")
+    assert parse_config({"search": {"basis_dim": 16, "pixel_frequencies": 2, "release_dim": 20}},
+                        source="<test>").search.release_dim == 20
     config = parse_config({"search": {"pixel_frequencies": 14, "basis_dim": 16}}, source="<test>")
     assert config.basis_size == 16 + 14 * 14
     assert parse_config({"data": {"image_mode": "RGB"}, "search": {"pixel_frequencies": 4, "basis_dim": 8}},

@@ -78,6 +78,10 @@ def run_config_problems(config: "RunConfig") -> list[str]:
                             f"({min(rep.pixel_view, config.data.image_size)}: representation.pixel_view, at most "
                             "data.image_size)")
 
+    if search.release_dim is not None and search.release_dim > config.basis_size:
+        problems.append(f"search.release_dim: {search.release_dim} is more than the basis's {config.basis_size} "
+                        "directions (search.basis_dim, plus the pixel frequencies' directions)")
+
     stages = privacy.split
     if config.data.public is None:
         problems.append("data.public: the search needs a public pool for its feature basis (and DP training needs "

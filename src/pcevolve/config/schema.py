@@ -204,8 +204,6 @@ class SearchConfig(_Frozen):
         if (self.synthetic_multiplier is None) == (self.synthetic_per_class is None):
             raise ValueError("set either synthetic_per_class (samples per class) or synthetic_multiplier (times each "
                              "class's noisy count), not both")
-        if self.release_dim is not None and self.pixel_frequencies == 0 and self.release_dim > self.basis_dim:
-            raise ValueError(f"release_dim ({self.release_dim}) cannot exceed basis_dim ({self.basis_dim})")
         if 0.0 < self.territory < 1.0:
             raise ValueError(f"territory ({self.territory}) must be 0 (off) or at least 1: each delivered sample "
                              "needs its own territory image")
