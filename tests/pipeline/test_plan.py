@@ -32,3 +32,15 @@ def test_given_sigma_configs_are_planned_with_the_steps_the_budget_allows():
     plan = plan_budget(config, 500)
     assert plan.representation.mode == "given" and 0 < plan.representation.steps < plan.representation.schedule.steps
     assert plan.total.epsilon <= config.privacy.epsilon
+
+
+@pytest.mark.parametrize("privacy", [{"epsilon": 1.0}, {"epsilon": 8.0, "split": {"representation": 0.3,
+                                                                                   "release": 0.7}}])
+def test_a_vote_release_is_planned_as_counts_then_one_selection_and_the_caps_still_reach_the_total(privacy):
+    config = parse_config({"privacy": privacy, "search": {"class_means": "votes"}})
+    caps = stage_caps(config, 50)
+    plan = plan_budget(config, 50, caps=caps)
+    target = config.privacy.epsilon
+    assert target * (1 - TOTAL_TOLERANCE) <= plan.total.epsilon <= target
+    assert plan.release.vote_epsilon is not None and 0 < plan.release.vote_epsilon < caps["release"]
+    assert plan.release.epsilon == pytest.approx(caps["release"], rel=1e-6)

@@ -212,3 +212,34 @@ def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(ti
     outcome = run_pipeline(config, folder, say=said.append)
     warnings = [line for line in said if line.startswith("warning: only 2 public images")]
     assert len(warnings) == 1 and repr(outcome.class_names[0]) in warnings[0] and "pixel-view" in warnings[0]
+
+
+def test_a_vote_run_releases_counts_and_one_selection_and_delivers_from_the_chosen_centres(tiny_config, tmp_path):
+    from pcevolve.decoders import load_decoder
+    from pcevolve.pipeline import class_territories, load_public_features
+    from pcevolve.privacy import ExponentialSelection, GaussianRelease
+    from pcevolve.run_folder import RunFolder
+    from pcevolve.search.release import StatisticsRelease
+
+    config = tiny_config(name="votes", **{"decoder.name": "nearest-public", "search.class_means": "votes",
+                                          "search.synthetic_multiplier": None, "search.synthetic_per_class": 20,
+                                          "privacy.split": {"representation": 0.0, "release": 1.0},
+                                          **REPRODUCIBLE})
+    outcome = _run(config, tmp_path)
+    folder = outcome.folder
+    ledger = BudgetLedger.load(folder / "ledger.json")
+    events = ledger.events("release")
+    assert [type(e) for e in events] == [GaussianRelease, ExponentialSelection]
+    assert 0.999 * 8.0 <= ledger.spent() <= 8.0
+    public = load_public_features(RunFolder.open(folder))
+    assert public.vote_centres.shape == (2 * 3, public.basis.dim)  # 2 clusters per class, 3 classes
+    release = StatisticsRelease.load(folder / "release.npz")
+    assert len(set(release.vote.chosen.tolist())) == 3
+    np.testing.assert_allclose(release.statistics.sums / release.statistics.counts[:, None],
+                               public.vote_centres[release.vote.chosen])
+    with np.load(folder / "release.npz") as saved:
+        assert "sums" not in saved and "second_moments" not in saved and "rff_sums" not in saved
+    # Equal classes whose noisy counts differ by noise alone (count noise std ≈ 9 here) are delivered equal.
+    assert outcome.synthetic_counts == [20, 20, 20]
+    territories = class_territories(config, release, public.basis, load_decoder(folder / "decoder"))
+    assert all(len(m) for m in territories.members)

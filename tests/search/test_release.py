@@ -2,17 +2,28 @@
 for), composing to the stage's budget, refused before noise, saved without pickle."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 
-from pcevolve.privacy import BudgetExceeded, BudgetLedger
+from pcevolve.privacy import BudgetExceeded, BudgetLedger, ExponentialSelection
 from pcevolve.privacy.noise import GeneratorNoise
 from pcevolve.privacy.statistics import RandomFourierFeatures
-from pcevolve.search.release import ReleaseSettings, StatisticsRelease, public_bandwidth, release_statistics
-from pcevolve.search.release_rule import DIRECTION_SNR, MIN_RELEASE_DIMS, choose_components, release_dimension
+from pcevolve.search.release import (
+    ReleaseSettings,
+    StatisticsRelease,
+    public_bandwidth,
+    release_statistics,
+)
+from pcevolve.search.release_rule import (
+    DIRECTION_SNR,
+    MIN_RELEASE_DIMS,
+    choose_components,
+    release_dimension,
+)
 
 SHARES = (0.05, 0.3, 0.4, 0.25)
 
@@ -171,3 +182,31 @@ def test_small_classes_release_their_sums_in_fewer_directions_clipped_to_those_d
         **{**settings.__dict__, "dim": 6}), ledger=BudgetLedger(1.0, 1e-5, {"release": 1.0}, reproducible_noise=True),
         noise=GeneratorNoise(np.random.default_rng(0)))
     assert fixed_choice.dim == 6 and fixed.clip_norm == pytest.approx(radii[-1])
+
+
+def test_a_vote_release_pays_counts_then_one_selection_composing_to_the_stage_and_saves_choices_not_sums(tmp_path):
+    z, labels = _data(per_class=10)
+    centres = np.array([[0.0] * 4, [0.5] * 4, [1.0] * 4, [3.0] * 4])
+    ledger = BudgetLedger(8.0, 1e-5, {"representation": 7.0, "release": 1.0}, reproducible_noise=True)
+    settings = replace(_settings(), vote_centres=centres)
+    release, choice = _release(z, labels, ledger, settings=settings)
+    counts, vote = (entry.event for entry in ledger.history)
+    assert isinstance(vote, ExponentialSelection) and choice.components == ("vote",)
+    # The counts' own ε is their share (5%) of the stage; the vote takes exactly what is left (PLD + basic).
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(dp_event.GaussianDpEvent(counts.noise_multiplier))
+    assert accountant.get_epsilon(1e-5) == pytest.approx(0.05, rel=1e-2)
+    assert accountant.get_epsilon(1e-5) + vote.epsilon == pytest.approx(ledger.spent("release"), rel=1e-3)
+    assert 0.999 < ledger.spent("release") <= 1.0
+    assert len(set(release.vote.chosen.tolist())) == 3
+    # The classes' means are their chosen public centres, whatever the noisy counts are.
+    sizes = release.statistics.class_sizes()
+    assert np.all(sizes >= 2.0)
+    assert np.allclose(release.statistics.sums / sizes[:, None], centres[release.vote.chosen])
+    path = release.save(tmp_path / "release.npz")
+    with np.load(path) as saved:
+        assert "sums" not in saved and saved["vote_chosen"].tolist() == release.vote.chosen.tolist()
+        assert np.allclose(saved["counts"], release.vote.counts)
+    loaded = StatisticsRelease.load(path)
+    assert np.allclose(loaded.statistics.sums, release.statistics.sums)
+    assert loaded.vote.count_noise_std == pytest.approx(counts.noise_multiplier)

@@ -87,8 +87,10 @@ def _stage_table(run: RunConfig, result: BudgetPlan) -> Table:
     table.add_column("private access")
     uses = {
         "representation": "DP-SGD (Poisson-subsampled Gaussian), per-sample clipping",
-        "release": "a Gaussian release of per-class statistics (counts, then the rest); the search is "
-                   "post-processing of it",
+        "release": ("a Gaussian release of per-class statistics (counts, then the rest); the search is "
+                    "post-processing of it" if run.search.class_means == "sums" else
+                    "a Gaussian release of the class sizes, then each class's vote for a public cluster "
+                    "(exponential mechanism); the search is post-processing of them"),
         "decoder": ("DP-SGD on private data" if run.decoder.training != "public"
                     else "budget unused: the decoder trains on public data"),
         "delivery": "decoding and writing the synthetic set: post-processing, reads no private data",
@@ -144,6 +146,15 @@ def _dpsgd_table(stage: DPSGDStagePlan, run: RunConfig, n: int, caps: dict[str, 
 
 def _print_release(console: Console, release: ReleasePlan, run: RunConfig, cap: float) -> None:
     search = run.search
+    if release.vote_epsilon is not None:
+        console.print(
+            f"release (ε cap {cap:.3f}): the class sizes first, one Gaussian release at noise multiplier "
+            f"{release.noise_multiplier:.4f} (noise std {release.noise_stds['count']:.2f} per class size); then the "
+            f"public pool is split into {search.vote_clusters_per_class} clusters per class, every private sample "
+            "votes for its nearest cluster, and the classes are given distinct clusters by one draw of the "
+            f"exponential mechanism at ε = {release.vote_epsilon:.3f}, favouring the assignments that honour the most "
+            "votes. The chosen public centres are the class means; no sums are released (search.class_means: votes).")
+        return
     z_count, z_rest = release.event_noise_multipliers
     table = Table(title=f"release: per-class statistics for ε cap {cap:.3f} (two Gaussian events: the counts, "
                         "then the rest)")

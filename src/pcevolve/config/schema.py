@@ -178,6 +178,20 @@ class SearchConfig(_Frozen):
     # on the demo's features at 10 per class 4 of 64 at epsilon 1 and 31-38 at epsilon 8; at 100 per class 49 at
     # epsilon 1 and all 64 at epsilon 8).
     release_dim: int | None = Field(None, ge=1)
+    # Where the class means come from. "sums": released noisy sums of the private features (the class model,
+    # territories and search Gaussians are built on them). "votes": the public pool is split into
+    # vote_clusters_per_class x classes clusters, every private sample votes for its nearest one, and the classes are
+    # given distinct clusters by the exponential mechanism on those votes (privacy/cluster_vote.py); a chosen public
+    # centre is its class's mean. A choice is far cheaper than a mean when classes are small: offline, 12 draws at
+    # 10 private images per class (docs/search.md section 8), the 1,000 public images per class the class model is
+    # surest of were 82% right at epsilon 1 with votes against 24-29% with sums; at 100 per class the sums win
+    # (89% vs 83% at epsilon 8, 84% vs 83% at 1). Choose it from what you know of your data's scale
+    # (docs/quickstart.md): the setting ships with the run.
+    class_means: Literal["sums", "votes"] = "sums"
+    # 2 per class on the demo's pool (10 clusters for 5 classes) against 3 and 4: 82.9 / 79.6 / 75.8% right at
+    # epsilon 8 and 82.0 / 69.7 / 63.0% at epsilon 1 (12 draws at 10 per class): with more clusters a class's ten
+    # votes spread thinner.
+    vote_clusters_per_class: int = Field(2, ge=1, le=50)
     validation_per_class: int = Field(200, ge=2, description="Samples per class drawn from the DP Gaussians.")
     # Delivery: how many candidate sets of the final population are ranked on DP fitness; the best is delivered.
     top_candidates: int = Field(3, ge=1)

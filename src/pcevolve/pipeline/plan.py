@@ -16,6 +16,7 @@ the total ε. Composition is sub-additive, so s = 1 (caps summing to ε) would l
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -30,7 +31,7 @@ from pcevolve.privacy import (
     affordable_steps,
 )
 from pcevolve.privacy.calibration import DPSGDPlan
-from pcevolve.privacy.events import GaussianRelease
+from pcevolve.privacy.events import ExponentialSelection, GaussianRelease
 from pcevolve.privacy.statistics import RandomFourierFeatures, component_noise_stds
 from pcevolve.search.release import STAGE as RELEASE_STAGE
 from pcevolve.search.release import (
@@ -40,6 +41,8 @@ from pcevolve.search.release import (
     count_mechanism,
     rest_mechanism,
     rest_noise_multiplier,
+    vote_count_mechanism,
+    vote_epsilon,
 )
 
 
@@ -72,6 +75,9 @@ class ReleasePlan:
     # t: a class sum's noise std per coordinate, in units of C, when the sums take the whole second event (the
     # dimension rule's view): a class mean of n̂ samples carries t·C(d)/n̂ (search/release_rule.py).
     sum_noise_multiplier: float
+    # With search.class_means "votes": the ε of the vote for each class's public cluster (the second event), and
+    # nothing but the counts is released as a Gaussian.
+    vote_epsilon: float | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,14 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
         rff = RandomFourierFeatures(frequencies=np.zeros((m, d)), bandwidth=1.0)
         settings = ReleaseSettings(num_classes=1, clip_norm=1.0, rff=rff, shares=search.release_shares,
                                    public_variances=np.ones(d), min_snr=search.release_min_snr)
+        if search.class_means == "votes":
+            counting = vote_count_mechanism(ledger, settings)
+            ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")
+            vote = ledger.charge(RELEASE_STAGE, ExponentialSelection(vote_epsilon(ledger)), description="planned: vote")
+            release = ReleasePlan(counting.noise_multiplier, (counting.noise_multiplier, math.inf),
+                                  counting.noise_stds(), {"count": 1}, ledger.spent(RELEASE_STAGE), {}, math.inf,
+                                  vote_epsilon=vote.event.epsilon)
+            return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps))
         counting = count_mechanism(ledger, settings)
         ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")
         z_rest = rest_noise_multiplier(ledger, settings)

@@ -25,8 +25,8 @@ import numpy as np
 from pcevolve.config import RunConfig
 from pcevolve.decoders import Decoder, load_decoder, train_decoder
 from pcevolve.encoders.pixel_view import PixelLayout
-from pcevolve.executors import bulk_encode
 from pcevolve.evolution import EvolutionSettings
+from pcevolve.executors import bulk_encode
 from pcevolve.fitness import FitnessTargets
 from pcevolve.io import atomic_write_npz
 from pcevolve.pipeline.deliver import (
@@ -37,6 +37,7 @@ from pcevolve.pipeline.deliver import (
 from pcevolve.pipeline.plots import write_fitness_curve
 from pcevolve.pipeline.secure_zone import split_training_record
 from pcevolve.pipeline.stage import RunContext, Stage
+from pcevolve.privacy.cluster_vote import public_clusters
 from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.randomness import RunRandomness
 from pcevolve.run_folder import RunFolder
@@ -141,7 +142,9 @@ class PublicFeatures:
     """What the search takes from the public pool: the basis, the round trip's public pairs, the clip radius of
     the release (``clip_radii[d - 1]``: of the leading d coordinates; ``clip_norm`` of all), the bandwidth of
     its random features and the public spread within groups of similar features (``local_variances``,
-    :func:`~pcevolve.search.basis.local_variances`; a run saved before it existed reads the basis variances)."""
+    :func:`~pcevolve.search.basis.local_variances`; a run saved before it existed reads the basis variances), and
+    with ``search.class_means: votes`` the public cluster centres the classes vote among (``vote_centres``,
+    :func:`~pcevolve.privacy.cluster_vote.public_clusters`)."""
 
     basis: PublicBasis
     pairs: SurrogateData
@@ -149,6 +152,7 @@ class PublicFeatures:
     bandwidth: float
     clip_radii: np.ndarray | None = None
     local_variances: np.ndarray | None = None
+    vote_centres: np.ndarray | None = None
 
     @property
     def class_spread(self) -> np.ndarray:
@@ -163,7 +167,7 @@ def load_public_features(folder: RunFolder) -> PublicFeatures:
     basis = PublicBasis.from_arrays({k[len("basis_"):]: v for k, v in arrays.items() if k.startswith("basis_")})
     pairs = SurrogateData(arrays["pairs_inputs"], arrays["pairs_outputs"], {})
     return PublicFeatures(basis, pairs, float(arrays["clip_norm"]), float(arrays["bandwidth"]),
-                          arrays.get("clip_radii"), arrays.get("local_variances"))
+                          arrays.get("clip_radii"), arrays.get("local_variances"), arrays.get("vote_centres"))
 
 
 def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]:
@@ -184,6 +188,15 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
     pairs = decoder.surrogate_pairs(z, basis=basis, encoder=encoder)  # none for an exact round trip
     surrogate_r2 = pairs.fit().r2 if len(pairs.public_inputs) else None
     arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
+    centres = None
+    if search.class_means == "votes":
+        # The clusters are sharper on the whole retrieval pool (20,000 images on the demo) than on the public features
+        # encoded above (1,500): at 10 per class and epsilon 1, fewer pullovers fell into the coats' cluster.
+        pool = decoder.pool_encodings()
+        clustered = z if pool is None else basis.reduce(pool)
+        centres = public_clusters(clustered, min(len(clustered), search.vote_clusters_per_class * len(c.class_names)),
+                                  rng=rng)
+        arrays["vote_centres"] = centres
     atomic_write_npz(c.folder.path / PUBLIC_FEATURES_FILE, clip_norm=np.array(clip_norm), clip_radii=clip_radii,
                      bandwidth=np.array(bandwidth), local_variances=local, pairs_inputs=pairs.public_inputs,
                      pairs_outputs=pairs.public_outputs, **arrays)
@@ -191,7 +204,9 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
                "basis_variance_share": float(basis.variances.sum()
                                              / max(np.var(unit_rows(features), axis=0, ddof=1).sum(), 1e-12)),
                "clip_norm": clip_norm, "rff_bandwidth": bandwidth, "surrogate_r2": surrogate_r2}
-    return PublicFeatures(basis, pairs, clip_norm, bandwidth, clip_radii, local), summary
+    if centres is not None:
+        summary["vote_clusters"] = len(centres)
+    return PublicFeatures(basis, pairs, clip_norm, bandwidth, clip_radii, local, centres), summary
 
 
 PUBLIC_FEATURES = Stage(
@@ -228,23 +243,37 @@ def _run_release(c: RunContext) -> tuple[StatisticsRelease, dict[str, Any]]:
     settings = ReleaseSettings(num_classes=len(private.class_names), clip_norm=public_side.clip_norm, rff=rff,
                                shares=search.release_shares, public_variances=basis.variances,
                                min_snr=search.release_min_snr, clip_radii=public_side.clip_radii,
-                               dim=search.release_dim)
+                               dim=search.release_dim, vote_centres=_vote_centres(c.config, public_side))
     release, choice = release_statistics(basis.reduce(private_features), private.labels, settings=settings,
                                          ledger=c.ledger, noise=c.randomness.noise("release"))
     del private_features
     release.save(c.folder.path / "release.npz")
-    if choice.dropped:
+    if release.vote is not None:
+        c.say(f"release: each class's mean is the centre of a public cluster (of {len(release.vote.centres)}), "
+              "given to the classes by the exponential mechanism on their private samples' votes")
+    elif choice.dropped:
         c.say(f"release: {' and '.join(_STATISTIC_NAMES[s] for s in choice.dropped)} left out — with about "
               f"{choice.typical_count:.0f} private samples per class their class means would be mostly noise; "
               "their budget went to the class means")
-    if choice.dim < choice.basis_dim:
+    if release.vote is None and choice.dim < choice.basis_dim:
         c.say(f"release: class means in the leading {choice.dim} of {choice.basis_dim} basis directions — with "
               f"about {choice.typical_count:.0f} private samples per class, the noise of a class mean outgrows the "
               "public spread beyond them")
     return release, {"noise_multiplier": release.noise_multiplier, "clip_norm": release.clip_norm,
-                     "noisy_counts": release.statistics.counts.tolist(), "basis_dim": basis.dim,
+                     "noisy_counts": (release.statistics.counts if release.vote is None
+                                      else release.vote.counts).tolist(), "basis_dim": basis.dim,
                      "rff_bandwidth": public_side.bandwidth, "stage_epsilon": c.ledger.spent("release"),
                      "rule": choice.summary()}
+
+
+def _vote_centres(config: RunConfig, public: PublicFeatures) -> np.ndarray | None:
+    """The public centres the classes vote among, with ``search.class_means: votes`` (else None)."""
+    if config.search.class_means != "votes":
+        return None
+    if public.vote_centres is None:
+        raise ValueError("search.class_means is 'votes' but the public features stage saved no cluster centres "
+                         "(a run folder made with 'sums'); start a new run folder")
+    return public.vote_centres
 
 
 RELEASE = Stage(

@@ -11,6 +11,12 @@ stage's budget. Their neighbouring relation and sensitivity are stated in
 :mod:`pcevolve.privacy.statistics`. After this call the search holds only the noisy result;
 everything it computes from it is post-processing.
 
+With ``search.class_means: votes`` the second event is not a Gaussian: the classes are given distinct public
+clusters by one draw of the exponential mechanism on their private samples' votes
+(:class:`~pcevolve.privacy.cluster_vote.ClusterVote`), on what the accountant says the counts left; the
+chosen centres are the class means (no sums, second moments or RFF sums are released). In the statistics
+the search reads, a class's "sum" is then its centre times its class size, with no additive noise.
+
 The RFF bandwidth is the median pairwise distance of *public* coordinates and the frequencies
 come from the run's public ``rff`` stream: neither depends on the private data, and neither
 shares a generator with the release's noise (which is secure by default). The frequencies are
@@ -29,10 +35,23 @@ import numpy as np
 
 from pcevolve.io import atomic_write_npz
 from pcevolve.privacy import BudgetLedger, NoiseSource
-from pcevolve.privacy.calibration import gaussian_noise_multiplier, stage_gaussian_noise_multiplier
-from pcevolve.privacy.events import Neighbouring, PrivacyEvent
-from pcevolve.privacy.statistics import ClassStatisticsRelease, NoisyClassStatistics, RandomFourierFeatures
-from pcevolve.search.release_rule import REST, ReleaseChoice, choose_components
+from pcevolve.privacy.calibration import (
+    gaussian_noise_multiplier,
+    stage_gaussian_noise_multiplier,
+)
+from pcevolve.privacy.cluster_vote import ClusterVote
+from pcevolve.privacy.events import ExponentialSelection, Neighbouring, PrivacyEvent
+from pcevolve.privacy.statistics import (
+    ClassStatisticsRelease,
+    NoisyClassStatistics,
+    RandomFourierFeatures,
+)
+from pcevolve.search.release_rule import (
+    REST,
+    ReleaseChoice,
+    choose_components,
+    typical_class_size,
+)
 
 STAGE = "release"
 
@@ -44,6 +63,39 @@ def public_bandwidth(public_coordinates: np.ndarray, *, rng: np.random.Generator
     keep = first != second
     distances = np.linalg.norm(z[first[keep]] - z[second[keep]], axis=1)
     return float(np.median(distances)) if distances.size else 1.0
+
+
+#: Class sizes after a vote are floored here: every reader of the statistics (class model, fitness targets) then
+#: takes each class's own mean — its centre — instead of falling back to pooled statistics for a tiny class.
+_PROTOTYPE_MIN_COUNT = 2.0
+
+
+@dataclass(frozen=True, eq=False)
+class VoteChoice:
+    """A vote's outcome: the public centres the classes voted among (M, P), each class's choice (K,), and the noisy
+    class sizes released before it with their noise std."""
+
+    centres: np.ndarray
+    chosen: np.ndarray
+    counts: np.ndarray
+    count_noise_std: float
+
+    @property
+    def means(self) -> np.ndarray:
+        """(K, P): the chosen centres, the classes' means."""
+        return np.asarray(self.centres, dtype=np.float64)[np.asarray(self.chosen, dtype=np.int64)]
+
+    def statistics(self) -> NoisyClassStatistics:
+        """The statistics the search reads (post-processing): as counts, the class sizes estimated from the noisy
+        counts (:meth:`~pcevolve.privacy.statistics.NoisyClassStatistics.class_sizes`, at least 2), marked
+        noise-free so that nobody shrinks them again; as "sums", each chosen centre times its class size, also
+        noise-free (the centre is public; its error is the choice's, not additive noise)."""
+        counted = NoisyClassStatistics(counts=np.asarray(self.counts, dtype=np.float64), sums=None,
+                                       second_moments=None, rff_sums=None,
+                                       noise_stds={"count": float(self.count_noise_std)})
+        sizes = counted.class_sizes(min_count=_PROTOTYPE_MIN_COUNT)
+        return NoisyClassStatistics(counts=sizes, sums=self.means * sizes[:, None], second_moments=None,
+                                    rff_sums=None, noise_stds={"count": 0.0, "sum": 0.0})
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,33 +118,44 @@ class StatisticsRelease:
     clip_norm: float
     noise_multiplier: float
     dim: int
+    vote: VoteChoice | None = None
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """One npz (no pickle), written atomically; statistics not released are absent, and the sums are saved
-        as released (their first d̂ coordinates) with the basis size to pad them back."""
+        as released (their first d̂ coordinates) with the basis size to pad them back. After a vote the centres
+        and the choices are saved instead of sums."""
         s = self.statistics
         released = {"counts": s.counts, "sums": s.sums[:, :self.dim], "second_moments": s.second_moments,
                     "rff_sums": s.rff_sums}
+        stds = dict(s.noise_stds)
+        if self.vote is not None:  # what was released: the noisy counts and the choices among public centres
+            released = {"counts": self.vote.counts, "vote_centres": self.vote.centres, "vote_chosen": self.vote.chosen}
+            stds = {"count": self.vote.count_noise_std}
         arrays = {**{k: v for k, v in released.items() if v is not None},
                   "rff_frequencies": self.rff.frequencies, "rff_bandwidth": np.array(self.rff.bandwidth),
                   "clip_norm": np.array(self.clip_norm), "noise_multiplier": np.array(self.noise_multiplier),
                   "basis_dim": np.array(s.sums.shape[1]),
-                  "noise_std_names": np.array(list(s.noise_stds)), "noise_std_values": np.array(
-                      [s.noise_stds[k] for k in s.noise_stds], dtype=np.float64)}
+                  "noise_std_names": np.array(list(stds)), "noise_std_values": np.array(list(stds.values()),
+                                                                                         dtype=np.float64)}
         return atomic_write_npz(path, **arrays)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "StatisticsRelease":
         with np.load(path, allow_pickle=False) as data:
             stds = {str(k): float(v) for k, v in zip(data["noise_std_names"], data["noise_std_values"], strict=True)}
+            rff = RandomFourierFeatures(frequencies=data["rff_frequencies"], bandwidth=float(data["rff_bandwidth"]))
+            common = {"rff": rff, "clip_norm": float(data["clip_norm"]),
+                      "noise_multiplier": float(data["noise_multiplier"])}
+            if "vote_chosen" in data:
+                vote = VoteChoice(centres=data["vote_centres"], chosen=data["vote_chosen"], counts=data["counts"],
+                                  count_noise_std=stds["count"])
+                return cls(statistics=vote.statistics(), dim=vote.centres.shape[1], vote=vote, **common)
             optional = {k: (data[k] if k in data else None) for k in ("second_moments", "rff_sums")}
             sums = data["sums"]
             basis_dim = int(data["basis_dim"]) if "basis_dim" in data else sums.shape[1]
             statistics = NoisyClassStatistics(counts=data["counts"], sums=pad_columns(sums, basis_dim),
                                               noise_stds=stds, **optional)
-            rff = RandomFourierFeatures(frequencies=data["rff_frequencies"], bandwidth=float(data["rff_bandwidth"]))
-            return cls(statistics=statistics, rff=rff, clip_norm=float(data["clip_norm"]),
-                       noise_multiplier=float(data["noise_multiplier"]), dim=sums.shape[1])
+            return cls(statistics=statistics, dim=sums.shape[1], **common)
 
 
 def pad_columns(values: np.ndarray, width: int) -> np.ndarray:
@@ -109,6 +172,7 @@ class ReleaseSettings:
 
     ``clip_radii``: C(d) of the leading d coordinates, d = 1 … P (``clip_norm`` is C(P)); ``None`` keeps
     the sums over the whole basis. ``dim``: a fixed number of released directions instead of the rule.
+    ``vote_centres``: (M, P) public cluster centres; given, the classes vote among them instead of releasing sums.
     """
 
     num_classes: int
@@ -119,6 +183,12 @@ class ReleaseSettings:
     min_snr: float
     clip_radii: np.ndarray | None = None
     dim: int | None = None
+    vote_centres: np.ndarray | None = None
+
+    @property
+    def votes(self) -> bool:
+        """The class means are chosen among ``vote_centres`` (``search.class_means: votes``)."""
+        return self.vote_centres is not None
 
     def radius(self, dim: int) -> float:
         """C(d): the clip radius of the leading ``dim`` coordinates."""
@@ -162,6 +232,21 @@ def count_mechanism(ledger: BudgetLedger, settings: ReleaseSettings,
     z_count, _ = split_noise_multiplier(noise_multiplier, settings.count_share)
     return ClassStatisticsRelease(num_classes=settings.num_classes, clip_norm=settings.clip_norm,
                                   noise_multiplier=z_count, components=("count",), neighbouring=ledger.neighbouring)
+
+
+def vote_count_mechanism(ledger: BudgetLedger, settings: ReleaseSettings,
+                         noise_multiplier: float | None = None) -> ClassStatisticsRelease:
+    """The counts before a vote: a Gaussian whose own ε is ``count_share`` of what is left of the stage
+    (``noise_multiplier``: as given instead). The vote takes the rest, so the counts' share is of ε, not of a
+    shared Gaussian's noise as in :func:`count_mechanism`: at 10 samples per class and ε = 1 that would cost a
+    fifth of the stage for class sizes whose noise (std ≈ 17) is larger than the classes."""
+    budget = ledger.remaining(STAGE)
+    if noise_multiplier is None:
+        noise_multiplier = gaussian_noise_multiplier(settings.count_share * budget, ledger.delta,
+                                                     neighbouring=ledger.neighbouring) if budget > 0 else 1.0
+    return ClassStatisticsRelease(num_classes=settings.num_classes, clip_norm=settings.clip_norm,
+                                  noise_multiplier=noise_multiplier, components=("count",),
+                                  neighbouring=ledger.neighbouring)
 
 
 def rest_noise_multiplier(ledger: BudgetLedger, settings: ReleaseSettings,
@@ -214,6 +299,9 @@ def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, s
         BudgetExceeded: The ledger refused (no budget left, or a given noise multiplier costs
             too much); nothing is drawn for the refused event.
     """
+    if settings.votes:
+        return _release_votes(private_coordinates, labels, settings=settings, ledger=ledger, noise=noise,
+                              noise_multiplier=noise_multiplier)
     counting = count_mechanism(ledger, settings, noise_multiplier)
     # Both noise levels are calibrated before the first charge: from that charge until release.npz is saved, a
     # kill loses the budget (it cannot be paid twice), so only the draws themselves sit in that window.
@@ -232,3 +320,41 @@ def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, s
     return StatisticsRelease(statistics=statistics, rff=settings.rff, clip_norm=settings.radius(choice.dim),
                              noise_multiplier=combined_noise_multiplier(counting.noise_multiplier, z_rest),
                              dim=choice.dim), choice
+
+
+def _release_votes(private_coordinates: np.ndarray, labels: np.ndarray, *, settings: ReleaseSettings,
+                   ledger: BudgetLedger, noise: NoiseSource,
+                   noise_multiplier: float | None) -> tuple[StatisticsRelease, ReleaseChoice]:
+    """The counts (:func:`vote_count_mechanism`), then the classes' public clusters by
+    :class:`~pcevolve.privacy.cluster_vote.ClusterVote` on the ε the accountant says is left of the stage."""
+    centres = np.asarray(settings.vote_centres, dtype=np.float64)
+    counting = vote_count_mechanism(ledger, settings, noise_multiplier)
+    counted = counting.release(private_coordinates, labels, ledger=ledger, stage=STAGE, noise=noise,
+                               description="class sizes (before the vote for each class's public cluster)")
+    vote = ClusterVote(vote_epsilon(ledger), ledger.neighbouring)
+    chosen = vote.select(private_coordinates, labels, centres, classes=settings.num_classes, ledger=ledger,
+                         stage=STAGE, noise=noise,
+                         description=f"a public cluster for each class among {len(centres)} (exponential mechanism)")
+    choice = VoteChoice(centres=centres, chosen=chosen, counts=counted.counts,
+                        count_noise_std=counted.noise_stds["count"])
+    statistics = choice.statistics()
+    p = centres.shape[1]
+    rule = ReleaseChoice(components=("vote",), shares={"vote": 1.0}, signal_to_noise={},
+                         typical_count=typical_class_size(counted.counts), dim=p, basis_dim=p)
+    return StatisticsRelease(statistics=statistics, rff=settings.rff, clip_norm=settings.clip_norm,
+                             noise_multiplier=counting.noise_multiplier, dim=p, vote=choice), rule
+
+
+def vote_epsilon(ledger: BudgetLedger) -> float:
+    """The largest ε of one exponential selection the ledger accepts in the release stage now: what is left of the
+    stage and of the total (a pure ε adds to the accountant's PLD bound as it is), less rounding."""
+    epsilon = min(ledger.remaining(STAGE), ledger.remaining())
+    for _ in range(8):
+        if epsilon <= 0 or ledger.can_afford(STAGE, ExponentialSelection(epsilon)):
+            break
+        epsilon *= 1.0 - 1e-9
+    # Nothing left: the smallest selection, which the ledger then refuses with its own account of the stage.
+    return epsilon if epsilon > 0 else _NO_EPSILON
+
+
+_NO_EPSILON = 1e-12
