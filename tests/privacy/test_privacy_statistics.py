@@ -12,6 +12,7 @@ from pcevolve.privacy import (
     BudgetLedger,
     ClassStatisticsRelease,
     GaussianRelease,
+    NoisyClassStatistics,
     RandomFourierFeatures,
     account,
 )
@@ -185,3 +186,17 @@ def test_bad_inputs_are_refused_before_charging():
                                shares={"sum": 0.5})
     with pytest.raises(ValueError):
         ClassStatisticsRelease(num_classes=2, clip_norm=1.0, noise_multiplier=1.0, components=("mean",))
+
+
+def test_class_sizes_are_equal_unless_the_counts_spread_more_than_their_noise_explains():
+    def sizes(counts, std):
+        return NoisyClassStatistics(counts=np.array(counts, dtype=float), sums=None, second_moments=None,
+                                    rff_sums=None, noise_stds={"count": std}).class_sizes()
+
+    # Five classes of 10 behind noise of std 58: a spread of this size is noise 1 time in 4 — equal sizes.
+    assert np.allclose(sizes([-66.7, -40.8, 79.4, 0.3, 126.6], 57.8), 19.76)
+    # Clearly unequal classes (the spread is 12 times the noise's): shrunk towards the mean, still unequal.
+    uneven = sizes([1000.0, 100.0, 100.0, 100.0, 100.0], 20.0)
+    assert uneven[0] > 900 and np.allclose(uneven[1:], uneven[1]) and uneven[1] < 150
+    # No recorded noise: the counts as they are (at least 1).
+    assert sizes([3.0, 0.2], 0.0).tolist() == [3.0, 1.0]
