@@ -3,10 +3,14 @@
     python bench/compare.py                                   # ε 1 and 8, seeds 0 1 2, every system
     python bench/compare.py --epsilons 8 --seeds 0 --systems ours one-shot
     python bench/compare.py --modality text                   # the text rows (bench/compare_text.py)
+    python bench/compare.py --data data/pc10 --tag pc10       # 10 private images per class (prepared with
+                                                              # pcevolve data prepare fashion-mnist --per-class 10)
 
 Systems (each with secure noise, each spending the whole ε through a ledger):
 
 * ``ours`` — ``pcevolve run`` with ``configs/demo.yaml`` at that ε and seed (a subprocess, timed).
+* ``ours-votes`` — the same with ``search.class_means: votes``: each class's mean is the public cluster centre its
+  private samples vote for (exponential mechanism) instead of a released noisy mean; meant for small classes.
 * ``one-shot`` — the same run's release, encoder, decoder and class territories, but the search replaced
   by its one-shot starting point: sample the released class Gaussians and decode. What the evolution adds.
 * ``dp-labelled-public`` — what a user could write in a few lines instead: one Gaussian release of per-class
@@ -72,8 +76,9 @@ from pcevolve.search.pe_selector import PESettings, pe_select
 from pcevolve.search.release import StatisticsRelease
 from pcevolve.search.roundtrip import SurrogateData
 
-SYSTEMS = ("ours", "one-shot", "dp-labelled-public", "pe-histogram", "pcevolve-selector")
+SYSTEMS = ("ours", "ours-votes", "one-shot", "dp-labelled-public", "pe-histogram", "pcevolve-selector")
 NEEDS_RUN = {"ours", "one-shot", "pe-histogram", "pcevolve-selector"}  # systems that use ours' run folder
+DEFAULT_DATA = Path("data/demo")
 CNN_SEEDS = (0, 1, 2)
 PER_CLASS = 1000  # the self-training baseline's delivered images per class
 CONFIDENT_SHARE = 0.3  # its self-training set: this share of each class's most confident public images
@@ -127,10 +132,16 @@ class Judge:
                 "attack": {"strongest": strongest, "success": success[strongest]}}
 
 
-def run_ours(epsilon: float, seed: int, root: Path) -> tuple[Path, float]:
-    """``pcevolve run`` on the demo config at ``epsilon`` and ``seed``; the run folder and its wall time."""
+def run_ours(epsilon: float, seed: int, root: Path, data: Path, *, class_means: str = "sums") -> tuple[Path, float]:
+    """``pcevolve run`` on the demo config at ``epsilon`` and ``seed`` on the prepared ``data`` folder (its
+    private, public, test and full folders), with ``search.class_means``; the run folder and its wall time."""
     config = yaml.safe_load(Path("configs/demo.yaml").read_text(encoding="utf-8"))
-    config.update(name=f"compare-eps{epsilon:g}-seed{seed}", seed=seed)
+    suffix = "" if data == DEFAULT_DATA else f"-{data.name}"
+    suffix += "" if class_means == "sums" else f"-{class_means}"
+    config.update(name=f"compare{suffix}-eps{epsilon:g}-seed{seed}", seed=seed)
+    config["data"] = {**config.get("data", {}), **{part: str(data / part) for part in ("private", "public", "test",
+                                                                                       "full")}}
+    config.setdefault("search", {})["class_means"] = class_means
     config.setdefault("privacy", {})["epsilon"] = epsilon
     return run_config(config, root)
 
@@ -220,7 +231,8 @@ def pcevolve_selector(run: Path, judge: Judge, epsilon: float, seed: int) -> tup
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=Path("data/demo"))
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help="a prepared folder (pcevolve data prepare fashion-mnist [--per-class 10] --out DIR)")
     parser.add_argument("--source", default="fashion-mnist")
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 8.0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -250,7 +262,7 @@ def main() -> None:
             for seed in args.seeds:
                 run = None
                 if NEEDS_RUN & set(args.systems):
-                    run, seconds = run_ours(epsilon, seed, root)
+                    run, seconds = run_ours(epsilon, seed, root, args.data)
                     spent = json.loads((run / "ledger.json").read_text(encoding="utf-8"))
                     if "ours" in args.systems:
                         delivered = read_image_folder(run / "synthetic")
@@ -273,6 +285,14 @@ def main() -> None:
                         rows.append({"system": "one-shot", "epsilon": epsilon, "seed": seed, "seconds": seconds,
                                      **judge(samples, labels, epsilon=epsilon)})
                         print(json.dumps(rows[-1]), flush=True)
+                if "ours-votes" in args.systems:
+                    run, seconds = run_ours(epsilon, seed, root, args.data, class_means="votes")
+                    spent = json.loads((run / "ledger.json").read_text(encoding="utf-8"))
+                    delivered = read_image_folder(run / "synthetic")
+                    rows.append({"system": "ours-votes", "epsilon": epsilon, "seed": seed, "seconds": seconds,
+                                 "ledger_total": spent["summary"]["total"]["epsilon"],
+                                 **judge(delivered.samples, delivered.labels, epsilon=epsilon)})
+                    print(json.dumps(rows[-1]), flush=True)
                 if "dp-labelled-public" in args.systems:
                     samples, labels, seconds = dp_labelled_public(judge, epsilon)
                     rows.append({"system": "dp-labelled-public", "epsilon": epsilon, "seed": seed,

@@ -148,7 +148,7 @@ def test_every_packaged_config_loads_by_name_and_matches_its_copy_in_configs():
     from pcevolve.config.loader import packaged_configs
 
     packaged = packaged_configs()
-    assert {"demo", "disjoint-demo", "tabular-demo", "text-demo"} <= set(packaged)
+    assert {"demo", "disjoint-demo", "few-shot-demo", "tabular-demo", "text-demo"} <= set(packaged)
     for name, text in packaged.items():
         assert load_config(name).name == name
         assert (Path(__file__).parents[1] / "configs" / f"{name}.yaml").read_text(encoding="utf-8") == text
