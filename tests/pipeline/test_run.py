@@ -243,3 +243,17 @@ def test_a_vote_run_releases_counts_and_one_selection_and_delivers_from_the_chos
     assert outcome.synthetic_counts == [20, 20, 20]
     territories = class_territories(config, release, public.basis, load_decoder(folder / "decoder"))
     assert all(len(m) for m in territories.members)
+
+
+def test_a_vote_config_the_data_cannot_serve_is_refused_with_the_data_checks(tiny_config):
+    from types import SimpleNamespace
+
+    from pcevolve.pipeline.run import _check_data
+
+    config = tiny_config(name="votes", **{"search.class_means": "votes", "search.vote_clusters_per_class": 2})
+    pool = np.zeros((30, 16, 16), dtype=np.uint8)
+    with pytest.raises(RunError, match="has 17 classes; search.class_means: votes takes at most 16"):
+        _check_data(config, SimpleNamespace(class_names=tuple(map(str, range(17)))), pool, "image")
+    with pytest.raises(RunError, match="fewer than the 32 clusters the classes vote among"):
+        _check_data(config, SimpleNamespace(class_names=tuple(map(str, range(16)))), pool[:20], "image")
+    _check_data(config, SimpleNamespace(class_names=("a", "b", "c")), pool, "image")  # 6 clusters: fine

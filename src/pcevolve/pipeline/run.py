@@ -43,6 +43,7 @@ from pcevolve.pipeline.secure_zone import SecureZone, SecureZoneError
 from pcevolve.pipeline.stage import RunContext, StageInterrupted, run_stage
 from pcevolve.pipeline.stages import STAGES, run_randomness
 from pcevolve.privacy import BudgetLedger
+from pcevolve.privacy.cluster_vote import MAX_CLASSES as MAX_VOTE_CLASSES
 from pcevolve.privacy.calibration import delta_advice
 from pcevolve.run_folder import RunFolder
 
@@ -162,6 +163,13 @@ def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray |
     if len(private.class_names) < 2:
         raise RunError(f"the private data at {config.data.private} has one class; a labelled synthetic set needs "
                        "at least two")
+    if search.class_means == "votes" and len(private.class_names) > MAX_VOTE_CLASSES:
+        raise RunError(f"the private data at {config.data.private} has {len(private.class_names)} classes; "
+                       f"search.class_means: votes takes at most {MAX_VOTE_CLASSES} (set it to sums)")
+    if search.class_means == "votes" and len(public) < search.vote_clusters_per_class * len(private.class_names):
+        raise RunError(f"the public pool {config.data.public} holds {len(public)} {noun}s, fewer than the "
+                       f"{search.vote_clusters_per_class * len(private.class_names)} clusters the classes vote among; "
+                       "give a larger pool or lower search.vote_clusters_per_class")
 
 
 def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False,
