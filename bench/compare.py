@@ -192,7 +192,10 @@ def dp_labelled_public(judge: Judge, epsilon: float, *, delta: float = 1e-5,
     confident = np.concatenate([rows[np.argsort(-margin[rows])][:max(2, int(CONFIDENT_SHARE * len(rows)))]
                                 for rows in (np.flatnonzero(nearest == k) for k in range(classes))])
     model = LogisticRegression(max_iter=2000).fit(zp[confident], nearest[confident])
-    probability = model.predict_proba(zp)
+    # A class no public image was nearest to (tiny noisy classes at small ε) has no column: probability 0, so it is
+    # delivered the images the model finds least likely to be anything else it knows.
+    probability = np.zeros((len(zp), classes))
+    probability[:, model.classes_] = model.predict_proba(zp)
     chosen = np.concatenate([np.argsort(-probability[:, k])[:PER_CLASS] for k in range(classes)])
     labels = np.repeat(np.arange(classes), PER_CLASS)
     return judge.public[chosen], labels, time.perf_counter() - started

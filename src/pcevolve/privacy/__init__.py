@@ -14,6 +14,7 @@ Modules (one concept each):
 * ``clipping`` — per-sample L2 clipping;
 * ``dpsgd`` — DP-SGD steps paid for in the ledger before they run;
 * ``mechanisms`` — Gaussian, Laplace and exponential mechanisms;
+* ``cluster_vote`` — the classes' vote for public cluster centres (an exponential mechanism over assignments);
 * ``statistics`` — per-class count / sum / second moment / RFF-embedding releases;
 * ``audit`` — an attack-based lower bound on ε.
 """
