@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pcevolve.decoders.check import unit_vectors
+from pcevolve.privacy.cluster_vote import nearest_centre
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
@@ -135,15 +136,10 @@ def local_variances(coordinates: np.ndarray, *, rng: np.random.Generator, group_
     groups = max(1, len(z) // group_size)
     centres = z[rng.choice(len(z), groups, replace=False)]
     for _ in range(iterations):
-        nearest = _nearest_centre(z, centres)
+        nearest = nearest_centre(z, centres)
         for g in range(groups):
             members = z[nearest == g]
             if len(members):
                 centres[g] = members.mean(axis=0)
-    residuals = z - centres[_nearest_centre(z, centres)]
+    residuals = z - centres[nearest_centre(z, centres)]
     return (residuals**2).sum(axis=0) / max(1, len(z) - groups)
-
-
-def _nearest_centre(z: np.ndarray, centres: np.ndarray) -> np.ndarray:
-    distances = (z**2).sum(axis=1)[:, None] - 2.0 * z @ centres.T + (centres**2).sum(axis=1)[None, :]
-    return distances.argmin(axis=1)
