@@ -122,6 +122,15 @@ def test_delivered_size_is_per_class_by_default_or_a_multiplier_but_not_both(tmp
         load_config(path)
 
 
+def test_the_vote_clusters_are_the_per_class_count_times_the_classes_rounded_never_fewer_than_the_classes():
+    search = RunConfig().search
+    assert search.vote_clusters_per_class == 2.5 and search.vote_clusters(5) == 12 and search.vote_clusters(3) == 8
+    one = RunConfig.model_validate({"search": {"vote_clusters_per_class": 1}}).search
+    assert one.vote_clusters(5) == 5
+    with pytest.raises(pydantic.ValidationError):
+        RunConfig.model_validate({"search": {"vote_cluster_variance": 0}})
+
+
 def test_a_multiplier_config_survives_dump_and_load(tmp_path):
     config = RunConfig.model_validate({"search": {"synthetic_multiplier": 3}})
     assert config.search.synthetic_per_class is None

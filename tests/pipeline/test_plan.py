@@ -3,7 +3,7 @@
 import pytest
 
 from pcevolve.config import parse_config
-from pcevolve.pipeline.plan import TOTAL_TOLERANCE, plan_budget, stage_caps
+from pcevolve.pipeline.plan import TOTAL_TOLERANCE, VotePlan, plan_budget, stage_caps
 
 
 @pytest.mark.parametrize("privacy, n", [
@@ -42,5 +42,5 @@ def test_a_vote_release_is_planned_as_counts_then_one_selection_and_the_caps_sti
     plan = plan_budget(config, 50, caps=caps)
     target = config.privacy.epsilon
     assert target * (1 - TOTAL_TOLERANCE) <= plan.total.epsilon <= target
-    assert plan.release.vote_epsilon is not None and 0 < plan.release.vote_epsilon < caps["release"]
+    assert isinstance(plan.release, VotePlan) and 0 < plan.release.vote_epsilon < caps["release"]
     assert plan.release.epsilon == pytest.approx(caps["release"], rel=1e-6)

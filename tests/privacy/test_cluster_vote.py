@@ -18,6 +18,7 @@ from pcevolve.privacy.cluster_vote import (
     ClusterVote,
     nearest_centre,
     public_clusters,
+    variance_directions,
     vote_counts,
 )
 
@@ -139,3 +140,28 @@ def test_votes_and_public_clusters():
     assert np.allclose(found, public_clusters(points, 3, rng=np.random.default_rng(1)))
     with pytest.raises(ValueError, match="cannot make 4 clusters"):
         public_clusters(points[:3], 4, rng=rng)
+
+
+def test_public_clusters_in_the_leading_directions():
+    # Two kinds apart along the first direction; the second carries a wider split within each kind, which k-means
+    # on both directions would follow instead.
+    rng = np.random.default_rng(0)
+    kind = np.repeat([-1.0, 1.0], 200)
+    spread = rng.choice([-6.0, 6.0], 400) + rng.normal(0, 0.1, 400)
+    points = np.column_stack([kind + rng.normal(0, 0.1, 400), spread])
+    both = public_clusters(points, 2, rng=np.random.default_rng(1))
+    assert np.allclose(np.sort(np.abs(both[:, 1])), 6.0, atol=0.5)
+    leading = public_clusters(points, 2, rng=np.random.default_rng(1), directions=1)
+    assert np.allclose(np.sort(leading[:, 0]), [-1.0, 1.0], atol=0.05)
+    # Each centre is its members' mean in every direction: the within-kind split averages out.
+    assert np.all(np.abs(leading[:, 1]) < 1.5)
+    with pytest.raises(ValueError, match="cannot cluster in 3 of 2"):
+        public_clusters(points, 2, rng=rng, directions=3)
+
+
+def test_variance_directions():
+    variances = np.array([5.0, 3.0, 1.0, 1.0])
+    assert variance_directions(variances, 0.5) == 1
+    assert variance_directions(variances, 0.8) == 2
+    assert variance_directions(variances, 0.81) == 3
+    assert variance_directions(variances, 1.0) == 4

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pcevolve.config import ConfigError, RunConfig, load_config
-from pcevolve.pipeline.plan import BudgetPlan, DPSGDStagePlan, ReleasePlan, plan_budget
+from pcevolve.pipeline.plan import BudgetPlan, DPSGDStagePlan, ReleasePlan, VotePlan, plan_budget
 from pcevolve.privacy.accounting import account
 from pcevolve.privacy.calibration import dpsgd_noise_multiplier, dpsgd_schedule
 from pcevolve.privacy.events import SubsampledGaussianSteps
@@ -144,13 +144,14 @@ def _dpsgd_table(stage: DPSGDStagePlan, run: RunConfig, n: int, caps: dict[str, 
     return table
 
 
-def _print_release(console: Console, release: ReleasePlan, run: RunConfig, cap: float) -> None:
+def _print_release(console: Console, release: ReleasePlan | VotePlan, run: RunConfig, cap: float) -> None:
     search = run.search
-    if release.vote_epsilon is not None:
+    if isinstance(release, VotePlan):
         console.print(
             f"release (ε cap {cap:.3f}): the class sizes first, one Gaussian release at noise multiplier "
-            f"{release.noise_multiplier:.4f} (noise std {release.noise_stds['count']:.2f} per class size); then the "
-            f"public pool is split into {search.vote_clusters_per_class} clusters per class, every private sample "
+            f"{release.count_noise_multiplier:.4f} (noise std {release.count_noise_std:.2f} per class size); then the "
+            f"public pool is split into {search.vote_clusters_per_class:g} clusters per class (rounded; k-means in the "
+            f"leading directions that hold {search.vote_cluster_variance:.0%} of the public variance), every private sample "
             "votes for its nearest cluster, and the classes are given distinct clusters by one draw of the "
             f"exponential mechanism at ε = {release.vote_epsilon:.3f}, favouring the assignments that honour the most "
             "votes. The chosen public centres are the class means; no sums are released (search.class_means: votes).")

@@ -16,7 +16,6 @@ the total ε. Composition is sub-additive, so s = 1 (caps summing to ε) would l
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -75,9 +74,17 @@ class ReleasePlan:
     # t: a class sum's noise std per coordinate, in units of C, when the sums take the whole second event (the
     # dimension rule's view): a class mean of n̂ samples carries t·C(d)/n̂ (search/release_rule.py).
     sum_noise_multiplier: float
-    # With search.class_means "votes": the ε of the vote for each class's public cluster (the second event), and
-    # nothing but the counts is released as a Gaussian.
-    vote_epsilon: float | None = None
+
+
+@dataclass(frozen=True)
+class VotePlan:
+    """The release with ``search.class_means: votes``: a Gaussian release of the class sizes, then one exponential
+    selection of a public cluster for every class; nothing else is released."""
+
+    count_noise_multiplier: float
+    count_noise_std: float  # per class size
+    vote_epsilon: float  # the selection's pure ε
+    epsilon: float  # the stage's ε, both events composed
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,7 @@ class BudgetPlan:
 
     representation: DPSGDStagePlan | None
     decoder: DPSGDStagePlan | None
-    release: ReleasePlan | None
+    release: ReleasePlan | VotePlan | None
     total: PrivacyAccount
     caps: dict[str, float]
 
@@ -147,9 +154,8 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
             counting = vote_count_mechanism(ledger, settings)
             ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")
             vote = ledger.charge(RELEASE_STAGE, ExponentialSelection(vote_epsilon(ledger)), description="planned: vote")
-            release = ReleasePlan(counting.noise_multiplier, (counting.noise_multiplier, math.inf),
-                                  counting.noise_stds(), {"count": 1}, ledger.spent(RELEASE_STAGE), {}, math.inf,
-                                  vote_epsilon=vote.event.epsilon)
+            release = VotePlan(counting.noise_multiplier, counting.noise_stds()["count"], vote.event.epsilon,
+                               ledger.spent(RELEASE_STAGE))
             return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps))
         counting = count_mechanism(ledger, settings)
         ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")

@@ -43,8 +43,8 @@ from pcevolve.pipeline.secure_zone import SecureZone, SecureZoneError
 from pcevolve.pipeline.stage import RunContext, StageInterrupted, run_stage
 from pcevolve.pipeline.stages import STAGES, run_randomness
 from pcevolve.privacy import BudgetLedger
-from pcevolve.privacy.cluster_vote import MAX_CLASSES as MAX_VOTE_CLASSES
 from pcevolve.privacy.calibration import delta_advice
+from pcevolve.privacy.cluster_vote import MAX_CLASSES as MAX_VOTE_CLASSES
 from pcevolve.run_folder import RunFolder
 
 logger = logging.getLogger(__name__)
@@ -166,10 +166,11 @@ def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray |
     if search.class_means == "votes" and len(private.class_names) > MAX_VOTE_CLASSES:
         raise RunError(f"the private data at {config.data.private} has {len(private.class_names)} classes; "
                        f"search.class_means: votes takes at most {MAX_VOTE_CLASSES} (set it to sums)")
-    if search.class_means == "votes" and len(public) < search.vote_clusters_per_class * len(private.class_names):
+    clusters = search.vote_clusters(len(private.class_names))
+    if search.class_means == "votes" and len(public) < clusters:
         raise RunError(f"the public pool {config.data.public} holds {len(public)} {noun}s, fewer than the "
-                       f"{search.vote_clusters_per_class * len(private.class_names)} clusters the classes vote among; "
-                       "give a larger pool or lower search.vote_clusters_per_class")
+                       f"{clusters} clusters the classes vote among; give a larger pool or lower "
+                       "search.vote_clusters_per_class")
 
 
 def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False,

@@ -37,7 +37,7 @@ from pcevolve.pipeline.deliver import (
 from pcevolve.pipeline.plots import write_fitness_curve
 from pcevolve.pipeline.secure_zone import split_training_record
 from pcevolve.pipeline.stage import RunContext, Stage
-from pcevolve.privacy.cluster_vote import public_clusters
+from pcevolve.privacy.cluster_vote import public_clusters, variance_directions
 from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.randomness import RunRandomness
 from pcevolve.run_folder import RunFolder
@@ -194,8 +194,8 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
         # encoded above (1,500): at 10 per class and epsilon 1, fewer pullovers fell into the coats' cluster.
         pool = decoder.pool_encodings()
         clustered = z if pool is None else basis.reduce(pool)
-        centres = public_clusters(clustered, min(len(clustered), search.vote_clusters_per_class * len(c.class_names)),
-                                  rng=rng)
+        centres = public_clusters(clustered, min(len(clustered), search.vote_clusters(len(c.class_names))), rng=rng,
+                                  directions=variance_directions(basis.variances, search.vote_cluster_variance))
         arrays["vote_centres"] = centres
     atomic_write_npz(c.folder.path / PUBLIC_FEATURES_FILE, clip_norm=np.array(clip_norm), clip_radii=clip_radii,
                      bandwidth=np.array(bandwidth), local_variances=local, pairs_inputs=pairs.public_inputs,

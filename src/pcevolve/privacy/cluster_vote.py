@@ -52,13 +52,32 @@ if TYPE_CHECKING:
 MAX_CLASSES = 16
 
 
-def public_clusters(public_coordinates: np.ndarray, clusters: int, *, rng: np.random.Generator) -> np.ndarray:
-    """(M, P) k-means centres of public coordinates (k-means++ starts, 5 restarts seeded from ``rng``)."""
+def public_clusters(public_coordinates: np.ndarray, clusters: int, *, rng: np.random.Generator,
+                    directions: int | None = None) -> np.ndarray:
+    """(M, P) centres of M k-means clusters of public coordinates (k-means++ starts, 10 restarts seeded from ``rng``).
+
+    ``directions``: find the clusters in the leading ``directions`` columns only (None: all); a centre is then its
+    members' mean in every column.
+    """
     z = np.asarray(public_coordinates, dtype=np.float64)
     if not 1 <= clusters <= len(z):
         raise ValueError(f"cannot make {clusters} clusters of {len(z)} public points")
+    used = z.shape[1] if directions is None else int(directions)
+    if not 1 <= used <= z.shape[1]:
+        raise ValueError(f"cannot cluster in {used} of {z.shape[1]} directions")
     seed = int(rng.integers(0, 2**31 - 1))
-    return KMeans(clusters, n_init=5, random_state=seed).fit(z).cluster_centers_
+    members = KMeans(clusters, n_init=10, random_state=seed).fit(z[:, :used]).labels_
+    sizes = np.bincount(members, minlength=clusters)
+    sums = np.zeros((clusters, z.shape[1]))
+    np.add.at(sums, members, z)
+    return sums / np.maximum(sizes, 1)[:, None]
+
+
+def variance_directions(variances: np.ndarray, share: float) -> int:
+    """The fewest leading directions whose variances (largest first) hold ``share`` of their total."""
+    v = np.asarray(variances, dtype=np.float64)
+    cumulative = np.cumsum(v) / v.sum()
+    return int(min(len(v), np.searchsorted(cumulative, share - 1e-12) + 1))
 
 
 def nearest_centre(coordinates: np.ndarray, centres: np.ndarray) -> np.ndarray:
