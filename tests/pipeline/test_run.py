@@ -233,6 +233,7 @@ def test_a_vote_run_releases_counts_and_one_selection_and_delivers_from_the_chos
     assert 0.999 * 8.0 <= ledger.spent() <= 8.0
     public = load_public_features(RunFolder.open(folder))
     assert public.vote_centres.shape == (8, public.basis.dim)  # 2.5 clusters per class, 3 classes, rounded
+    assert public.vote_width > 0  # partial votes, their kernel width from the public points
     release = StatisticsRelease.load(folder / "release.npz")
     assert len(set(release.vote.chosen.tolist())) == 3
     np.testing.assert_allclose(release.statistics.sums / release.statistics.counts[:, None],

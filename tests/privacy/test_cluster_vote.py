@@ -16,10 +16,13 @@ from pcevolve.privacy import (
 from pcevolve.privacy import cluster_vote as vote_module
 from pcevolve.privacy.cluster_vote import (
     ClusterVote,
+    class_votes,
+    cluster_spread,
     nearest_centre,
     public_clusters,
     variance_directions,
     vote_counts,
+    vote_weights,
 )
 
 DELTA = 1e-5
@@ -69,6 +72,51 @@ def test_every_assignment_changes_probability_by_at_most_e_to_the_epsilon_betwee
     assert worst >= 0.5 * epsilon  # the bound is nearly reached: the weights are not needlessly flat
 
 
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+def test_partial_votes_keep_the_guarantee_between_neighbouring_datasets(relation):
+    # Records (x, y) with their kernel weights; every dataset one record away: one removed or one new record added
+    # (add/remove), or one record replaced by another of any class (replace-one).
+    epsilon, width = 0.9, 20.0
+    mechanism = ClusterVote(epsilon, relation, width=width)
+    rng = np.random.default_rng(5)
+    centres = rng.normal(0, 4, (4, 2))
+    points, labels = rng.normal(0, 4, (5, 2)), rng.integers(0, 2, 5)
+    newcomers = [(x, y) for x, y in zip(np.concatenate([rng.normal(0, 4, (5, 2)), centres]), itertools.cycle([0, 1]))]
+
+    def votes(xs, ys):
+        return class_votes(vote_weights(np.asarray(xs).reshape(-1, 2), centres, width), np.asarray(ys), classes=2)
+
+    weights = vote_weights(points, centres, width)
+    assert weights.min() > 0 and weights.max() == 1.0 and np.all(weights.max(axis=1) == 1.0)  # partial votes used
+    here = _exact(mechanism, votes(points, labels))
+    neighbours = []
+    for i in range(len(points)):
+        rest = (np.delete(points, i, axis=0), np.delete(labels, i))
+        if relation == "add_remove":
+            neighbours.append(rest)
+        else:
+            neighbours += [(np.vstack([rest[0], x]), np.append(rest[1], y)) for x, y in newcomers]
+    if relation == "add_remove":
+        neighbours += [(np.vstack([points, x]), np.append(labels, y)) for x, y in newcomers]
+    worst = 0.0
+    for xs, ys in neighbours:
+        there = _exact(mechanism, votes(xs, ys))
+        worst = max(worst, max(abs(math.log(here[σ] / there[σ])) for σ in here))
+    assert worst <= epsilon + 1e-9
+    assert worst >= 0.3 * epsilon
+
+
+def test_partial_votes_are_one_for_the_nearest_centre_and_fall_with_the_excess_distance():
+    x = np.array([[1.0, 0.0]])  # squared distances 1, 81, 101 to the three centres
+    assert vote_weights(x, CENTRES, 0.0).tolist() == [[1.0, 0.0, 0.0]]
+    np.testing.assert_allclose(vote_weights(x, CENTRES, 40.0), [[1.0, math.exp(-2.0), math.exp(-2.5)]])
+    assert class_votes(vote_weights(np.vstack([x, x]), CENTRES, 0.0), np.array([1, 1]), classes=2).tolist() == \
+        [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+    assert cluster_spread(np.array([[1.0, 0.0], [10.0, 2.0]]), CENTRES) == pytest.approx((1.0 + 4.0) / 2)
+    with pytest.raises(ValueError, match="width"):
+        ClusterVote(1.0, width=-1.0)
+
+
 def test_the_sampler_draws_each_assignment_with_its_exact_probability():
     mechanism = ClusterVote(0.8)
     votes = np.array([[3, 1, 0, 2], [0, 2, 2, 1], [1, 0, 3, 0]])
@@ -110,11 +158,11 @@ def test_one_charge_for_all_classes_distinct_choices_and_the_majority_wins_at_la
 
 
 def test_the_private_data_is_read_only_after_the_charge_and_a_refused_vote_draws_nothing(monkeypatch):
-    monkeypatch.setattr(vote_module, "nearest_centre", unlocking(vote_module.nearest_centre))
+    monkeypatch.setattr(vote_module, "vote_weights", unlocking(vote_module.vote_weights))
     ledger = BudgetLedger(3.0, DELTA, {"release": 3.0}, reproducible_noise=True)
     private = np.array([[0.1, 0.0], [9.0, 0.0]]).view(LockedPrivate)
-    assert ClusterVote(2.0).select(private, np.array([0, 1]), CENTRES, classes=2, ledger=ledger, stage="release",
-                                   noise=seeded(4)).shape == (2,)
+    assert ClusterVote(2.0, width=5.0).select(private, np.array([0, 1]), CENTRES, classes=2, ledger=ledger,
+                                              stage="release", noise=seeded(4)).shape == (2,)
     monkeypatch.undo()
     ledger = BudgetLedger(1.0, DELTA, {"release": 1.0}, reproducible_noise=True)
     generator = np.random.default_rng(3)

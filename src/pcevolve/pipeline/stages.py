@@ -37,7 +37,7 @@ from pcevolve.pipeline.deliver import (
 from pcevolve.pipeline.plots import write_fitness_curve
 from pcevolve.pipeline.secure_zone import split_training_record
 from pcevolve.pipeline.stage import RunContext, Stage
-from pcevolve.privacy.cluster_vote import public_clusters, variance_directions
+from pcevolve.privacy.cluster_vote import cluster_spread, public_clusters, variance_directions
 from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.randomness import RunRandomness
 from pcevolve.run_folder import RunFolder
@@ -144,7 +144,8 @@ class PublicFeatures:
     its random features and the public spread within groups of similar features (``local_variances``,
     :func:`~pcevolve.search.basis.local_variances`; a run saved before it existed reads the basis variances), and
     with ``search.class_means: votes`` the public cluster centres the classes vote among (``vote_centres``,
-    :func:`~pcevolve.privacy.cluster_vote.public_clusters`)."""
+    :func:`~pcevolve.privacy.cluster_vote.public_clusters`) and the kernel width of their partial votes
+    (``vote_width``; a run saved before it existed reads 0, whole votes)."""
 
     basis: PublicBasis
     pairs: SurrogateData
@@ -153,6 +154,7 @@ class PublicFeatures:
     clip_radii: np.ndarray | None = None
     local_variances: np.ndarray | None = None
     vote_centres: np.ndarray | None = None
+    vote_width: float = 0.0
 
     @property
     def class_spread(self) -> np.ndarray:
@@ -167,7 +169,8 @@ def load_public_features(folder: RunFolder) -> PublicFeatures:
     basis = PublicBasis.from_arrays({k[len("basis_"):]: v for k, v in arrays.items() if k.startswith("basis_")})
     pairs = SurrogateData(arrays["pairs_inputs"], arrays["pairs_outputs"], {})
     return PublicFeatures(basis, pairs, float(arrays["clip_norm"]), float(arrays["bandwidth"]),
-                          arrays.get("clip_radii"), arrays.get("local_variances"), arrays.get("vote_centres"))
+                          arrays.get("clip_radii"), arrays.get("local_variances"), arrays.get("vote_centres"),
+                          float(arrays.get("vote_width", 0.0)))
 
 
 def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]:
@@ -197,6 +200,7 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
         centres = public_clusters(clustered, min(len(clustered), search.vote_clusters(len(c.class_names))), rng=rng,
                                   directions=variance_directions(basis.variances, search.vote_cluster_variance))
         arrays["vote_centres"] = centres
+        arrays["vote_width"] = np.array(search.vote_softness * cluster_spread(clustered, centres))
     atomic_write_npz(c.folder.path / PUBLIC_FEATURES_FILE, clip_norm=np.array(clip_norm), clip_radii=clip_radii,
                      bandwidth=np.array(bandwidth), local_variances=local, pairs_inputs=pairs.public_inputs,
                      pairs_outputs=pairs.public_outputs, **arrays)
@@ -206,7 +210,8 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
                "clip_norm": clip_norm, "rff_bandwidth": bandwidth, "surrogate_r2": surrogate_r2}
     if centres is not None:
         summary["vote_clusters"] = len(centres)
-    return PublicFeatures(basis, pairs, clip_norm, bandwidth, clip_radii, local, centres), summary
+    return PublicFeatures(basis, pairs, clip_norm, bandwidth, clip_radii, local, centres,
+                          float(arrays.get("vote_width", 0.0))), summary
 
 
 PUBLIC_FEATURES = Stage(
@@ -243,7 +248,8 @@ def _run_release(c: RunContext) -> tuple[StatisticsRelease, dict[str, Any]]:
     settings = ReleaseSettings(num_classes=len(private.class_names), clip_norm=public_side.clip_norm, rff=rff,
                                shares=search.release_shares, public_variances=basis.variances,
                                min_snr=search.release_min_snr, clip_radii=public_side.clip_radii,
-                               dim=search.release_dim, vote_centres=_vote_centres(c.config, public_side))
+                               dim=search.release_dim, vote_centres=_vote_centres(c.config, public_side),
+                               vote_width=public_side.vote_width)
     release, choice = release_statistics(basis.reduce(private_features), private.labels, settings=settings,
                                          ledger=c.ledger, noise=c.randomness.noise("release"))
     del private_features

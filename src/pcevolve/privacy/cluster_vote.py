@@ -9,12 +9,15 @@ centre — a public point — then stands for its class's mean.
 
 * **Candidates.** The assignments σ of the K classes to K *distinct* clusters (classes must not share a
   centre, or their means would coincide). They depend on no private data.
-* **Utility.** U(σ) = Σ_k u_k(σ(k)), with u_k(m) the number of class-k private samples whose nearest
-  public centre is m: the votes the assignment honours.
+* **Utility.** U(σ) = Σ_k u_k(σ(k)), with u_k(m) = Σ over class-k private samples x of w(x, m): the votes
+  the assignment honours. A sample gives its nearest centre a whole vote, w = 1, and with a kernel width τ > 0
+  every other centre m a part of one, w(x, m) = exp(−(‖x − c_m‖² − ‖x − c_nearest‖²) / τ) ∈ (0, 1]: a sample
+  that lies between two clusters says so, and classes whose images vote for the same clusters are told apart
+  by how clearly they do (τ = 0: whole votes only). τ is public (:func:`cluster_spread` of the public points).
 * **Neighbouring relation and sensitivity.** Add/remove-one: adding or removing a record (x, y) changes
-  one vote u_y(c) by 1, so U(σ) changes by exactly 1 where σ(y) = c and not at all elsewhere, always in the
-  same direction (monotone, ΔU = 1). Replace-one: the record's vote moves — within its class, or from one
-  class to another — so U changes by −1, 0 or +1 (ΔU = 1, not monotone).
+  row y of the votes by its weights w(x, ·) ∈ [0, 1], so U(σ) changes by w(x, σ(y)) ∈ [0, 1] for every σ,
+  always in the same direction (monotone, ΔU ≤ 1). Replace-one: one record's weights leave row y and another's
+  join row y', so U changes by w' − w ∈ [−1, 1] (ΔU = 1, not monotone).
 * **The draw.** σ with probability ∝ exp(ε · U(σ) / a), a = 1 under add/remove (monotone utility; Dwork &
   Roth 2014, §3.4) and a = 2 under replace-one: ε-DP, and ε-bounded-range, which the accountant uses for its
   zCDP bound. Every class draws within this one selection, so it costs ε once, not K times.
@@ -26,7 +29,7 @@ centre — a public point — then stands for its class's mean.
 * **Event.** ``ExponentialSelection(ε)``, charged before the private data is read.
 
 The votes (the utility's inputs) are read from the private data only after the ledger accepted the
-charge; the candidates (the centres) must come from the public pool (:func:`public_clusters`).
+charge (:func:`vote_weights`); the candidates (the centres) must come from the public pool (:func:`public_clusters`).
 """
 
 from __future__ import annotations
@@ -82,16 +85,42 @@ def variance_directions(variances: np.ndarray, share: float) -> int:
 
 def nearest_centre(coordinates: np.ndarray, centres: np.ndarray) -> np.ndarray:
     """Index of the nearest centre (Euclidean) of every row."""
+    return _squared_distances(coordinates, centres).argmin(axis=1)
+
+
+def _squared_distances(coordinates: np.ndarray, centres: np.ndarray) -> np.ndarray:
     z = np.asarray(coordinates, dtype=np.float64)
     c = np.asarray(centres, dtype=np.float64)
-    distances = (z**2).sum(axis=1)[:, None] - 2.0 * z @ c.T + (c**2).sum(axis=1)[None, :]
-    return distances.argmin(axis=1)
+    return (z**2).sum(axis=1)[:, None] - 2.0 * z @ c.T + (c**2).sum(axis=1)[None, :]
+
+
+def cluster_spread(public_coordinates: np.ndarray, centres: np.ndarray) -> float:
+    """The mean squared distance of public points to their nearest centre (the scale of the vote's kernel width)."""
+    return float(np.mean(np.maximum(_squared_distances(public_coordinates, centres).min(axis=1), 0.0)))
+
+
+def vote_weights(coordinates: np.ndarray, centres: np.ndarray, width: float) -> np.ndarray:
+    """(n, M) w(x, m) of the module docstring: 1 for the nearest centre, exp(−excess squared distance / ``width``)
+    for the others; ``width`` 0: 1 for the nearest centre only. Every entry lies in [0, 1]."""
+    distances = _squared_distances(coordinates, centres)
+    if width <= 0:
+        weights = np.zeros_like(distances)
+        weights[np.arange(len(distances)), distances.argmin(axis=1)] = 1.0
+        return weights
+    return np.exp(-np.maximum(distances - distances.min(axis=1, keepdims=True), 0.0) / width)
 
 
 def vote_counts(nearest: np.ndarray, labels: np.ndarray, *, classes: int, clusters: int) -> np.ndarray:
-    """(K, M) exact votes: how many class-k samples have centre m nearest. Private."""
+    """(K, M) exact whole votes: how many class-k samples have centre m nearest. Private."""
     votes = np.zeros((classes, clusters), dtype=np.int64)
     np.add.at(votes, (np.asarray(labels, dtype=np.int64), np.asarray(nearest, dtype=np.int64)), 1)
+    return votes
+
+
+def class_votes(weights: np.ndarray, labels: np.ndarray, *, classes: int) -> np.ndarray:
+    """(K, M) u_k(m): the weights of the class-k samples summed. Private."""
+    votes = np.zeros((classes, weights.shape[1]))
+    np.add.at(votes, np.asarray(labels, dtype=np.int64), weights)
     return votes
 
 
@@ -118,14 +147,18 @@ class ClusterVote:
     Attributes:
         epsilon: The pure ε of the whole assignment.
         neighbouring: The relation the guarantee refers to (the ledger must use the same).
+        width: τ, the public kernel width of the partial votes (0: whole votes only).
     """
 
     epsilon: float
     neighbouring: Neighbouring = "add_remove"
+    width: float = 0.0
 
     def __post_init__(self) -> None:
         if not (np.isfinite(self.epsilon) and self.epsilon > 0):
             raise ValueError(f"epsilon must be positive and finite, got {self.epsilon!r}")
+        if not (np.isfinite(self.width) and self.width >= 0):
+            raise ValueError(f"width must be zero or positive, got {self.width!r}")
         check_neighbouring(self.neighbouring)
 
     @property
@@ -133,17 +166,18 @@ class ClusterVote:
         return ExponentialSelection(float(self.epsilon))
 
     @property
-    def temperature(self) -> float:
+    def scale(self) -> float:
         """a of the module docstring: 1 under add/remove (monotone votes), 2 under replace-one."""
         return 1.0 if self.neighbouring == "add_remove" else 2.0
 
     def log_weights(self, votes: np.ndarray) -> np.ndarray:
         """(K, M): ε · u_k(m) / a, so that log P(σ) = Σ_k of these at σ(k), less the log of their sum over σ."""
-        return self.epsilon * np.asarray(votes, dtype=np.float64) / self.temperature
+        return self.epsilon * np.asarray(votes, dtype=np.float64) / self.scale
 
     def draw(self, votes: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        """The assignment (K,) for exact ``votes`` (K, M), from M uniforms in (0, 1): cluster by cluster, last first,
-        cluster j is left unused or given to one class still unassigned, with its exact conditional probability."""
+        """The assignment (K,) for exact ``votes`` (K, M), whole or partial, from M uniforms in (0, 1): cluster by
+        cluster, last first, cluster j is left unused or given to one class still unassigned, with its exact
+        conditional probability."""
         weights = self.log_weights(votes)
         classes, clusters = weights.shape
         table = assignment_log_sums(weights)
@@ -187,6 +221,5 @@ class ClusterVote:
         check_ledger_relation(self.neighbouring, ledger)
         ledger.charge(stage, self.event, noise=source,
                       description=description or f"a public cluster for each of {classes} classes (vote)")
-        votes = vote_counts(nearest_centre(private_coordinates, centres), labels, classes=classes,
-                            clusters=len(centres))
+        votes = class_votes(vote_weights(private_coordinates, centres, self.width), labels, classes=classes)
         return self.draw(votes, source.uniform(len(centres)))

@@ -172,7 +172,8 @@ class ReleaseSettings:
 
     ``clip_radii``: C(d) of the leading d coordinates, d = 1 … P (``clip_norm`` is C(P)); ``None`` keeps
     the sums over the whole basis. ``dim``: a fixed number of released directions instead of the rule.
-    ``vote_centres``: (M, P) public cluster centres; given, the classes vote among them instead of releasing sums.
+    ``vote_centres``: (M, P) public cluster centres; given, the classes vote among them instead of releasing sums,
+    with partial votes of kernel width ``vote_width`` (public; 0: whole votes only).
     """
 
     num_classes: int
@@ -184,6 +185,7 @@ class ReleaseSettings:
     clip_radii: np.ndarray | None = None
     dim: int | None = None
     vote_centres: np.ndarray | None = None
+    vote_width: float = 0.0
 
     @property
     def votes(self) -> bool:
@@ -331,7 +333,7 @@ def _release_votes(private_coordinates: np.ndarray, labels: np.ndarray, *, setti
     counting = vote_count_mechanism(ledger, settings, noise_multiplier)
     counted = counting.release(private_coordinates, labels, ledger=ledger, stage=STAGE, noise=noise,
                                description="class sizes (before the vote for each class's public cluster)")
-    vote = ClusterVote(vote_epsilon(ledger), ledger.neighbouring)
+    vote = ClusterVote(vote_epsilon(ledger), ledger.neighbouring, width=settings.vote_width)
     chosen = vote.select(private_coordinates, labels, centres, classes=settings.num_classes, ledger=ledger,
                          stage=STAGE, noise=noise,
                          description=f"a public cluster for each class among {len(centres)} (exponential mechanism)")
