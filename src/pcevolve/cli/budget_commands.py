@@ -144,6 +144,12 @@ def _dpsgd_table(stage: DPSGDStagePlan, run: RunConfig, n: int, caps: dict[str, 
     return table
 
 
+def _partial_votes(softness: float) -> str:
+    if softness == 0:
+        return ""
+    return " (and a part of a vote for each other cluster, smaller the farther it is; never more than one vote per cluster from one sample)"
+
+
 def _print_release(console: Console, release: ReleasePlan | VotePlan, run: RunConfig, cap: float) -> None:
     search = run.search
     if isinstance(release, VotePlan):
@@ -151,8 +157,9 @@ def _print_release(console: Console, release: ReleasePlan | VotePlan, run: RunCo
             f"release (ε cap {cap:.3f}): the class sizes first, one Gaussian release at noise multiplier "
             f"{release.count_noise_multiplier:.4f} (noise std {release.count_noise_std:.2f} per class size); then the "
             f"public pool is split into {search.vote_clusters_per_class:g} clusters per class (rounded; k-means in the "
-            f"leading directions that hold {search.vote_cluster_variance:.0%} of the public variance), every private sample "
-            "votes for its nearest cluster, and the classes are given distinct clusters by one draw of the "
+            f"leading directions that hold {search.vote_cluster_variance:.0%} of the public variance), every private "
+            f"sample votes for its nearest cluster{_partial_votes(search.vote_softness)}, and the classes are given "
+            "distinct clusters by one draw of the "
             f"exponential mechanism at ε = {release.vote_epsilon:.3f}, favouring the assignments that honour the most "
             "votes. The chosen public centres are the class means; no sums are released (search.class_means: votes).")
         return
