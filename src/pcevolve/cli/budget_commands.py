@@ -147,7 +147,8 @@ def _dpsgd_table(stage: DPSGDStagePlan, run: RunConfig, n: int, caps: dict[str, 
 def _partial_votes(softness: float) -> str:
     if softness == 0:
         return ""
-    return " (and a part of a vote for each other cluster, smaller the farther it is; never more than one vote per cluster from one sample)"
+    return (" (and a part of a vote for each other cluster, smaller the farther it is; never more than one vote per "
+            "cluster from one sample)")
 
 
 def _print_release(console: Console, release: ReleasePlan | VotePlan, run: RunConfig, cap: float) -> None:
