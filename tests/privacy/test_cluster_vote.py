@@ -21,7 +21,6 @@ from pcevolve.privacy.cluster_vote import (
     nearest_centre,
     public_clusters,
     variance_directions,
-    vote_counts,
     vote_weights,
 )
 
@@ -178,8 +177,8 @@ def test_the_private_data_is_read_only_after_the_charge_and_a_refused_vote_draws
 
 
 def test_votes_and_public_clusters():
-    votes = vote_counts(nearest_centre(np.array([[0.0, 1.0], [9.0, 1.0], [8.0, 0.0]]), CENTRES), np.array([0, 1, 1]),
-                        classes=2, clusters=3)
+    votes = class_votes(vote_weights(np.array([[0.0, 1.0], [9.0, 1.0], [8.0, 0.0]]), CENTRES, 0.0), np.array([0, 1, 1]),
+                        classes=2)
     assert votes.tolist() == [[1, 0, 0], [0, 2, 0]]
     rng = np.random.default_rng(0)
     points = np.concatenate([rng.normal(c, 0.1, (50, 2)) for c in CENTRES])

@@ -163,14 +163,15 @@ def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray |
     if len(private.class_names) < 2:
         raise RunError(f"the private data at {config.data.private} has one class; a labelled synthetic set needs "
                        "at least two")
-    if search.class_means == "votes" and len(private.class_names) > MAX_VOTE_CLASSES:
-        raise RunError(f"the private data at {config.data.private} has {len(private.class_names)} classes; "
-                       f"search.class_means: votes takes at most {MAX_VOTE_CLASSES} (set it to sums)")
-    clusters = search.vote_clusters(len(private.class_names))
-    if search.class_means == "votes" and len(public) < clusters:
-        raise RunError(f"the public pool {config.data.public} holds {len(public)} {noun}s, fewer than the "
-                       f"{clusters} clusters the classes vote among; give a larger pool or lower "
-                       "search.vote_clusters_per_class")
+    if search.class_means == "votes":
+        if len(private.class_names) > MAX_VOTE_CLASSES:
+            raise RunError(f"the private data at {config.data.private} has {len(private.class_names)} classes; "
+                           f"search.class_means: votes takes at most {MAX_VOTE_CLASSES} (set it to sums)")
+        clusters = search.vote_clusters(len(private.class_names))
+        if len(public) < clusters:
+            raise RunError(f"the public pool {config.data.public} holds {len(public)} {noun}s, fewer than the "
+                           f"{clusters} clusters the classes vote among; give a larger pool or lower "
+                           "search.vote_clusters_per_class")
 
 
 def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False,

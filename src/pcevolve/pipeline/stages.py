@@ -191,7 +191,7 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
     pairs = decoder.surrogate_pairs(z, basis=basis, encoder=encoder)  # none for an exact round trip
     surrogate_r2 = pairs.fit().r2 if len(pairs.public_inputs) else None
     arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
-    centres = None
+    centres, width = None, 0.0
     if search.class_means == "votes":
         # The clusters are sharper on the whole retrieval pool (20,000 images on the demo) than on the public features
         # encoded above (1,500): at 10 per class and epsilon 1, fewer pullovers fell into the coats' cluster.
@@ -199,8 +199,8 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
         clustered = z if pool is None else basis.reduce(pool)
         centres = public_clusters(clustered, min(len(clustered), search.vote_clusters(len(c.class_names))), rng=rng,
                                   directions=variance_directions(basis.variances, search.vote_cluster_variance))
-        arrays["vote_centres"] = centres
-        arrays["vote_width"] = np.array(search.vote_softness * cluster_spread(clustered, centres))
+        width = search.vote_softness * cluster_spread(clustered, centres)
+        arrays["vote_centres"], arrays["vote_width"] = centres, np.array(width)
     atomic_write_npz(c.folder.path / PUBLIC_FEATURES_FILE, clip_norm=np.array(clip_norm), clip_radii=clip_radii,
                      bandwidth=np.array(bandwidth), local_variances=local, pairs_inputs=pairs.public_inputs,
                      pairs_outputs=pairs.public_outputs, **arrays)
@@ -210,8 +210,7 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
                "clip_norm": clip_norm, "rff_bandwidth": bandwidth, "surrogate_r2": surrogate_r2}
     if centres is not None:
         summary["vote_clusters"] = len(centres)
-    return PublicFeatures(basis, pairs, clip_norm, bandwidth, clip_radii, local, centres,
-                          float(arrays.get("vote_width", 0.0))), summary
+    return PublicFeatures(basis, pairs, clip_norm, bandwidth, clip_radii, local, centres, width), summary
 
 
 PUBLIC_FEATURES = Stage(

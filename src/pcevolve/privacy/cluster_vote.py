@@ -110,13 +110,6 @@ def vote_weights(coordinates: np.ndarray, centres: np.ndarray, width: float) -> 
     return np.exp(-np.maximum(distances - distances.min(axis=1, keepdims=True), 0.0) / width)
 
 
-def vote_counts(nearest: np.ndarray, labels: np.ndarray, *, classes: int, clusters: int) -> np.ndarray:
-    """(K, M) exact whole votes: how many class-k samples have centre m nearest. Private."""
-    votes = np.zeros((classes, clusters), dtype=np.int64)
-    np.add.at(votes, (np.asarray(labels, dtype=np.int64), np.asarray(nearest, dtype=np.int64)), 1)
-    return votes
-
-
 def class_votes(weights: np.ndarray, labels: np.ndarray, *, classes: int) -> np.ndarray:
     """(K, M) u_k(m): the weights of the class-k samples summed. Private."""
     votes = np.zeros((classes, weights.shape[1]))
