@@ -63,6 +63,7 @@ from pcevolve.evaluation.features import independent_encoder, pooled_features
 from pcevolve.pipeline import (
     build_problem,
     class_territories,
+    load_pool_labels,
     load_public_features,
 )
 from pcevolve.pipeline.deliver import decode_candidate
@@ -155,7 +156,7 @@ def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     public = load_public_features(folder)
     basis, pairs = public.basis, public.pairs
     release = StatisticsRelease.load(run / "release.npz")
-    territories = class_territories(config, release, basis, decoder)
+    territories = class_territories(config, release, basis, decoder, load_pool_labels(folder))
     checked = run / "search" / "roundtrips.npz"
     surrogate = decoder.round_trip_model(basis, SurrogateData.load(checked) if checked.exists() else pairs,
                                  territories)

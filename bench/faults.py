@@ -37,7 +37,7 @@ from pcevolve.config import dump_config, parse_config
 from pcevolve.data import prepare_demo
 from pcevolve.privacy import BudgetLedger
 
-STAGES = ("data", "representation", "decoder", "public_features", "release", "search", "delivery")
+STAGES = ("data", "representation", "decoder", "public_features", "release", "labels", "search", "delivery")
 
 
 def config(data: Path, name: str, *, reproducible: bool, generations: int = 40) -> dict:

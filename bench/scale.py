@@ -39,6 +39,7 @@ from pcevolve.executors import LocalExecutor, RayExecutor
 from pcevolve.pipeline import (
     build_problem,
     class_territories,
+    load_pool_labels,
     load_public_features,
     open_run,
     run_pipeline,
@@ -112,7 +113,7 @@ def population(run: Path, sizes: list[int], workers: list[int], repeats: int = 3
     decoder = load_decoder(run / "decoder")
     public = load_public_features(folder)
     release = StatisticsRelease.load(run / "release.npz")
-    territories = class_territories(config, release, public.basis, decoder)
+    territories = class_territories(config, release, public.basis, decoder, load_pool_labels(folder))
     checked = run / "search" / "roundtrips.npz"
     surrogate = decoder.round_trip_model(public.basis, SurrogateData.load(checked) if checked.exists()
                                          else public.pairs, territories)

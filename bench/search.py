@@ -43,7 +43,7 @@ from pcevolve.encoders import ImageEncoder
 from pcevolve.evaluation import classification_metrics, linear_probe, predict, train_cnn
 from pcevolve.evaluation.features import independent_encoder, pooled_features
 from pcevolve.evolution import EvolutionSettings
-from pcevolve.pipeline import build_problem, class_territories, load_public_features
+from pcevolve.pipeline import build_problem, class_territories, load_pool_labels, load_public_features
 from pcevolve.pipeline.deliver import decode_candidate
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.noise import GeneratorNoise
@@ -108,7 +108,7 @@ def main() -> None:
     checked = folder.path / "search" / "roundtrips.npz"
     # The round trip as the run ended: exact for a retrieval decoder, else the surrogate after its last refit.
     release = StatisticsRelease.load(folder.path / "release.npz")
-    territories = class_territories(config, release, basis, decoder)
+    territories = class_territories(config, release, basis, decoder, load_pool_labels(folder))
     surrogate = decoder.round_trip_model(basis, SurrogateData.load(checked) if checked.exists() else public_pairs,
                                  territories)
     exact = decoder.pool_encodings() is not None

@@ -42,6 +42,7 @@ PUBLIC_STREAMS = MappingProxyType({
     "delivery": 6,  # the delivered draw from the best individual
     "views": 7,  # which two cached views of each private sample a DP-SGD step uses
     "queue": 8,  # which public keys enter the negative queue after each DP-SGD step
+    "labels": 9,  # the pool labeller's initial weights, batch order and augmentation
 })
 # By ledger stage (the key 3 is the release's under its former name "fitness": the same noise stream).
 NOISE_STREAMS = MappingProxyType({"representation": 1, "decoder": 2, "release": 3})

@@ -136,7 +136,7 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
                                                                                           tmp_path):
     from pcevolve.data import read_image_folder, read_unlabeled_images
     from pcevolve.decoders import load_decoder
-    from pcevolve.pipeline import class_territories, load_public_features
+    from pcevolve.pipeline import class_territories, load_pool_labels, load_public_features
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.release import StatisticsRelease
 
@@ -156,7 +156,8 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
     assert BudgetLedger.load(folder / "ledger.json").spent() <= 8.0 + 1e-9
     # Class k is delivered only from k's territory, which is rebuilt from the folder's public files alone.
     territories = class_territories(config, StatisticsRelease.load(folder / "release.npz"),
-                                    load_public_features(RunFolder.open(folder)).basis, load_decoder(folder / "decoder"))
+                                    load_public_features(RunFolder.open(folder)).basis, load_decoder(folder / "decoder"),
+                                    load_pool_labels(RunFolder.open(folder)))
     pool = {k: {row.tobytes() for row in load_decoder(folder / "decoder").samples[members]}
             for k, members in enumerate(territories.members)}
     assert all(row in pool[k] for row, k in zip(delivered_rows, delivered.labels))
@@ -200,8 +201,8 @@ def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(ti
 
     real = territory_module.ClassTerritories.of
 
-    def starved(pool, model, sizes):  # class 0's territory shrinks to 2 images, as in a pool that lacks it
-        found = real(pool, model, sizes)
+    def starved(pool, labels, sizes):  # class 0's territory shrinks to 2 images, as in a pool that lacks it
+        found = real(pool, labels, sizes)
         return territory_module.ClassTerritories(members=(found.members[0][:2], *found.members[1:]),
                                                  spreads=found.spreads)
 
@@ -216,7 +217,7 @@ def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(ti
 
 def test_a_vote_run_releases_counts_and_one_selection_and_delivers_from_the_chosen_centres(tiny_config, tmp_path):
     from pcevolve.decoders import load_decoder
-    from pcevolve.pipeline import class_territories, load_public_features
+    from pcevolve.pipeline import class_territories, load_pool_labels, load_public_features
     from pcevolve.privacy import ExponentialSelection, GaussianRelease
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.release import StatisticsRelease
@@ -242,7 +243,8 @@ def test_a_vote_run_releases_counts_and_one_selection_and_delivers_from_the_chos
         assert "sums" not in saved and "second_moments" not in saved and "rff_sums" not in saved
     # Equal classes whose noisy counts differ by noise alone (count noise std ≈ 9 here) are delivered equal.
     assert outcome.synthetic_counts == [20, 20, 20]
-    territories = class_territories(config, release, public.basis, load_decoder(folder / "decoder"))
+    territories = class_territories(config, release, public.basis, load_decoder(folder / "decoder"),
+                                    load_pool_labels(RunFolder.open(folder)))
     assert all(len(m) for m in territories.members)
 
 

@@ -69,6 +69,9 @@ def run_config_problems(config: "RunConfig") -> list[str]:
             and rep.pixel_view == 0:
         problems.append(f"decoder.name: decoder {decoder.name!r} draws the image the features' pixel view holds; "
                         "set representation.pixel_view above 0 (28 by default)")
+    if search.pool_labeller == "pixel-cnn" and config.data.modality != "image":
+        problems.append(f"search.pool_labeller: pixel-cnn learns from image pixels; data.modality "
+                        f"{config.data.modality!r} takes class-model (or auto)")
     if search.pixel_frequencies > 0:
         if config.data.modality != "image" or rep.pixel_view == 0:
             problems.append("search.pixel_frequencies: only images whose encoder keeps a pixel view "

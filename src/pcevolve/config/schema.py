@@ -221,6 +221,16 @@ class SearchConfig(_Frozen):
     # the search no choice of images; more lets it choose, at the price of less confident labels. On the demo
     # (docs/search.md §4) 1.5-2 trained the CNN best: 0 / 1 / 1.5 / 2 / 3 gave 78.8 / 80.9 / 81.5 / 82.0 / 80.5%.
     territory: float = Field(2.0, ge=0.0, le=100.0)
+    # Retrieval decoders: who labels the pool images the territories are cut from (search/pool_labels.py), i.e. the
+    # delivered labels. "class-model": the DP class model alone. "pixel-cnn" (images): the class model's territories
+    # teach a small CNN the pool's pixels, and the two posteriors are multiplied (co-training; post-processing,
+    # ~30 s on the demo). "auto": pixel-cnn for images, class-model for tables and texts. Measured on the demo
+    # (docs/search.md section 4): PIXEL_CNN_MEASUREMENT.
+    pool_labeller: Literal["auto", "class-model", "pixel-cnn"] = "auto"
+    # pixel-cnn: the share of the pool the class model scores lowest for every class (far from every released mean)
+    # that the CNN learns as one extra class, "outside the task"; an image's confidence is then discounted by its
+    # probability of being outside. 0: no such class.
+    labeller_outside: float = Field(0.15, ge=0.0, lt=1.0)
 
     def vote_clusters(self, num_classes: int) -> int:
         """M, the public clusters the classes vote among (search.class_means "votes")."""
@@ -411,6 +421,13 @@ class RunConfig(_Frozen):
         if isinstance(data, dict) and isinstance(data.get("executor"), str):
             return {**data, "executor": {"name": data["executor"]}}  # `executor: ray` for `executor: {name: ray}`
         return data
+
+    @property
+    def pool_labeller(self) -> str:
+        """The pool labeller ``search.pool_labeller`` names, "auto" resolved by the modality."""
+        if self.search.pool_labeller != "auto":
+            return self.search.pool_labeller
+        return "pixel-cnn" if self.data.modality == "image" else "class-model"
 
     @property
     def basis_size(self) -> int:

@@ -96,6 +96,10 @@ class Decoder(Protocol):
         """Encodings of every sample it can return (retrieval), or None (a generator)."""
         ...
 
+    def pool_samples(self) -> np.ndarray | None:
+        """Every sample it can return, row for row with :meth:`pool_encodings`, or None (a generator)."""
+        ...
+
     def round_trip_model(self, basis: Any, surrogate_data: Any, territories: Any = None) -> Any:
         """How the search predicts decode → re-encode: exact, or a surrogate fitted on ``surrogate_data``."""
         ...

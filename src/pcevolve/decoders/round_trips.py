@@ -40,6 +40,10 @@ class RetrievalRoundTrip:
         """The encodings of every sample the decoder can return (what class territories split)."""
         return self.encodings
 
+    def pool_samples(self) -> np.ndarray | None:
+        """The samples themselves, row for row with :meth:`pool_encodings` (what a pixel labeller reads)."""
+        return self.samples  # type: ignore[attr-defined]
+
     def round_trip_model(self, basis: PublicBasis, surrogate_data: SurrogateData,
                          territories: ClassTerritories | None = None) -> ExactRoundTrip:
         """The exact round trip (within the class territories, if any); ``surrogate_data`` is not needed."""
@@ -67,6 +71,10 @@ class LearnedRoundTrip:
 
     def pool_encodings(self) -> np.ndarray | None:
         """None: a generator has no pool to split into territories."""
+        return None
+
+    def pool_samples(self) -> np.ndarray | None:
+        """None: a generator has no pool."""
         return None
 
     def round_trip_model(self, basis: PublicBasis, surrogate_data: SurrogateData,

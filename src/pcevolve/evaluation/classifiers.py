@@ -184,6 +184,16 @@ def predict(model: nn.Sequential, images: np.ndarray, *, batch_size: int = 1024)
         model.train(was_training)
 
 
+def predict_probabilities(model: nn.Sequential, images: np.ndarray, *, batch_size: int = 1024) -> np.ndarray:
+    """Class probabilities (float64, (N, classes)) of each uint8 image, by a model from :func:`train_cnn`."""
+    was_training = model.training
+    model.eval()
+    try:
+        return torch.softmax(_forward(model, images, batch_size).double(), dim=1).numpy()
+    finally:
+        model.train(was_training)
+
+
 def cnn_features(model: nn.Sequential, images: np.ndarray, *, batch_size: int = 1024) -> np.ndarray:
     """The 128-D penultimate activations (float32, (N, 128)) of a :func:`train_cnn` model."""
     was_training = model.training

@@ -7,6 +7,7 @@ representation     private samples (DP-SGD), public pool  ``representation``
 decoder            public pool; private only if DP mode  ``decoder`` (DP modes only)
 public_features    public pool, through the encoder      nothing
 release            private features, once                ``release`` (two Gaussian events)
+labels             the release, public pool              nothing (post-processing)
 search             the release, public features          nothing (post-processing)
 delivery           the release, encoder, decoder         nothing (post-processing)
 =================  ====================================  ==============================
@@ -43,6 +44,7 @@ from pcevolve.randomness import RunRandomness
 from pcevolve.run_folder import RunFolder
 from pcevolve.search.basis import PublicBasis, local_variances, unit_rows
 from pcevolve.search.class_model import ClassModel
+from pcevolve.search.pool_labels import PoolLabels, co_trained
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.release import (
     ReleaseSettings,
@@ -287,6 +289,49 @@ RELEASE = Stage(
     run=_run_release, load=lambda c, _: StatisticsRelease.load(c.folder.path / "release.npz"))
 
 
+# --- labels -----------------------------------------------------------------------------------------------------
+
+POOL_LABELS_FILE = "pool_labels.npz"
+
+
+def label_pool(config: RunConfig, release: StatisticsRelease, basis: PublicBasis, decoder: Decoder, *,
+               seed: int) -> PoolLabels | None:
+    """The run's labels of a retrieval decoder's pool (:mod:`pcevolve.search.pool_labels`), or None without
+    territories. Reads the release and public data only; deterministic for ``seed`` on a CPU."""
+    pool = decoder.pool_encodings()
+    if config.search.territory == 0 or pool is None:
+        return None
+    coordinates = basis.reduce(pool)
+    model = class_model_of(release, basis)
+    first = PoolLabels.from_class_model(model, coordinates)
+    if config.pool_labeller == "class-model":
+        return first
+    return co_trained(decoder.pool_samples(), first, model.scores(coordinates),
+                      per_class=territory_sizes(config, release), outside_share=config.search.labeller_outside,
+                      seed=seed, flip=config.augment.flip)
+
+
+def _run_labels(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
+    labels = label_pool(c.config, c.products["release"], c.products["public_features"].basis,
+                        c.products["decoder"], seed=c.randomness.public_seed("labels"))
+    if labels is None:
+        return None, {"labeller": None}
+    labels.save(c.folder.path / POOL_LABELS_FILE)
+    return labels, {"labeller": labels.labeller, "assigned": labels.assigned()}
+
+
+def load_pool_labels(folder: RunFolder) -> PoolLabels | None:
+    """The pool labels a finished labels stage saved in ``folder`` (None: the run has no territories)."""
+    path = folder.path / POOL_LABELS_FILE
+    return PoolLabels.load(path) if path.exists() else None
+
+
+LABELS = Stage(
+    name="labels", pays=False, resumable=False, reads_private=lambda config: False,
+    describe=lambda c: (f"labelling the public pool from the release ({c.config.pool_labeller})"),
+    run=_run_labels, load=lambda c, _: load_pool_labels(c.folder))
+
+
 # --- search -----------------------------------------------------------------------------------------------------
 
 RANKED_FILE = "search/ranked.npz"
@@ -318,7 +363,7 @@ def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
     encoder, decoder, release = c.products["representation"], c.products["decoder"], c.products["release"]
     public_side = c.products["public_features"]
     basis = public_side.basis
-    territories = class_territories(config, release, basis, decoder)
+    territories = class_territories(config, release, basis, decoder, c.products["labels"])
     if territories is not None:
         c.folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
         _warn_thin_territories(c, territories, release)
@@ -368,7 +413,7 @@ def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
     basis = public_side.basis
     # Class balance from the *noisy* counts (post-processing): exact private counts are not released.
     counts = configured_delivery_counts(config.search, release.statistics)
-    territories = class_territories(config, release, basis, decoder)
+    territories = class_territories(config, release, basis, decoder, c.products["labels"])
     targets, space = search_targets(config, release, public_side, territories)
     delivered = decode_candidate(space, c.products["search"].vectors[0], counts,
                                  oversample=config.search.delivery_oversample, rng=c.randomness.public("delivery"),
@@ -396,7 +441,7 @@ DELIVERY = Stage(
     run=_run_delivery, load=lambda c, summary: summary)
 
 #: The stages of a run, in order.
-STAGES: tuple[Stage, ...] = (REPRESENTATION, DECODER, PUBLIC_FEATURES, RELEASE, SEARCH, DELIVERY)
+STAGES: tuple[Stage, ...] = (REPRESENTATION, DECODER, PUBLIC_FEATURES, RELEASE, LABELS, SEARCH, DELIVERY)
 
 
 # --- pure functions of saved outputs ----------------------------------------------------------------------------
@@ -406,19 +451,26 @@ def class_model_of(release: StatisticsRelease, basis: PublicBasis) -> ClassModel
     return ClassModel.from_release(release.statistics, basis.variances, released_dim=release.dim)
 
 
-def class_territories(config: RunConfig, release: StatisticsRelease, basis: PublicBasis,
-                      decoder: Decoder) -> ClassTerritories | None:
-    """Each class's part of a retrieval decoder's pool (``search.territory`` per delivered sample), else None.
+def territory_sizes(config: RunConfig, release: StatisticsRelease) -> np.ndarray:
+    """Each class's territory size: ``search.territory`` × its delivered count (from the noisy counts)."""
+    counts = configured_delivery_counts(config.search, release.statistics)
+    return np.ceil(config.search.territory * counts).astype(np.int64)
 
-    A pure function of the config, the release, the basis and the decoder's public pool: a resumed run and a
-    benchmark reading the run folder get the same territories.
+
+def class_territories(config: RunConfig, release: StatisticsRelease, basis: PublicBasis,
+                      decoder: Decoder, labels: PoolLabels | None) -> ClassTerritories | None:
+    """Each class's part of a retrieval decoder's pool (``search.territory`` per delivered sample), cut by the
+    run's pool ``labels`` (:func:`label_pool`, saved by the labels stage); None without territories.
+
+    A pure function of the config, the release, the basis, the decoder's pool and the labels: a resumed run and a
+    benchmark reading the run folder (:func:`load_pool_labels`) get the same territories.
     """
     pool = decoder.pool_encodings()
     if config.search.territory == 0 or pool is None:
         return None
-    counts = configured_delivery_counts(config.search, release.statistics)
-    sizes = np.ceil(config.search.territory * counts).astype(np.int64)
-    return ClassTerritories.of(basis.reduce(pool), class_model_of(release, basis), sizes)
+    if labels is None:
+        raise ValueError("territories need the run's pool labels (the labels stage saved none)")
+    return ClassTerritories.of(basis.reduce(pool), labels, territory_sizes(config, release))
 
 
 def search_targets(config: RunConfig, release: StatisticsRelease, public: PublicFeatures,

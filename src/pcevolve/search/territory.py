@@ -3,14 +3,14 @@
 A retrieval decoder returns the public image nearest to a requested feature, whatever that image
 shows. Left free, a synthetic "coat" lands on the nearest shirt as often as on a coat, and the
 delivered label is wrong (the demo delivered 27–31% wrong labels that way). A territory gives
-each class k the pool images the DP class model (:mod:`pcevolve.search.class_model`) assigns to k
-with the highest confidence — ``size_k`` of them — and the decoder retrieves class-k samples only
-there. The search still decides *which* territory images are delivered (those nearest to its
+each class k the pool images the run's pool labels (:mod:`pcevolve.search.pool_labels`: the DP class
+model, or the class model co-trained with a pixel CNN) assign to k with the highest confidence —
+``size_k`` of them — and the decoder retrieves class-k samples only there. The search still decides *which* territory images are delivered (those nearest to its
 evolved Gaussians); the territory decides which images can carry label k at all.
 
 Territories are disjoint (a pool image is assigned to one class; only a class the model assigns no
-pool image at all borrows its single best-scoring one), and a function of the DP release
-and public features only: post-processing, free.
+pool image at all borrows its single most likely one), and a function of the DP release
+and public data only: post-processing, free.
 
 A territory also says how a class spreads: the covariance of its members' coordinates
 (``spreads``). Where the release carries no class covariances (small classes: only the sums are
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pcevolve.search.class_model import ClassModel
+from pcevolve.search.pool_labels import PoolLabels
 
 
 def member_spread(coordinates: np.ndarray) -> np.ndarray:
@@ -47,18 +47,20 @@ class ClassTerritories:
     spreads: np.ndarray
 
     @classmethod
-    def of(cls, pool_coordinates: np.ndarray, model: ClassModel, sizes: np.ndarray) -> ClassTerritories:
-        """The ``sizes[k]`` pool points the model assigns to class k with the highest confidence (fewer if the
-        model assigns fewer; at least one per class: the pool point of highest score for k, if none is assigned)."""
+    def of(cls, pool_coordinates: np.ndarray, labels: PoolLabels, sizes: np.ndarray) -> ClassTerritories:
+        """The ``sizes[k]`` pool points the labels assign to class k with the highest confidence (fewer if they
+        assign fewer; at least one per class: the pool point most likely of class k, if none is assigned)."""
         sizes = np.asarray(sizes, dtype=np.int64)
-        if sizes.shape != (model.num_classes,) or np.any(sizes < 1):
-            raise ValueError(f"sizes must be {model.num_classes} positive counts, got {sizes}")
-        predicted, confidence = model.confidence(pool_coordinates)
+        if sizes.shape != (labels.num_classes,) or np.any(sizes < 1):
+            raise ValueError(f"sizes must be {labels.num_classes} positive counts, got {sizes}")
+        if len(pool_coordinates) != len(labels.confidence):
+            raise ValueError(f"{len(pool_coordinates)} pool points but {len(labels.confidence)} labels")
+        predicted, confidence = labels.predicted, labels.confidence
         members = []
         for k, size in enumerate(sizes):
             rows = np.flatnonzero(predicted == k)
-            if len(rows) == 0:  # no pool point is assigned to k: its single best-scoring point stands in
-                rows = np.array([int(np.argmax(model.scores(pool_coordinates)[:, k]))])
+            if len(rows) == 0:  # no pool point is assigned to k: its single most likely point stands in
+                rows = np.array([int(np.argmax(labels.posterior[:, k]))])
             order = np.argsort(-confidence[rows], kind="stable")
             members.append(np.sort(rows[order[:size]]))
         return cls(members=tuple(members), spreads=np.stack([member_spread(pool_coordinates[m]) for m in members]))
