@@ -107,6 +107,29 @@ def test_crash_then_resume_equals_the_uninterrupted_run(uninterrupted, tiny_conf
         np.testing.assert_array_equal(a[key], b[key])
 
 
+def test_a_retrieval_run_killed_after_its_pool_labels_resumes_to_the_same_set(tiny_config, tmp_path, monkeypatch):
+    import pcevolve.pipeline.stages as stages_module
+
+    config = tiny_config(name="labels-resume", **{"decoder.name": "nearest-public"}, **REPRODUCIBLE)
+    whole = _run(config, tmp_path / "whole")
+    _, folder, _ = open_run(config, root=tmp_path / "killed")
+
+    def crash(*args, **kwargs):
+        raise Crash
+
+    monkeypatch.setattr(stages_module, "run_search", crash)  # killed as the search starts
+    with pytest.raises(Crash):
+        run_pipeline(config, folder)
+    monkeypatch.undo()
+    assert (folder.path / "pool_labels.npz").exists() and (folder.path / "stages" / "labels.json").exists()
+    resumed_config, resumed_folder, _ = open_run(None, resume=folder.path)
+    monkeypatch.setattr(stages_module, "co_trained", crash)
+    run_pipeline(resumed_config, resumed_folder)  # the labels are loaded, not learnt again
+    a, b = synthetic_arrays(whole.folder), synthetic_arrays(folder.path)
+    for key in ("features", "coordinates", "labels"):
+        np.testing.assert_array_equal(a[key], b[key])
+
+
 def test_existing_folder_needs_resume_and_resume_refuses_another_config(uninterrupted, tiny_config):
     root = uninterrupted.folder.parent
     with pytest.raises(RunError, match="--resume"):
@@ -162,6 +185,9 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
             for k, members in enumerate(territories.members)}
     assert all(row in pool[k] for row, k in zip(delivered_rows, delivered.labels))
     assert next(r for r in records if r["kind"] == "territories")["sizes"] == territories.sizes()
+    # The territories were cut from pool labels of the class model co-trained with the pixel CNN (images' default).
+    labels = next(r for r in records if r["kind"] == "labels")
+    assert labels["labeller"] == "pixel-cnn" and sum(labels["assigned"]) == load_decoder(folder / "decoder").pool_size
 
 
 def test_pixel_view_run_searches_a_basis_with_the_pixel_frequencies_and_draws_what_it_asks_for(tiny_config, tmp_path):

@@ -326,10 +326,19 @@ def load_pool_labels(folder: RunFolder) -> PoolLabels | None:
     return PoolLabels.load(path) if path.exists() else None
 
 
+_LABELLER_WORDS = {"class-model": "by the DP class model",
+                   "pixel-cnn": "by the DP class model and a small CNN it teaches on the pool's pixels"}
+
+
+def _describe_labels(c: RunContext) -> str:
+    if c.config.search.territory == 0 or c.products["decoder"].pool_encodings() is None:
+        return "nothing to label (the decoder draws new samples instead of choosing public ones)"
+    return f"labelling the public pool {_LABELLER_WORDS[c.config.pool_labeller]} (post-processing, free)"
+
+
 LABELS = Stage(
     name="labels", pays=False, resumable=False, reads_private=lambda config: False,
-    describe=lambda c: (f"labelling the public pool from the release ({c.config.pool_labeller})"),
-    run=_run_labels, load=lambda c, _: load_pool_labels(c.folder))
+    describe=_describe_labels, run=_run_labels, load=lambda c, _: load_pool_labels(c.folder))
 
 
 # --- search -----------------------------------------------------------------------------------------------------
