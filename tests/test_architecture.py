@@ -31,11 +31,14 @@ FORBIDDEN = {
     # An executor runs public work where it is told to: it reads no data and draws no noise.
     "executors": ({"data", "privacy", "pipeline", "modalities", "evaluation", "report", "cli", "api"},
                   "an executor only moves public encoding and fitness evaluation; it never sees private data"),
+    # A network recipe knows tensors: it reads no data, draws no noise and knows nothing of runs or judges.
+    "nets": ({"data", "privacy", "search", "fitness", "evolution", "pipeline", "modalities", "decoders", "evaluation",
+              "report", "cli", "api"}, "a network recipe is shared by the run and its judges; it depends on neither"),
 }
 # The evaluation judges a finished run; nothing the run itself executes may depend on it (or on the report).
 JUDGES = {"evaluation", "report"}
 RUN_PARTS = {"data", "privacy", "encoders", "decoders", "search", "fitness", "evolution", "pipeline", "augment",
-             "config", "io", "modalities", "executors"}
+             "config", "io", "modalities", "executors", "nets"}
 
 
 def _imports(path: Path) -> set[str]:

@@ -8,7 +8,7 @@ delivered labels. Two labellers, both post-processing of the DP release and publ
 * **pixel-cnn** (images) — co-training with a second view of the same pool. The class model picks, per class,
   the ``per_class`` pool images it is surest of, and the ``outside_share`` of the pool it scores lowest for
   every class (far from all released means: images of kinds outside the task) as one extra class, "outside".
-  A small CNN (the evaluation's architecture) is trained on those images' *pixels* with their class-model
+  A small CNN (:mod:`pcevolve.nets.small_cnn`) is trained on those images' *pixels* with their class-model
   labels, then labels the whole pool. The two views err on different images (a linear model of pretrained
   features against a convolutional net that learns shift invariance from the pixels), so their product — each
   a posterior over the task's classes — is surer than either; an image's confidence is that posterior's top
@@ -118,7 +118,7 @@ def co_trained(images: np.ndarray, first: PoolLabels, model_scores: np.ndarray, 
     """The pixel-cnn labels of a pool of uint8 images (N, H, W[, C]) from the class model's labels ``first``
     and scores (see the module docstring). Deterministic for ``seed`` on a CPU."""
     # Imported here: torch is needed only by this labeller.
-    from pcevolve.evaluation.classifiers import predict_probabilities, train_cnn
+    from pcevolve.nets.small_cnn import predict_probabilities, train_cnn
 
     if len(images) != len(first.posterior):
         raise ValueError(f"{len(images)} images but {len(first.posterior)} labels")

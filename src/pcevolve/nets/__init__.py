@@ -1,0 +1,1 @@
+"""Network recipes shared by the run and its judges (they know tensors, not runs or data files)."""
