@@ -148,39 +148,31 @@ def train_cnn(images: np.ndarray, labels: np.ndarray, *, classes: int, seed: int
     return model.eval()
 
 
-def _forward(module: nn.Module, images: np.ndarray, batch_size: int) -> torch.Tensor:
-    device = next(module.parameters()).device
+def _forward(model: nn.Sequential, images: np.ndarray, batch_size: int, *, layers: slice = slice(None)) -> torch.Tensor:
+    """``model[layers]`` applied to uint8 images in batches, in eval mode (the model's mode is restored after)."""
+    module = model[layers]
+    device = next(model.parameters()).device
     x = to_float_images(images)
-    with torch.no_grad():
-        outs = [module(x[start : start + batch_size].to(device)).cpu() for start in range(0, len(x), batch_size)]
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            outs = [module(x[start : start + batch_size].to(device)).cpu() for start in range(0, len(x), batch_size)]
+    finally:
+        model.train(was_training)
     return torch.cat(outs) if outs else torch.empty(0)
 
 
 def predict(model: nn.Sequential, images: np.ndarray, *, batch_size: int = 1024) -> np.ndarray:
     """Predicted class (int64, (N,)) of each uint8 image, by a model from :func:`train_cnn`."""
-    was_training = model.training
-    model.eval()
-    try:
-        return _forward(model, images, batch_size).argmax(1).numpy().astype(np.int64)
-    finally:
-        model.train(was_training)
+    return _forward(model, images, batch_size).argmax(1).numpy().astype(np.int64)
 
 
 def predict_probabilities(model: nn.Sequential, images: np.ndarray, *, batch_size: int = 1024) -> np.ndarray:
     """Class probabilities (float64, (N, classes)) of each uint8 image, by a model from :func:`train_cnn`."""
-    was_training = model.training
-    model.eval()
-    try:
-        return torch.softmax(_forward(model, images, batch_size).double(), dim=1).numpy()
-    finally:
-        model.train(was_training)
+    return torch.softmax(_forward(model, images, batch_size).double(), dim=1).numpy()
 
 
 def cnn_features(model: nn.Sequential, images: np.ndarray, *, batch_size: int = 1024) -> np.ndarray:
     """The 128-D penultimate activations (float32, (N, 128)) of a :func:`train_cnn` model."""
-    was_training = model.training
-    model.eval()
-    try:
-        return _forward(model[:-1], images, batch_size).numpy().astype(np.float32)
-    finally:
-        model.train(was_training)
+    return _forward(model, images, batch_size, layers=slice(None, -1)).numpy().astype(np.float32)
