@@ -70,6 +70,11 @@ class PoolLabels:
     def predicted(self) -> np.ndarray:
         return np.argmax(self.posterior, axis=1)
 
+    def surest(self, k: int, count: int) -> np.ndarray:
+        """Up to ``count`` pool rows assigned to class ``k``, the surest first (ties in row order)."""
+        rows = np.flatnonzero(self.predicted == k)
+        return rows[np.argsort(-self.confidence[rows], kind="stable")[:count]]
+
     def assigned(self) -> list[int]:
         """How many pool images each class is most likely for (public: a function of the release and the pool)."""
         return [int(n) for n in np.bincount(self.predicted, minlength=self.num_classes)]
@@ -100,13 +105,9 @@ def seed_set(first: PoolLabels, model_scores: np.ndarray, *, per_class: np.ndarr
     if per_class.shape != (first.num_classes,) or np.any(per_class < 1) or not 0.0 <= outside_share < 1.0:
         raise ValueError(f"need {first.num_classes} positive per-class counts and outside_share in [0, 1), got "
                          f"{per_class} and {outside_share}")
-    predicted, k_classes = first.predicted, first.num_classes
-    rows, labels = [], []
-    for k in range(k_classes):
-        members = np.flatnonzero(predicted == k)
-        members = members[np.argsort(-first.confidence[members], kind="stable")[: per_class[k]]]
-        rows.append(members)
-        labels.append(np.full(len(members), k))
+    k_classes = first.num_classes
+    rows = [first.surest(k, per_class[k]) for k in range(k_classes)]
+    labels = [np.full(len(members), k) for k, members in enumerate(rows)]
     taken = np.concatenate(rows)
     lowest = np.argsort(np.max(model_scores, axis=1), kind="stable")[: int(outside_share * len(model_scores))]
     outside = np.setdiff1d(lowest, taken)

@@ -5,8 +5,9 @@ shows. Left free, a synthetic "coat" lands on the nearest shirt as often as on a
 delivered label is wrong (the demo delivered 27–31% wrong labels that way). A territory gives
 each class k the pool images the run's pool labels (:mod:`pcevolve.search.pool_labels`: the DP class
 model, or the class model co-trained with a pixel CNN) assign to k with the highest confidence —
-``size_k`` of them — and the decoder retrieves class-k samples only there. The search still decides *which* territory images are delivered (those nearest to its
-evolved Gaussians); the territory decides which images can carry label k at all.
+``size_k`` of them — and the decoder retrieves class-k samples only there. The search still decides
+*which* territory images are delivered (those nearest to its evolved Gaussians); the territory decides
+which images can carry label k at all.
 
 Territories are disjoint (a pool image is assigned to one class; only a class the model assigns no
 pool image at all borrows its single most likely one), and a function of the DP release
@@ -55,14 +56,12 @@ class ClassTerritories:
             raise ValueError(f"sizes must be {labels.num_classes} positive counts, got {sizes}")
         if len(pool_coordinates) != len(labels.confidence):
             raise ValueError(f"{len(pool_coordinates)} pool points but {len(labels.confidence)} labels")
-        predicted, confidence = labels.predicted, labels.confidence
         members = []
         for k, size in enumerate(sizes):
-            rows = np.flatnonzero(predicted == k)
+            rows = labels.surest(k, size)
             if len(rows) == 0:  # no pool point is assigned to k: its single most likely point stands in
                 rows = np.array([int(np.argmax(labels.posterior[:, k]))])
-            order = np.argsort(-confidence[rows], kind="stable")
-            members.append(np.sort(rows[order[:size]]))
+            members.append(np.sort(rows))
         return cls(members=tuple(members), spreads=np.stack([member_spread(pool_coordinates[m]) for m in members]))
 
     @property
