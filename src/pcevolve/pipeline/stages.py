@@ -298,10 +298,9 @@ def label_pool(config: RunConfig, release: StatisticsRelease, basis: PublicBasis
                seed: int) -> PoolLabels | None:
     """The run's labels of a retrieval decoder's pool (:mod:`pcevolve.search.pool_labels`), or None without
     territories. Reads the release and public data only; deterministic for ``seed`` on a CPU."""
-    pool = decoder.pool_encodings()
-    if config.search.territory == 0 or pool is None:
+    if not has_territories(config, decoder):
         return None
-    coordinates = basis.reduce(pool)
+    coordinates = basis.reduce(decoder.pool_encodings())
     model = class_model_of(release, basis)
     first = PoolLabels.from_class_model(model, coordinates)
     if config.pool_labeller == "class-model":
@@ -331,7 +330,7 @@ _LABELLER_WORDS = {"class-model": "by the DP class model",
 
 
 def _describe_labels(c: RunContext) -> str:
-    if c.config.search.territory == 0 or c.products["decoder"].pool_encodings() is None:
+    if not has_territories(c.config, c.products["decoder"]):
         return "nothing to label (the decoder draws new samples instead of choosing public ones)"
     return f"labelling the public pool {_LABELLER_WORDS[c.config.pool_labeller]} (post-processing, free)"
 
@@ -460,6 +459,11 @@ def class_model_of(release: StatisticsRelease, basis: PublicBasis) -> ClassModel
     return ClassModel.from_release(release.statistics, basis.variances, released_dim=release.dim)
 
 
+def has_territories(config: RunConfig, decoder: Decoder) -> bool:
+    """Whether the run cuts class territories: a retrieval decoder (it has a pool) and ``search.territory`` > 0."""
+    return config.search.territory > 0 and decoder.pool_encodings() is not None
+
+
 def territory_sizes(config: RunConfig, release: StatisticsRelease) -> np.ndarray:
     """Each class's territory size: ``search.territory`` × its delivered count (from the noisy counts)."""
     counts = configured_delivery_counts(config.search, release.statistics)
@@ -474,12 +478,11 @@ def class_territories(config: RunConfig, release: StatisticsRelease, basis: Publ
     A pure function of the config, the release, the basis, the decoder's pool and the labels: a resumed run and a
     benchmark reading the run folder (:func:`load_pool_labels`) get the same territories.
     """
-    pool = decoder.pool_encodings()
-    if config.search.territory == 0 or pool is None:
+    if not has_territories(config, decoder):
         return None
     if labels is None:
         raise ValueError("territories need the run's pool labels (the labels stage saved none)")
-    return ClassTerritories.of(basis.reduce(pool), labels, territory_sizes(config, release))
+    return ClassTerritories.of(basis.reduce(decoder.pool_encodings()), labels, territory_sizes(config, release))
 
 
 def search_targets(config: RunConfig, release: StatisticsRelease, public: PublicFeatures,
