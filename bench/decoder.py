@@ -62,6 +62,7 @@ from pcevolve.decoders import build_decoder, reencode_check, train_decoder
 from pcevolve.encoders import ImageEncoder, build_encoder
 from pcevolve.encoders.preprocess import to_float_images
 from pcevolve.evaluation import predict, train_cnn
+from pcevolve.nets.small_cnn import default_init_
 from pcevolve.pipeline.stages import run_randomness
 from pcevolve.privacy import BudgetLedger
 
@@ -73,13 +74,7 @@ def small_cnn(classes: int, channels: int, size: tuple[int, int], generator: tor
         nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Flatten(), nn.Linear(64 * (size[0] // 4) * (size[1] // 4), classes),
     )
-    with torch.no_grad():
-        for layer in model:
-            if isinstance(layer, (nn.Conv2d, nn.Linear)):
-                bound = 1.0 / layer.weight[0].numel() ** 0.5
-                layer.weight.uniform_(-bound, bound, generator=generator)
-                layer.bias.uniform_(-bound, bound, generator=generator)
-    return model
+    return default_init_(model, generator)
 
 
 def cnn_accuracy(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, test_y: np.ndarray, *,

@@ -54,6 +54,12 @@ def small_cnn(classes: int, *, channels: int, size: tuple[int, int], generator: 
         nn.Flatten(), nn.Linear(64 * (size[0] // 4) * (size[1] // 4), CNN_HIDDEN), nn.ReLU(),
         nn.Linear(CNN_HIDDEN, classes),
     )
+    return default_init_(model, generator)
+
+
+def default_init_(model: nn.Sequential, generator: torch.Generator) -> nn.Sequential:
+    """Redraw every conv and linear layer's weights and biases, in order, uniform within PyTorch's default bound
+    1/√fan-in, from ``generator`` (no global RNG); returns the model."""
     with torch.no_grad():
         for layer in model:
             if isinstance(layer, (nn.Conv2d, nn.Linear)):
