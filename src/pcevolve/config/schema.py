@@ -225,7 +225,7 @@ class SearchConfig(_Frozen):
     # delivered labels. "class-model": the DP class model alone. "pixel-cnn" (images): the class model's territories
     # teach a small CNN the pool's pixels, and the two posteriors are multiplied (co-training; post-processing,
     # ~15 s on the demo). "auto": pixel-cnn for images, class-model for tables and texts. Offline on the demo's data
-    # (3 releases at epsilon 8, docs/search.md section 4): the territories' labels right 72.5 -> 76.5%, from classes
+    # (3 releases at epsilon 8, docs/search.md section 4): the territories' labels right 72.5 -> 76.3%, from classes
     # outside the task 19.8 -> 15.6%.
     pool_labeller: Literal["auto", "class-model", "pixel-cnn"] = "auto"
     # pixel-cnn: the share of the pool the class model scores lowest for every class (far from every released mean)
