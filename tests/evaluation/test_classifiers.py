@@ -124,3 +124,27 @@ def test_cnn_takes_rgb_images():
     model = train_cnn(images, np.arange(32) % 2, classes=2, seed=0, epochs=1, augment=True)
     assert model[0].in_channels == 3
     assert predict(model, images).shape == (32,) and cnn_features(model, images).shape == (32, 128)
+
+
+def test_images_larger_than_the_cnn_s_side_are_averaged_down_with_their_aspect_kept():
+    from pcevolve.nets.small_cnn import cnn_input
+
+    small = np.arange(2 * 40 * 30, dtype=np.uint8).reshape(2, 40, 30)
+    np.testing.assert_allclose(cnn_input(small, max_side=64).numpy(), small[:, None] / 255.0, atol=1e-6)  # as is
+    rgb = np.zeros((5, 256, 128, 3), dtype=np.uint8)
+    rgb[:, :, :64, 0] = 204  # left half red
+    view = cnn_input(rgb, max_side=64, chunk=2)  # chunks of 2: 2 + 2 + 1 images
+    assert view.shape == (5, 3, 64, 32)
+    np.testing.assert_allclose(view[:, 0, :, :16].numpy(), 0.8, atol=1e-6)
+    assert float(view[:, :, :, 16:].abs().max()) == 0.0 and float(view[:, 1:].abs().max()) == 0.0
+
+
+def test_the_cnn_trains_and_predicts_on_large_images_through_the_same_reduced_view():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 60)
+    images = rng.integers(0, 60, (60, 160, 160, 3)).astype(np.uint8)
+    images[labels == 0, :80] += 150  # class 0: bright top half; class 1: bright bottom half
+    images[labels == 1, 80:] += 150
+    model = train_cnn(images, labels, classes=2, seed=0, epochs=3)
+    assert model[-1].out_features == 2 and model[7].in_features == 64 * 16 * 16  # it saw 64 × 64 inputs
+    assert np.mean(predict(model, images) == labels) == 1.0

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pcevolve.config import parse_config
-from pcevolve.search.pool_labels import PoolLabels, co_trained, labeller_view, seed_set, softmax
+from pcevolve.search.pool_labels import PoolLabels, co_trained, seed_set, softmax
 
 
 def _striped_pool(rng: np.random.Generator, per_kind: int) -> tuple[np.ndarray, np.ndarray]:
@@ -81,17 +81,3 @@ def test_the_pool_labeller_is_resolved_by_modality_and_pixel_cnn_needs_images():
     with pytest.raises(ValueError, match="search.pool_labeller: pixel-cnn learns from image pixels"):
         parse_config({**table, "search": {"pool_labeller": "pixel-cnn"}})
     assert parse_config({"search": {"pool_labeller": "class-model"}}).pool_labeller == "class-model"
-
-
-def test_the_pixel_cnn_sees_large_images_averaged_down_with_their_aspect_kept():
-    small = np.arange(2 * 40 * 30, dtype=np.uint8).reshape(2, 40, 30)
-    assert labeller_view(small, max_side=64) is small  # nothing to do
-    rgb = np.zeros((5, 256, 128, 3), dtype=np.uint8)
-    rgb[:, :, :64, 0] = 200  # left half red
-    view = labeller_view(rgb, max_side=64, chunk=2)  # chunks of 2: 2 + 2 + 1 images
-    assert view.shape == (5, 64, 32, 3) and view.dtype == np.uint8
-    np.testing.assert_array_equal(view[:, :, :16, 0], 200)
-    np.testing.assert_array_equal(view[:, :, 16:], 0)
-    grey = np.full((3, 100, 100), 77, dtype=np.uint8)
-    assert labeller_view(grey, max_side=64).shape == (3, 64, 64)
-    np.testing.assert_array_equal(labeller_view(grey, max_side=64), 77)

@@ -13,7 +13,6 @@ delivered labels. Two labellers, both post-processing of the DP release and publ
   features against a convolutional net that learns shift invariance from the pixels), so their product — each
   a posterior over the task's classes — is surer than either; an image's confidence is that posterior's top
   value times the CNN's probability that it is not "outside". Measured on the demo's data (docs/search.md §4).
-  Images larger than :data:`MAX_SIDE` pixels on a side are averaged down for it (:func:`labeller_view`).
 
 Neither labeller reads private data: the class model reads the release, the CNN reads public pixels and labels
 that are themselves a function of the release.
@@ -35,10 +34,6 @@ LABELLERS: tuple[str, ...] = ("class-model", "pixel-cnn")
 #: Passes of the pixel CNN over its training images: on the demo's data 4 labelled as well as 10 (docs/search.md §4)
 #: in 15 s instead of 30 for 13,000 images.
 CNN_EPOCHS = 4
-#: The pixel CNN sees the pool at most this many pixels on a side (area-averaged down, aspect kept). Its cost grows
-#: with the area: at 128 × 128 RGB one pass over 1,000 images took 14 s on a 2-core CPU against 1.9 s at 64 × 64, and
-#: the float copy of a 20,000-image pool of 256-pixel RGB images would need ~16 GB.
-MAX_SIDE = 64
 
 
 def softmax(scores: np.ndarray) -> np.ndarray:
@@ -119,29 +114,6 @@ def seed_set(first: PoolLabels, model_scores: np.ndarray, *, per_class: np.ndarr
     return np.concatenate([taken, outside]), np.concatenate([*labels, np.full(len(outside), k_classes)])
 
 
-def labeller_view(images: np.ndarray, *, max_side: int = MAX_SIDE, chunk: int = 512) -> np.ndarray:
-    """uint8 images (N, H, W[, C]) as the pixel CNN sees them: unchanged when neither side exceeds ``max_side``,
-    else area-averaged down so that the longer side is ``max_side`` (the aspect ratio kept, rounded), converted
-    ``chunk`` images at a time so that no float copy of the whole pool is made."""
-    # Imported here, as in co_trained: torch is needed only by this labeller.
-    import torch
-    import torch.nn.functional as F
-
-    from pcevolve.encoders.preprocess import to_float_images
-
-    height, width = images.shape[1:3]
-    if max(height, width) <= max_side:
-        return images
-    scale = max_side / max(height, width)
-    size = (max(1, round(height * scale)), max(1, round(width * scale)))
-    parts = []
-    for start in range(0, len(images), chunk):
-        small = F.interpolate(to_float_images(images[start : start + chunk]), size=size, mode="area")
-        parts.append((small * 255.0).round().clamp(0, 255).to(torch.uint8).permute(0, 2, 3, 1).numpy())
-    out = np.concatenate(parts)
-    return out[..., 0] if images.ndim == 3 else out
-
-
 def co_trained(images: np.ndarray, first: PoolLabels, model_scores: np.ndarray, *, per_class: np.ndarray,
                outside_share: float, seed: int, flip: bool, epochs: int = CNN_EPOCHS) -> PoolLabels:
     """The pixel-cnn labels of a pool of uint8 images (N, H, W[, C]) from the class model's labels ``first``
@@ -152,7 +124,6 @@ def co_trained(images: np.ndarray, first: PoolLabels, model_scores: np.ndarray, 
     if len(images) != len(first.posterior):
         raise ValueError(f"{len(images)} images but {len(first.posterior)} labels")
     rows, labels = seed_set(first, model_scores, per_class=per_class, outside_share=outside_share)
-    images = labeller_view(images)
     k_classes = first.num_classes
     has_outside = bool(np.any(labels == k_classes))
     network = train_cnn(images[rows], labels, classes=k_classes + int(has_outside), seed=seed, epochs=epochs,
