@@ -62,6 +62,10 @@ def test_thresholds_are_strict_where_documented():
     assert not _hints(close_share=0.05)["copies"]
     assert not _hints(mmd_ours=0.005, attack_success=0.55)["distance_attack"]
     assert not _hints(delta_points=None)["accuracy"]
+    # Nothing can beat a reference that is already (almost) perfect: no advice to change anything.
+    assert not _hints(delta_points=0.0, fewshot_accuracy=1.0)["accuracy"]
+    assert not _hints(delta_points=-0.5, fewshot_accuracy=0.99)["accuracy"]
+    assert _hints(delta_points=-0.5, fewshot_accuracy=0.985)["accuracy"]
 
 
 def test_thin_keeps_order_and_is_seeded():

@@ -503,7 +503,8 @@ def _distances(features: dict[str, np.ndarray], synthetic_labels: np.ndarray, pr
 
 def _hints(evaluation: RunEvaluation) -> list[Hint]:
     _, _, strongest = evaluation.strongest_attack()
-    comparison = comparisons(evaluation.accuracies("cnn"))["delta_over_fewshot"]
+    accuracy = evaluation.accuracies("cnn")
+    comparison = comparisons(accuracy)["delta_over_fewshot"]
     mmd = evaluation.distribution.get("independent", {})
     return troubleshooting_hints(
         attack_success=strongest.overall.success.value, exceeds_dp_bound=evaluation.exceeds_dp_bound(),
@@ -511,4 +512,4 @@ def _hints(evaluation: RunEvaluation) -> list[Hint]:
         close_share=evaluation.copies.closer_than_private_fraction(),
         delta_points=None if comparison is None else comparison["points"],
         mmd_ours=mmd["synthetic"]["mmd_rbf"].overall if mmd else None,
-        mmd_fewshot=mmd["fewshot"]["mmd_rbf"].overall if mmd else None)
+        mmd_fewshot=mmd["fewshot"]["mmd_rbf"].overall if mmd else None, fewshot_accuracy=accuracy.get("fewshot"))

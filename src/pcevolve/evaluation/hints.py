@@ -12,7 +12,8 @@ rule                   fires when
                        synthetic images sit closer to a private image than the 1st percentile of
                        private-to-private distances (fresh real data: about 1%)
 ``accuracy``           the CNN trained on the synthetic set is not better than the few-shot real
-                       reference (Δ ≤ 0 points)
+                       reference (Δ ≤ 0 points), unless that reference already scores at least
+                       :data:`SATURATED_ACCURACY` (99%): then no training set could do better
 ``distance_attack``    the synthetic set is at least as close to the real test set as the private
                        images are (independent-space MMD², ours ≤ few-shot real) yet some attack's
                        success exceeds :data:`ATTACK_SUCCESS_WATCH` (55%), or an attack's TPR
@@ -28,6 +29,8 @@ from typing import Any
 ATTACK_SUCCESS_LIMIT = 0.60
 ATTACK_SUCCESS_WATCH = 0.55
 CLOSE_SHARE_LIMIT = 0.05
+#: A few-shot real accuracy from which "no better than the private images" says nothing about the synthetic set.
+SATURATED_ACCURACY = 0.99
 
 ADVICE = {
     "attack": "A membership attack tells the private images from unseen real ones more than 60% of the time (50% is "
@@ -73,7 +76,7 @@ class Hint:
 
 def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near_copies: int,
                           close_share: float, delta_points: float | None, mmd_ours: float | None,
-                          mmd_fewshot: float | None) -> list[Hint]:
+                          mmd_fewshot: float | None, fewshot_accuracy: float | None = None) -> list[Hint]:
     """Evaluate the four troubleshooting rules.
 
     Args:
@@ -83,7 +86,9 @@ def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near
         close_share: Share of synthetic images closer to the private set than its own 1st-percentile NN distance.
         delta_points: CNN accuracy on synthetic minus on few-shot real, in points (None: unknown).
         mmd_ours, mmd_fewshot: Independent-space MMD² to the test set of the synthetic and the private images.
+        fewshot_accuracy: CNN accuracy of the few-shot real reference (None: unknown).
     """
+    saturated = fewshot_accuracy is not None and fewshot_accuracy >= SATURATED_ACCURACY
     hints = [
         Hint("attack", attack_success > ATTACK_SUCCESS_LIMIT, f"best attack success {attack_success:.1%}",
              f"> {ATTACK_SUCCESS_LIMIT:.0%}", ADVICE["attack"]),
@@ -91,9 +96,10 @@ def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near
              f"{near_copies} near copies; {close_share:.1%} nearer a private image than 99% of private images are to "
              "another", f"any near copy, or > {CLOSE_SHARE_LIMIT:.0%} that near (fresh real data: about 1%)",
              ADVICE["copies"]),
-        Hint("accuracy", delta_points is not None and delta_points <= 0.0,
-             "unknown" if delta_points is None else f"Δ over few-shot real {delta_points:+.1f} points",
-             "Δ ≤ 0 points", ADVICE["accuracy"]),
+        Hint("accuracy", delta_points is not None and delta_points <= 0.0 and not saturated,
+             "unknown" if delta_points is None else f"Δ over few-shot real {delta_points:+.1f} points"
+             + (f" (few-shot real already at {fewshot_accuracy:.1%})" if saturated else ""),
+             f"Δ ≤ 0 points, with few-shot real below {SATURATED_ACCURACY:.0%}", ADVICE["accuracy"]),
     ]
     small = mmd_ours is not None and mmd_fewshot is not None and mmd_ours <= mmd_fewshot
     observed = ("unknown" if mmd_ours is None or mmd_fewshot is None else
