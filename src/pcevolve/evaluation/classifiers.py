@@ -3,8 +3,9 @@
 Two fixed recipes, chosen in advance and never tuned on a test set:
 
 * :func:`train_cnn` — the small CNN of :mod:`pcevolve.nets.small_cnn` on the images themselves (15 epochs by
-  default; images over 64 pixels a side averaged down to it). This is the recipe of ``bench/decoder.py`` plus a 128-unit hidden layer, whose output
-  (:func:`cnn_features`) is a compact feature space for judging independently of the search's encoder.
+  default; images over 64 pixels a side averaged down to it). This is the recipe of ``bench/decoder.py`` plus a
+  128-unit hidden layer, whose output (:func:`cnn_features`) is a compact feature space for judging independently
+  of the search's encoder.
 * :func:`linear_probe` — multinomial logistic regression (L2, lbfgs) on standardised
   features; the inverse regularisation C is picked from :data:`PROBE_CS` by stratified
   k-fold accuracy on the training set only.

@@ -121,7 +121,7 @@ def cnn_input(images: np.ndarray, *, max_side: int = MAX_SIDE, chunk: int = 512)
     neither side exceeds ``max_side``, else area-averaged so that the longer side is ``max_side`` (the aspect ratio
     kept, sides rounded), converted ``chunk`` images at a time so that no full-size float copy of the set is made."""
     height, width = np.shape(images)[1:3]
-    if max(height, width) <= max_side:
+    if max(height, width) <= max_side or len(images) == 0:
         return to_float_images(images)
     scale = max_side / max(height, width)
     size = (max(1, round(height * scale)), max(1, round(width * scale)))
