@@ -1,0 +1,190 @@
+"""How far are a retrieval run's pool labels from what the data allows? Bounds that only a benchmark can compute.
+
+A run with ``decoder.name: nearest-public`` labels every image of its unlabelled public pool (the ``labels``
+stage, ``pool_labels.npz``) and delivers pool images under those labels. This bench reads the demo's source
+labels of the pool — which no stage of a run may — and puts the run's labels beside:
+
+* ``class_model`` / ``product``: the share of the pool's in-task images (those of the task's classes) that the
+  DP class model alone, and the shipped labels, label right;
+* ``propagated``: the shipped labels smoothed over a 10-nearest-neighbour graph of the pool's pixels (α = 0.5,
+  20 rounds) — post-processing a run could do;
+* ``supervised_private`` / ``fixmatch_private``: *no privacy* — the small CNN trained on the private images with
+  their true labels (shifts and flips), and the same CNN trained FixMatch-style on them plus the whole pool
+  (confident predictions on weakly augmented pool images as targets for strongly augmented copies): what
+  supervised and semi-supervised learning reach with the private labels themselves;
+* ``downstream``: the evaluation's CNN (no augmentation, three seeds) trained on 1,000 random in-task pool images
+  per class with their true labels and with the run's labels — what the labels' errors cost the delivered set.
+
+Accuracies of CNNs are on every Fashion-MNIST test image of the task's classes. docs/search.md §4 quotes them.
+
+    python bench/label_limits.py runs/compare-pool/compare-eps8-seed0 [more runs] [--no-fixmatch]
+                                                                     # → bench/results/label-limits.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from pcevolve.config import load_config
+from pcevolve.data import read_image_folder
+from pcevolve.data.sources import load_demo_source
+from pcevolve.nets.small_cnn import classic_augmentation, cnn_input, predict, predict_probabilities, small_cnn, \
+    train_cnn
+from results_file import write_results
+
+CNN_SEEDS = (0, 1, 2)
+PER_CLASS = 1000
+NEIGHBOURS = 10
+ALPHA = 0.5
+
+
+def pool_truth(run: Path, source: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The run's pool images, their task labels (-1: outside the task) and the task's source labels."""
+    config = load_config(run / "config.yaml")
+    private = read_image_folder(config.data.private, size=config.data.image_size, mode=config.data.image_mode)
+    task = np.array([int(name.split("_", 1)[0]) for name in private.class_names])
+    pool = np.load(run / "decoder" / "pool.npz")["samples"]
+    train = load_demo_source(source).train
+    lookup = {image.tobytes(): int(label) for image, label in zip(train.samples, train.labels)}
+    source_labels = np.array([lookup.get(image.tobytes(), -2) for image in pool])
+    if np.any(source_labels == -2):
+        raise SystemExit(f"{run}: {np.sum(source_labels == -2)} pool images are not in the {source} training set")
+    in_task = np.isin(source_labels, task)
+    truth = np.where(in_task, np.searchsorted(task, source_labels), -1)
+    return pool, truth, task
+
+
+def test_set(source: str, task: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    bench = load_demo_source(source)
+    keep = np.isin(bench.test.labels, task)
+    return bench.test.samples[keep], np.searchsorted(task, bench.test.labels[keep])
+
+
+def in_task_right(posterior: np.ndarray, truth: np.ndarray) -> float:
+    inside = truth >= 0
+    return float(np.mean(posterior.argmax(axis=1)[inside] == truth[inside]))
+
+
+def propagated(posterior: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """The posterior smoothed over the pool's pixel 10-NN graph: P ← α·mean over neighbours + (1 − α)·P₀."""
+    from sklearn.decomposition import PCA
+    from sklearn.neighbors import NearestNeighbors
+
+    pixels = PCA(64, random_state=0).fit_transform(pool.reshape(len(pool), -1).astype(np.float32))
+    pixels /= np.linalg.norm(pixels, axis=1, keepdims=True)
+    _, neighbours = NearestNeighbors(n_neighbors=NEIGHBOURS + 1).fit(pixels).kneighbors(pixels)
+    neighbours = neighbours[:, 1:]
+    smoothed = posterior.copy()
+    for _ in range(20):
+        smoothed = ALPHA * smoothed[neighbours].mean(axis=1) + (1 - ALPHA) * posterior
+    return smoothed
+
+
+def strong_augmentation(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Shifts of up to 4 px, flips, contrast/brightness jitter and an 11×11 cut-out."""
+    n, _, h, w = x.shape
+    s = 4
+    padded = F.pad(x, (s, s, s, s), mode="replicate")
+    dy = torch.randint(0, 2 * s + 1, (n,), generator=generator)
+    dx = torch.randint(0, 2 * s + 1, (n,), generator=generator)
+    rows = (dy[:, None] + torch.arange(h))[:, :, None]
+    cols = (dx[:, None] + torch.arange(w))[:, None, :]
+    x = padded[torch.arange(n)[:, None, None], :, rows, cols].permute(0, 3, 1, 2).contiguous()
+    flip = torch.rand(n, generator=generator) < 0.5
+    x = torch.where(flip[:, None, None, None], x.flip(3), x)
+    contrast = 0.6 + 0.8 * torch.rand(n, 1, 1, 1, generator=generator)
+    brightness = 0.2 * (torch.rand(n, 1, 1, 1, generator=generator) - 0.5)
+    mean = x.mean((1, 2, 3), keepdim=True)
+    x = ((x - mean) * contrast + mean + brightness).clamp(0, 1)
+    cy = torch.randint(0, h, (n,), generator=generator)
+    cx = torch.randint(0, w, (n,), generator=generator)
+    hole = ((torch.arange(h)[None, :, None] - cy[:, None, None]).abs() <= 5) & \
+           ((torch.arange(w)[None, None, :] - cx[:, None, None]).abs() <= 5)
+    return x * (~hole[:, None]).float()
+
+
+def fixmatch(labelled: np.ndarray, labels: np.ndarray, unlabelled: np.ndarray, *, classes: int, seed: int,
+             steps: int = 2000, batch: int = 64, ratio: int = 3, threshold: float = 0.95) -> torch.nn.Module:
+    """FixMatch (Sohn et al. 2020) with the small CNN: cross-entropy on weakly augmented labelled images plus, on
+    unlabelled images whose weak-augmentation prediction is at least ``threshold`` sure, cross-entropy of the
+    strongly augmented copy against that prediction."""
+    x_l, x_u = cnn_input(labelled), cnn_input(unlabelled)
+    y_l = torch.from_numpy(np.array(labels, dtype=np.int64))
+    generator = torch.Generator().manual_seed(seed)
+    model = small_cnn(classes, channels=x_l.shape[1], size=tuple(x_l.shape[2:]), generator=generator)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model.train()
+    for _ in range(steps):
+        li = torch.randint(0, len(x_l), (batch,), generator=generator)
+        ui = torch.randint(0, len(x_u), (batch * ratio,), generator=generator)
+        weak_l = classic_augmentation(x_l[li], generator=generator, flip=True)
+        weak_u = classic_augmentation(x_u[ui], generator=generator, flip=True)
+        with torch.no_grad():
+            sure, target = torch.softmax(model(weak_u), dim=1).max(dim=1)
+        out = model(torch.cat([weak_l, strong_augmentation(x_u[ui], generator)]))
+        consistency = F.cross_entropy(out[batch:], target, reduction="none") * (sure >= threshold).float()
+        loss = F.cross_entropy(out[:batch], y_l[li]) + consistency.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model.eval()
+
+
+def downstream(pool: np.ndarray, rows: np.ndarray, labels: np.ndarray, test: tuple[np.ndarray, np.ndarray],
+               classes: int) -> float:
+    return float(np.mean([np.mean(predict(train_cnn(pool[rows], labels, classes=classes, seed=s), test[0]) == test[1])
+                          for s in CNN_SEEDS]))
+
+
+def limits(run: Path, source: str, *, with_fixmatch: bool) -> dict:
+    torch.manual_seed(0)
+    started = time.monotonic()
+    pool, truth, task = pool_truth(run, source)
+    test = test_set(source, task)
+    classes = len(task)
+    saved = np.load(run / "pool_labels.npz")
+    posterior = saved["posterior"]
+    out = {"run": str(run), "labeller": str(saved["labeller"]), "in_task_share": float(np.mean(truth >= 0)),
+           "product": in_task_right(posterior, truth),
+           "propagated": in_task_right(propagated(posterior, pool), truth)}
+    rng = np.random.default_rng(0)
+    rows = np.concatenate([rng.choice(np.flatnonzero(truth == k), PER_CLASS, replace=False) for k in range(classes)])
+    out["downstream"] = {"true_labels": downstream(pool, rows, truth[rows], test, classes),
+                         "run_labels": downstream(pool, rows, posterior[rows].argmax(axis=1), test, classes),
+                         "run_labels_right": float(np.mean(posterior[rows].argmax(axis=1) == truth[rows]))}
+    config = load_config(run / "config.yaml")
+    private = read_image_folder(config.data.private, size=config.data.image_size, mode=config.data.image_mode)
+    supervised = train_cnn(private.samples, private.labels, classes=classes, seed=1, augment=True)
+    out["supervised_private"] = {"in_task": in_task_right(predict_probabilities(supervised, pool), truth),
+                                 "test": float(np.mean(predict(supervised, test[0]) == test[1]))}
+    if with_fixmatch:
+        semi = fixmatch(private.samples, private.labels, pool, classes=classes, seed=1)
+        out["fixmatch_private"] = {"in_task": in_task_right(predict_probabilities(semi, pool), truth),
+                                   "test": float(np.mean(predict(semi, test[0]) == test[1]))}
+    out["seconds"] = time.monotonic() - started
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--source", default="fashion-mnist")
+    parser.add_argument("--no-fixmatch", action="store_true", help="skip the semi-supervised bound (~3 min a run)")
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    results = []
+    for run in args.runs:
+        results.append(limits(run, args.source, with_fixmatch=not args.no_fixmatch))
+        print(json.dumps(results[-1], indent=1), flush=True)
+    print(f"→ {write_results(results, 'label-limits')}")
+
+
+if __name__ == "__main__":
+    main()
