@@ -87,8 +87,15 @@ def classic_augmentation(images: torch.Tensor, *, generator: torch.Generator, fl
         generator: Source of every draw (on the images' device).
         flip: Also flip left-right with probability ½.
     """
+    shifted = random_shift(images, shift=max_shift(tuple(images.shape[2:])), generator=generator)
+    return random_flip(shifted, generator=generator) if flip else shifted
+
+
+def random_shift(images: torch.Tensor, *, shift: int, generator: torch.Generator) -> torch.Tensor:
+    """Each (N, C, H, W) image moved by up to ``shift`` pixels each way, its edges replicated; the vertical offsets
+    are drawn first, then the horizontal ones."""
     n, _, h, w = images.shape
-    s = max_shift((h, w))
+    s = shift
     padded = F.pad(images, (s, s, s, s), mode="replicate")
     dy = torch.randint(0, 2 * s + 1, (n,), generator=generator, device=images.device)
     dx = torch.randint(0, 2 * s + 1, (n,), generator=generator, device=images.device)
@@ -96,8 +103,7 @@ def classic_augmentation(images: torch.Tensor, *, generator: torch.Generator, fl
     cols = (dx[:, None] + torch.arange(w, device=images.device))[:, None, :]  # (N, 1, W)
     batch = torch.arange(n, device=images.device)[:, None, None]
     # Advanced indices around the channel slice put their broadcast shape first: (N, H, W, C).
-    shifted = padded[batch, :, rows, cols].permute(0, 3, 1, 2).contiguous()
-    return random_flip(shifted, generator=generator) if flip else shifted
+    return padded[batch, :, rows, cols].permute(0, 3, 1, 2).contiguous()
 
 
 @contextlib.contextmanager
