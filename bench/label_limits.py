@@ -4,8 +4,8 @@ A run with ``decoder.name: nearest-public`` labels every image of its unlabelled
 stage, ``pool_labels.npz``) and delivers pool images under those labels. This bench reads the demo's source
 labels of the pool — which no stage of a run may — and puts the run's labels beside:
 
-* ``class_model`` / ``product``: the share of the pool's in-task images (those of the task's classes) that the
-  DP class model alone, and the shipped labels, label right;
+* ``product``: the share of the pool's in-task images (those of the task's classes) that the shipped labels
+  label right;
 * ``propagated``: the shipped labels smoothed over a 10-nearest-neighbour graph of the pool's pixels (α = 0.5,
   20 rounds) — post-processing a run could do;
 * ``supervised_private`` / ``fixmatch_private``: *no privacy* — the small CNN trained on the private images with
@@ -32,11 +32,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from pcevolve.augment.image import random_flip
 from pcevolve.config import load_config
-from pcevolve.data import read_image_folder
+from pcevolve.data import LabeledDataset, read_image_folder
 from pcevolve.data.sources import load_demo_source
-from pcevolve.nets.small_cnn import classic_augmentation, cnn_input, predict, predict_probabilities, small_cnn, \
-    train_cnn
+from pcevolve.nets.small_cnn import classic_augmentation, cnn_input, predict, predict_probabilities, random_shift, \
+    small_cnn, train_cnn
 from results_file import write_results
 
 CNN_SEEDS = (0, 1, 2)
@@ -45,26 +46,28 @@ NEIGHBOURS = 10
 ALPHA = 0.5
 
 
-def pool_truth(run: Path, source: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The run's pool images, their task labels (-1: outside the task) and the task's source labels."""
+def private_set(run: Path) -> tuple[LabeledDataset, np.ndarray]:
+    """The run's private images and the task's source labels (the demo's folders are "<source label>_<name>")."""
     config = load_config(run / "config.yaml")
     private = read_image_folder(config.data.private, size=config.data.image_size, mode=config.data.image_mode)
-    task = np.array([int(name.split("_", 1)[0]) for name in private.class_names])
+    return private, np.array([int(name.split("_", 1)[0]) for name in private.class_names])
+
+
+def pool_truth(run: Path, train: LabeledDataset, task: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The run's pool images and their task labels (-1: outside the task), from the source's training set."""
     pool = np.load(run / "decoder" / "pool.npz")["samples"]
-    train = load_demo_source(source).train
     lookup = {image.tobytes(): int(label) for image, label in zip(train.samples, train.labels)}
     source_labels = np.array([lookup.get(image.tobytes(), -2) for image in pool])
     if np.any(source_labels == -2):
-        raise SystemExit(f"{run}: {np.sum(source_labels == -2)} pool images are not in the {source} training set")
+        raise SystemExit(f"{run}: {np.sum(source_labels == -2)} pool images are not in the source's training set")
     in_task = np.isin(source_labels, task)
-    truth = np.where(in_task, np.searchsorted(task, source_labels), -1)
-    return pool, truth, task
+    return pool, np.where(in_task, np.searchsorted(task, source_labels), -1)
 
 
-def test_set(source: str, task: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    bench = load_demo_source(source)
-    keep = np.isin(bench.test.labels, task)
-    return bench.test.samples[keep], np.searchsorted(task, bench.test.labels[keep])
+def test_set(test: LabeledDataset, task: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The source's test images of the task's classes and their task labels."""
+    keep = np.isin(test.labels, task)
+    return test.samples[keep], np.searchsorted(task, test.labels[keep])
 
 
 def in_task_right(posterior: np.ndarray, truth: np.ndarray) -> float:
@@ -90,15 +93,7 @@ def propagated(posterior: np.ndarray, pool: np.ndarray) -> np.ndarray:
 def strong_augmentation(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """Shifts of up to 4 px, flips, contrast/brightness jitter and an 11×11 cut-out."""
     n, _, h, w = x.shape
-    s = 4
-    padded = F.pad(x, (s, s, s, s), mode="replicate")
-    dy = torch.randint(0, 2 * s + 1, (n,), generator=generator)
-    dx = torch.randint(0, 2 * s + 1, (n,), generator=generator)
-    rows = (dy[:, None] + torch.arange(h))[:, :, None]
-    cols = (dx[:, None] + torch.arange(w))[:, None, :]
-    x = padded[torch.arange(n)[:, None, None], :, rows, cols].permute(0, 3, 1, 2).contiguous()
-    flip = torch.rand(n, generator=generator) < 0.5
-    x = torch.where(flip[:, None, None, None], x.flip(3), x)
+    x = random_flip(random_shift(x, shift=4, generator=generator), generator=generator)
     contrast = 0.6 + 0.8 * torch.rand(n, 1, 1, 1, generator=generator)
     brightness = 0.2 * (torch.rand(n, 1, 1, 1, generator=generator) - 0.5)
     mean = x.mean((1, 2, 3), keepdim=True)
@@ -144,10 +139,11 @@ def downstream(pool: np.ndarray, rows: np.ndarray, labels: np.ndarray, test: tup
 
 
 def limits(run: Path, source: str, *, with_fixmatch: bool) -> dict:
-    torch.manual_seed(0)
     started = time.monotonic()
-    pool, truth, task = pool_truth(run, source)
-    test = test_set(source, task)
+    private, task = private_set(run)
+    bench = load_demo_source(source)
+    pool, truth = pool_truth(run, bench.train, task)
+    test = test_set(bench.test, task)
     classes = len(task)
     saved = np.load(run / "pool_labels.npz")
     posterior = saved["posterior"]
@@ -156,11 +152,10 @@ def limits(run: Path, source: str, *, with_fixmatch: bool) -> dict:
            "propagated": in_task_right(propagated(posterior, pool), truth)}
     rng = np.random.default_rng(0)
     rows = np.concatenate([rng.choice(np.flatnonzero(truth == k), PER_CLASS, replace=False) for k in range(classes)])
+    run_labels = posterior[rows].argmax(axis=1)
     out["downstream"] = {"true_labels": downstream(pool, rows, truth[rows], test, classes),
-                         "run_labels": downstream(pool, rows, posterior[rows].argmax(axis=1), test, classes),
-                         "run_labels_right": float(np.mean(posterior[rows].argmax(axis=1) == truth[rows]))}
-    config = load_config(run / "config.yaml")
-    private = read_image_folder(config.data.private, size=config.data.image_size, mode=config.data.image_mode)
+                         "run_labels": downstream(pool, rows, run_labels, test, classes),
+                         "run_labels_right": float(np.mean(run_labels == truth[rows]))}
     supervised = train_cnn(private.samples, private.labels, classes=classes, seed=1, augment=True)
     out["supervised_private"] = {"in_task": in_task_right(predict_probabilities(supervised, pool), truth),
                                  "test": float(np.mean(predict(supervised, test[0]) == test[1]))}
