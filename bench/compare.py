@@ -65,6 +65,7 @@ from pcevolve.pipeline import (
     class_territories,
     load_pool_labels,
     load_public_features,
+    run_randomness,
 )
 from pcevolve.pipeline.deliver import decode_candidate
 from pcevolve.privacy import BudgetLedger
@@ -163,9 +164,12 @@ def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     problem = build_problem(config, release, surrogate, public=public, territories=territories)
     delivered = read_image_folder(run / "synthetic")
     counts = np.bincount(delivered.labels, minlength=len(delivered.class_names))
-    decoded = decode_candidate(problem.space, problem.space.baseline(), counts, oversample=1.0,
-                               rng=np.random.default_rng(11), basis=basis, encoder=encoder, decoder=decoder,
-                               targets=problem.targets, territories=territories)
+    # The run's own delivery stream: where the search kept its starting point, this is the delivered set itself, so
+    # the two rows differ only by what the evolution changed (another draw alone moved the CNN by up to 0.7 points).
+    decoded = decode_candidate(problem.space, problem.space.baseline(), counts,
+                               oversample=config.search.delivery_oversample,
+                               rng=run_randomness(config).public("delivery"), basis=basis, encoder=encoder,
+                               decoder=decoder, targets=problem.targets, territories=territories)
     return decoded.samples, decoded.labels
 
 

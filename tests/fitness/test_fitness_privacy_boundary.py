@@ -15,9 +15,10 @@ from pcevolve.privacy.noise import GeneratorNoise
 
 def test_evaluate_takes_only_the_candidate_the_targets_and_settings():
     assert list(inspect.signature(evaluate).parameters) == [
-        "features", "labels", "targets", "weights", "roundtrip", "options"]
+        "features", "labels", "targets", "weights", "roundtrip", "shift", "options"]
     hints = typing.get_type_hints(evaluate)
     assert hints["targets"] is FitnessTargets
+    assert hints["shift"] is float  # a number the search computes from its own individual, not an array
 
 
 def test_targets_are_built_from_a_release_and_public_inputs_only():

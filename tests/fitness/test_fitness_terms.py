@@ -151,8 +151,20 @@ def test_terms_called_alone_match_evaluate(targets):
     terms = evaluate(x, y, targets, FitnessWeights()).terms
     alone = {"accuracy": accuracy(c, targets), "mmd": mmd(c, targets), "wasserstein": wasserstein(c, targets),
              "attack": attack(c, targets), "privacy": privacy_violation(c, targets),
-             "diversity": diversity(c, targets), "consistency": consistency(c, targets)}
+             "diversity": diversity(c, targets), "consistency": consistency(c, targets), "shift": 0.0}
     assert alone == dict(terms)
+
+
+def test_shift_is_passed_through_and_priced_by_its_weight(targets):
+    x, y = candidates(targets)["good"]
+    still, moved = (evaluate(x, y, targets, FitnessWeights(shift=0.05), shift=s) for s in (0.0, 0.2))
+    assert moved.terms["shift"] == 0.2 and still.terms["shift"] == 0.0
+    assert still.total - moved.total == pytest.approx(0.05 * 0.2, abs=1e-12)
+    assert {k: v for k, v in moved.terms.items() if k != "shift"} == {k: v for k, v in still.terms.items()
+                                                                        if k != "shift"}
+    for bad in (-0.1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="shift"):
+            evaluate(x, y, targets, FitnessWeights(), shift=bad)
 
 
 @settings(max_examples=15, deadline=None)

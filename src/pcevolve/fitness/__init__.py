@@ -19,6 +19,7 @@ attack        ``means``, ``covariances``, validation sample         [0, 1]      
 privacy       ``covariances`` (√(2 tr Σ_k) sets the threshold)      [0, 1]      lower
 diversity     validation sample                                     [0, 1]      higher
 consistency   ``means``, ``covariances`` (DP-Gaussian LDA)          [0, 1]      higher
+shift         nothing: the search's individual, passed in           [0, ∞)      lower
 ============  ====================================================  ==========  =========
 
 ``counts`` (released) only set the denominators and the pooled fallback for classes

@@ -1,9 +1,12 @@
 """The fitness F of a candidate synthetic set and its per-term breakdown.
 
 F = acc·accuracy − mmd·mmd − attack·attack − privacy·privacy + diversity·diversity
-    + consistency·consistency,
+    + consistency·consistency − shift·shift,
 
-with the weights of :class:`~pcevolve.config.FitnessWeights`. ``wasserstein`` is computed
+with the weights of :class:`~pcevolve.config.FitnessWeights`. ``shift`` is not a property of the
+candidate set but of the search's individual that drew it: how far it moved from the released
+Gaussians (:meth:`pcevolve.search.space.SearchSpace.shift`). The search passes it; a candidate judged
+on its own has shift 0. ``wasserstein`` is computed
 and logged with every evaluation but has no weight: MMD already prices distribution
 mismatch in the total, and the sliced W2 is measured against a sample of the DP Gaussians
 (a second-moment summary), so weighting it would pull candidates towards Gaussian shape.
@@ -51,6 +54,7 @@ TERMS: Mapping[str, TermInfo] = MappingProxyType({
     "privacy": TermInfo("lower", "privacy"),
     "diversity": TermInfo("higher", "diversity"),
     "consistency": TermInfo("higher", "consistency"),
+    "shift": TermInfo("lower", "shift"),
 })
 
 
@@ -102,7 +106,8 @@ def weighted_total(terms: Mapping[str, float], weights: FitnessWeights) -> float
 
 
 def evaluate(features: np.ndarray, labels: np.ndarray, targets: FitnessTargets, weights: FitnessWeights, *,
-             roundtrip: np.ndarray | None = None, options: FitnessOptions = FitnessOptions()) -> FitnessBreakdown:
+             roundtrip: np.ndarray | None = None, shift: float = 0.0,
+             options: FitnessOptions = FitnessOptions()) -> FitnessBreakdown:
     """Every fitness term of a candidate and the weighted total. Pure and deterministic.
 
     Args:
@@ -111,11 +116,15 @@ def evaluate(features: np.ndarray, labels: np.ndarray, targets: FitnessTargets, 
         targets: The DP targets (the only view of the private data).
         weights: Term weights.
         roundtrip: Optional (n, P) decode → re-encode features, judged by ``consistency``.
+        shift: How far the individual that drew the candidate moved from the released Gaussians (≥ 0; the
+            search problem computes it from the individual).
         options: Term knobs.
 
     Raises:
-        ValueError: a malformed candidate (see :meth:`Candidate.of`).
+        ValueError: a malformed candidate (see :meth:`Candidate.of`) or a negative or non-finite shift.
     """
+    if not (math.isfinite(shift) and shift >= 0.0):
+        raise ValueError(f"shift must be a finite number >= 0, got {shift!r}")
     candidate = Candidate.of(features, labels, targets, roundtrip=roundtrip)
     terms = {
         "accuracy": accuracy(candidate, targets, ridge=options.ridge),
@@ -125,5 +134,6 @@ def evaluate(features: np.ndarray, labels: np.ndarray, targets: FitnessTargets, 
         "privacy": privacy_violation(candidate, targets, duplicate_fraction=options.duplicate_fraction),
         "diversity": diversity(candidate, targets),
         "consistency": consistency(candidate, targets),
+        "shift": float(shift),
     }
     return FitnessBreakdown(terms=terms, total=weighted_total(terms, weights))

@@ -13,8 +13,10 @@ from pcevolve.pipeline.stages import (
     class_territories,
     load_pool_labels,
     load_public_features,
+    run_randomness,
     search_targets,
 )
 
 __all__ = ["PublicFeatures", "RunError", "RunOutcome", "build_problem", "class_territories", "discard_if_unstarted",
-           "load_pool_labels", "load_public_features", "open_run", "run_pipeline", "search_targets"]
+           "load_pool_labels", "load_public_features", "open_run", "run_pipeline", "run_randomness",
+           "search_targets"]

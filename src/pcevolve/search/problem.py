@@ -46,10 +46,11 @@ class SearchProblem:
     def evaluate(self, individual: np.ndarray) -> FitnessBreakdown:
         """Terms and total averaged over the evaluation seeds."""
         results = []
+        shift = self.space.shift(individual)
         for index in range(len(self.draws)):
             z, labels = self.candidate(individual, index)
             roundtrip = self.surrogate.predict(z, labels) if self.surrogate is not None else None
-            results.append(evaluate(z, labels, self.targets, self.weights, roundtrip=roundtrip))
+            results.append(evaluate(z, labels, self.targets, self.weights, roundtrip=roundtrip, shift=shift))
         terms = {name: float(np.mean([r.terms[name] for r in results])) for name in results[0].terms}
         return FitnessBreakdown(terms=terms, total=float(np.mean([r.total for r in results])))
 

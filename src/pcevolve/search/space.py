@@ -84,6 +84,12 @@ class SearchSpace:
         p = self.frames.dim
         return np.tile(np.concatenate([np.zeros(p), np.ones(p)]), self.frames.num_classes)
 
+    def shift(self, individual: np.ndarray) -> float:
+        """How far an individual moved from the released Gaussians: mean o² + mean (|g| − 1)², over every class and
+        direction (units of each direction's released spread; a negative g draws like |g|). 0 at :meth:`baseline`."""
+        offsets, coefficients = self.split(individual)
+        return float(np.mean(offsets**2) + np.mean((np.abs(coefficients) - 1.0) ** 2))
+
     def split(self, individual: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Vector → (offsets (K, P), coefficients (K, P))."""
         vector = np.asarray(individual, dtype=np.float64)
