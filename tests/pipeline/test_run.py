@@ -156,13 +156,17 @@ def test_cli_run_prints_a_summary_and_bad_data_fails_cleanly(tiny_config, tmp_pa
 
 
 def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_round_trip(tiny_config, tiny_data,
-                                                                                          tmp_path):
+                                                                                          tmp_path, monkeypatch):
     from pcevolve.data import read_image_folder, read_unlabeled_images
     from pcevolve.decoders import load_decoder
-    from pcevolve.pipeline import class_territories, load_pool_labels, load_public_features
+    from pcevolve.pipeline import class_territories, load_pool_labels, load_public_features, stages
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.release import StatisticsRelease
 
+    def second_pass(*args, **kwargs):
+        raise AssertionError("the public features stage encoded the pool again instead of reusing the decoder's index")
+
+    monkeypatch.setattr(stages, "bulk_encode", second_pass)
     config = tiny_config(name="retrieval", **{"decoder.name": "nearest-public"})
     outcome = _run(config, tmp_path)
     folder = outcome.folder
