@@ -30,7 +30,7 @@ import contextlib
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -415,6 +415,17 @@ def evaluate_run(run_dir: str | os.PathLike[str], test_dir: str | os.PathLike[st
     return evaluation
 
 
+def _encoded_together(features: Callable[..., np.ndarray], encoder: Any, options: dict[str, Any],
+                      parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``features(encoder, images, **options)`` of each part, computed as one job and split back: small sets
+    encoded together are large enough for the encoder's bulk path (:mod:`pcevolve.encoders.bulk`). For the run's
+    encoder at the demo's 128 px that halved the step (109 s → 57 s); for the independent encoder it changed
+    nothing measurable (57 → 58 s), so those sets stay separate jobs."""
+    joined = features(encoder, np.concatenate(list(parts.values())), **options)
+    ends = np.cumsum([len(images) for images in parts.values()])[:-1]
+    return dict(zip(parts, np.split(joined, ends), strict=True))
+
+
 def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress: bool) -> RunEvaluation:
     classes, names = inputs.classes, inputs.class_names
     synthetic, private, test, full = inputs.synthetic, inputs.private, inputs.test, inputs.full
@@ -436,9 +447,8 @@ def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress:
         del independent
     with steps.step("search-encoder features"):
         searched = search_encoder(inputs.folder)
-        own = {"synthetic": projected_features(searched, synthetic.samples[dist_rows], **encode),
-               "private": projected_features(searched, private.samples, **encode),
-               "test": projected_features(searched, test.samples, **encode)}
+        own = _encoded_together(projected_features, searched, encode, {
+            "synthetic": synthetic.samples[dist_rows], "private": private.samples, "test": test.samples})
         del searched
 
     flip = inputs.config.augment.flip
