@@ -30,12 +30,13 @@ import contextlib
 import math
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from pcevolve.encoders import ImageEncoder
 from pcevolve.evaluation.attacks import MembershipAttack, membership_attacks
 from pcevolve.evaluation.copies import (
     NEAR_COPY_RMS,
@@ -415,13 +416,12 @@ def evaluate_run(run_dir: str | os.PathLike[str], test_dir: str | os.PathLike[st
     return evaluation
 
 
-def _encoded_together(features: Callable[..., np.ndarray], encoder: Any, options: dict[str, Any],
-                      parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``features(encoder, images, **options)`` of each part, computed as one job and split back: small sets
-    encoded together are large enough for the encoder's bulk path (:mod:`pcevolve.encoders.bulk`). For the run's
-    encoder at the demo's 128 px that halved the step (109 s → 57 s); for the independent encoder it changed
-    nothing measurable (57 → 58 s), so those sets stay separate jobs."""
-    joined = features(encoder, np.concatenate(list(parts.values())), **options)
+def _projected_together(encoder: ImageEncoder, parts: dict[str, np.ndarray], options: dict[str, Any]
+                        ) -> dict[str, np.ndarray]:
+    """:func:`projected_features` of each part, computed as one job and split back: small sets encoded together
+    are large enough for the encoder's bulk path (:mod:`pcevolve.encoders.bulk`); at the demo's 128 px that halved
+    the step (109 s → 57 s). The independent encoder's sets gained nothing measurable that way (57 → 58 s)."""
+    joined = projected_features(encoder, np.concatenate(list(parts.values())), **options)
     ends = np.cumsum([len(images) for images in parts.values()])[:-1]
     return dict(zip(parts, np.split(joined, ends), strict=True))
 
@@ -447,8 +447,8 @@ def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress:
         del independent
     with steps.step("search-encoder features"):
         searched = search_encoder(inputs.folder)
-        own = _encoded_together(projected_features, searched, encode, {
-            "synthetic": synthetic.samples[dist_rows], "private": private.samples, "test": test.samples})
+        own = _projected_together(searched, {"synthetic": synthetic.samples[dist_rows], "private": private.samples,
+                                             "test": test.samples}, encode)
         del searched
 
     flip = inputs.config.augment.flip
