@@ -164,3 +164,29 @@ def test_a_reproducible_noise_run_is_reported_as_not_dp(fake_run, tmp_path, tiny
     folder = write_report(evaluation)
     assert json.loads((folder / "evaluation.json").read_text())["dp"] is False
     assert "NOT differentially private" in (folder / "report.html").read_text()
+
+
+def test_the_encoders_run_on_every_core_and_the_rest_on_the_set_threads(fake_run, tmp_path, tiny_settings,
+                                                                         monkeypatch):
+    import pcevolve.evaluation.evaluate as evaluate_module
+
+    seen: dict[str, list[int]] = {"pooled": [], "projected": [], "lines": []}
+    pooled, projected, lines = (evaluate_module.pooled_features, evaluate_module.projected_features,
+                                evaluate_module.evaluate_lines)
+
+    def spy(key, function):
+        def wrapped(*args, **kwargs):
+            seen[key].append(torch.get_num_threads())
+            return function(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(evaluate_module, "pooled_features", spy("pooled", pooled))
+    monkeypatch.setattr(evaluate_module, "projected_features", spy("projected", projected))
+    monkeypatch.setattr(evaluate_module, "evaluate_lines", spy("lines", lines))
+    run = fake_run(tmp_path)
+    _evaluate(run, dataclasses.replace(tiny_settings, threads=1, encode_threads=3))
+    assert set(seen["pooled"]) == {3} and set(seen["projected"]) == {3}
+    assert seen["lines"] == [1]
+    seen = {key: [] for key in seen}
+    _evaluate(run, dataclasses.replace(tiny_settings, threads=1, encode_threads=0))
+    assert set(seen["pooled"]) == {evaluate_module._usable_cores()} == set(seen["projected"])
