@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+import pcevolve.evaluation.evaluate as evaluate_module
 from pcevolve.evaluation import evaluate_run
 from pcevolve.report import PrivateSampleInReport, write_report
 
@@ -168,8 +169,6 @@ def test_a_reproducible_noise_run_is_reported_as_not_dp(fake_run, tmp_path, tiny
 
 def test_the_encoders_run_on_every_core_and_the_rest_on_the_set_threads(fake_run, tmp_path, tiny_settings,
                                                                          monkeypatch):
-    import pcevolve.evaluation.evaluate as evaluate_module
-
     seen: dict[str, list[int]] = {"pooled": [], "projected": [], "lines": []}
     pooled, projected, lines = (evaluate_module.pooled_features, evaluate_module.projected_features,
                                 evaluate_module.evaluate_lines)
@@ -187,6 +186,7 @@ def test_the_encoders_run_on_every_core_and_the_rest_on_the_set_threads(fake_run
     _evaluate(run, dataclasses.replace(tiny_settings, threads=1, encode_threads=3))
     assert set(seen["pooled"]) == {3} and set(seen["projected"]) == {3}
     assert seen["lines"] == [1]
-    seen = {key: [] for key in seen}
+    for values in seen.values():
+        values.clear()
     _evaluate(run, dataclasses.replace(tiny_settings, threads=1, encode_threads=0))
     assert set(seen["pooled"]) == {evaluate_module._usable_cores()} == set(seen["projected"])

@@ -440,7 +440,8 @@ def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress:
     dist_rows = np.sort(rng.choice(len(synthetic.labels), min(s.distribution_max, len(synthetic.labels)),
                                    replace=False))
 
-    with steps.step("independent features"), thread_limit(s.encode_threads or _usable_cores()):
+    encode_threads = s.encode_threads or _usable_cores()
+    with steps.step("independent features"), thread_limit(encode_threads):
         independent = independent_encoder(input_size=s.independent_input_size)
         ind = {"synthetic": pooled_features(independent, synthetic.samples, **encode),
                "private": pooled_features(independent, private.samples, **encode),
@@ -450,7 +451,7 @@ def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress:
         if full is not None:
             ind["full"] = pooled_features(independent, full.samples, **encode)
         del independent
-    with steps.step("search-encoder features"), thread_limit(s.encode_threads or _usable_cores()):
+    with steps.step("search-encoder features"), thread_limit(encode_threads):
         searched = search_encoder(inputs.folder)
         own = _projected_together(searched, {"synthetic": synthetic.samples[dist_rows], "private": private.samples,
                                              "test": test.samples}, encode)
