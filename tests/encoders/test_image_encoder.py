@@ -107,6 +107,23 @@ def test_bulk_encoding_matches_eager_and_leaves_the_encoder_as_it_was(encoder):
     assert all(p.is_contiguous() for p in encoder.parameters())  # the copy was converted, not the encoder
 
 
+def test_the_frozen_copy_runs_fewer_rows_a_call_for_larger_inputs_with_the_same_result(encoder):
+    from pcevolve.encoders.bulk import BULK_BATCH, bulk_rows, frozen_copy
+
+    assert [bulk_rows(side) for side in (28, 64, 96, 128, 512)] == [BULK_BATCH, BULK_BATCH, 21, 16, 8]
+    images = torch.rand(40, 1, 12, 12)
+    eager = encoder.trunk_activations(images)
+    calls = []
+    hook = encoder.trunk.register_forward_pre_hook(lambda _, args: calls.append(len(args[0])))
+    try:
+        # The copy (which copies the hook) traces its module on the first chunk: the calls the hook sees.
+        chunked = frozen_copy(encoder.trunk, rows=16)(encoder.prepare(images))
+    finally:
+        hook.remove()
+    assert calls and set(calls) == {16} and chunked.shape[0] == 40
+    np.testing.assert_allclose(chunked.numpy(), eager.numpy(), atol=2e-4)
+
+
 def test_bulk_trunk_activations_can_feed_a_trainable_top(encoder):
     from pcevolve.encoders.bulk import BULK_MIN_IMAGES
 
