@@ -1,5 +1,7 @@
 """The pretrained image encoder: real weights, frozen trunk, no sample mixing, exact save/load."""
 
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -122,6 +124,25 @@ def test_the_frozen_copy_runs_fewer_rows_a_call_for_larger_inputs_with_the_same_
         hook.remove()
     assert calls and set(calls) == {16} and chunked.shape[0] == 40
     np.testing.assert_allclose(chunked.numpy(), eager.numpy(), atol=2e-4)
+
+
+def test_the_frozen_copy_runs_its_calls_one_per_core_with_the_same_result(encoder):
+    from pcevolve.encoders.bulk import _map_per_core, frozen_copy
+
+    images = encoder.prepare(torch.rand(96, 1, 12, 12))
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one_at_a_time = frozen_copy(encoder.trunk, rows=8)(images)
+        torch.set_num_threads(2)
+        side_by_side = frozen_copy(encoder.trunk, rows=8)(images)
+        assert torch.get_num_threads() == 2  # restored after the calls
+        seen = _map_per_core(lambda chunk: (torch.get_num_threads(), threading.get_ident(), chunk), list(range(12)))
+    finally:
+        torch.set_num_threads(before)
+    assert torch.equal(side_by_side, one_at_a_time)
+    assert [chunk for _, _, chunk in seen] == list(range(12))  # in order
+    assert {threads for threads, _, _ in seen} == {1} and len({ident for _, ident, _ in seen}) == 2
 
 
 def test_bulk_trunk_activations_can_feed_a_trainable_top(encoder):
