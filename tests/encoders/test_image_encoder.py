@@ -137,7 +137,14 @@ def test_the_frozen_copy_runs_its_calls_one_per_core_with_the_same_result(encode
         torch.set_num_threads(2)
         side_by_side = frozen_copy(encoder.trunk, rows=8)(images)
         assert torch.get_num_threads() == 2  # restored after the calls
-        seen = _map_per_core(lambda chunk: (torch.get_num_threads(), threading.get_ident(), chunk), list(range(12)))
+        both = threading.Barrier(2, timeout=30)  # the first two calls wait for each other: two threads at once
+
+        def call(chunk):
+            if chunk < 2:
+                both.wait()
+            return torch.get_num_threads(), threading.get_ident(), chunk
+
+        seen = _map_per_core(call, list(range(12)))
     finally:
         torch.set_num_threads(before)
     assert torch.equal(side_by_side, one_at_a_time)
