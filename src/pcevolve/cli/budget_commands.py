@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from pydantic import ValidationError
@@ -15,11 +16,10 @@ from rich.console import Console
 from rich.table import Table
 
 from pcevolve.config import ConfigError, RunConfig, load_config
-from pcevolve.pipeline.plan import BudgetPlan, DPSGDStagePlan, ReleasePlan, VotePlan, plan_budget
-from pcevolve.privacy.accounting import account
-from pcevolve.privacy.calibration import dpsgd_noise_multiplier, dpsgd_schedule
-from pcevolve.privacy.events import SubsampledGaussianSteps
 from pcevolve.randomness import NOT_DP_WARNING
+
+if TYPE_CHECKING:  # imported by the commands that use them (see cli/main.py)
+    from pcevolve.pipeline.plan import BudgetPlan, DPSGDStagePlan, ReleasePlan, VotePlan
 
 app = typer.Typer(help="Plan the privacy budget.", no_args_is_help=True, add_completion=False)
 
@@ -41,6 +41,8 @@ def plan(
     num_samples: int = typer.Option(500, "--n", min=1, help="Number of private samples (sets DP-SGD's q)."),
 ) -> None:
     """Print the stage split and the noise each stage will use (the same calibration as `pcevolve run`)."""
+    from pcevolve.pipeline.plan import plan_budget
+
     console = Console()
     if console.width < 110:  # piped output defaults to 80 columns
         console = Console(width=110)
@@ -103,6 +105,10 @@ def _stage_table(run: RunConfig, result: BudgetPlan) -> Table:
 
 
 def _dpsgd_table(stage: DPSGDStagePlan, run: RunConfig, n: int, caps: dict[str, float]) -> Table:
+    from pcevolve.privacy.accounting import account
+    from pcevolve.privacy.calibration import dpsgd_noise_multiplier, dpsgd_schedule
+    from pcevolve.privacy.events import SubsampledGaussianSteps
+
     privacy = run.privacy
     stage_cap = caps[stage.stage]
     schedule = stage.schedule
@@ -152,6 +158,8 @@ def _partial_votes(softness: float) -> str:
 
 
 def _print_release(console: Console, release: ReleasePlan | VotePlan, run: RunConfig, cap: float) -> None:
+    from pcevolve.pipeline.plan import VotePlan
+
     search = run.search
     if isinstance(release, VotePlan):
         console.print(

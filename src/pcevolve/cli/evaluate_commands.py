@@ -9,22 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from pcevolve.evaluation import (
-    EvaluationError,
-    EvaluationSettings,
-    RunEvaluation,
-    TableRunEvaluation,
-    TextRunEvaluation,
-    judge_run,
-)
-from pcevolve.report import PrivateSampleInReport
-from pcevolve.report.build import comparison_text, interval, pct
+from pcevolve.evaluation.settings import EvaluationSettings
+
+if TYPE_CHECKING:  # imported by the commands that use them (see cli/main.py)
+    from pcevolve.evaluation import RunEvaluation, TableRunEvaluation, TextRunEvaluation
 
 
 def evaluate(
@@ -43,6 +37,9 @@ def evaluate(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress reports."),
 ) -> None:
     """Utility, distribution and privacy of a run's synthetic set, class by class; writes RUN_DIR/report/."""
+    from pcevolve.evaluation import EvaluationError, judge_run
+    from pcevolve.report import PrivateSampleInReport
+
     try:
         verdict = judge_run(run_dir, test, full=full, seed=seed, epochs=epochs, full_max=full_max,
                             progress=not quiet)
@@ -60,6 +57,8 @@ def evaluate(
 
 def print_headline(evaluation: RunEvaluation, console: Console) -> None:
     """The headline table: each line's accuracy, the original method's comparisons, the strongest attack, hints."""
+    from pcevolve.report.build import comparison_text, interval, pct
+
     head = evaluation.headline()
     table = Table(title=f"pcevolve evaluate — {evaluation.inputs.folder}")
     for column, justify in (("training set", "left"), ("CNN acc.", "right"), ("probe acc.", "right")):
@@ -89,6 +88,8 @@ def print_headline(evaluation: RunEvaluation, console: Console) -> None:
 
 def print_table_headline(evaluation: TableRunEvaluation, console: Console) -> None:
     """A tabular run's headline: both models trained on synthetic vs private rows, fidelity, the attack."""
+    from pcevolve.report.build import pct
+
     judgement = evaluation.judgement
     table = Table(title=f"pcevolve evaluate — {evaluation.folder}")
     for column, justify in (("trained on", "left"), ("model", "left"), ("ROC AUC", "right"), ("accuracy", "right"),
@@ -117,6 +118,8 @@ def print_table_headline(evaluation: TableRunEvaluation, console: Console) -> No
 
 def print_text_headline(evaluation: TextRunEvaluation, console: Console) -> None:
     """A text run's headline: both probes trained on synthetic vs private texts, the MMD, the attack and copies."""
+    from pcevolve.report.build import pct
+
     judgement = evaluation.judgement
     table = Table(title=f"pcevolve evaluate — {evaluation.folder}")
     for column, justify in (("trained on", "left"), ("probe", "left"), ("accuracy", "right"),

@@ -8,8 +8,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pcevolve.pipeline.secure_zone import SecureZone
-from pcevolve.privacy.ledger import BudgetLedger, LedgerError
 from pcevolve.randomness import NOT_DP_WARNING
 from pcevolve.run_folder import RunFolder
 
@@ -26,6 +24,9 @@ def show(
     run_dir: Path = typer.Argument(..., help="A run folder (its ledger.json is read) or a ledger file."),
 ) -> None:
     """Print a ledger as a table; reloading it checks every recorded ε against its events."""
+    from pcevolve.pipeline.secure_zone import SecureZone  # these load the accountant: not for other commands
+    from pcevolve.privacy.ledger import BudgetLedger, LedgerError
+
     path = run_dir if run_dir.is_file() else RunFolder(run_dir).ledger_path
     secure = SecureZone(RunFolder(path.parent))  # its key is present inside the secure zone only
     try:

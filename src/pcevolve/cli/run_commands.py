@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -26,16 +27,10 @@ from pcevolve.cli.init_commands import (
 )
 from pcevolve.config import ConfigError, RunConfig, load_config, parse_config, with_dotted
 from pcevolve.data import DataError
-from pcevolve.pipeline import (
-    RunError,
-    RunOutcome,
-    discard_if_unstarted,
-    open_run,
-    run_pipeline,
-)
-from pcevolve.pipeline.stages import STAGES
-from pcevolve.privacy import LedgerError
 from pcevolve.randomness import NOT_DP_WARNING
+
+if TYPE_CHECKING:  # imported by the commands that use them (see cli/main.py)
+    from pcevolve.pipeline import RunOutcome
 
 
 def run(
@@ -62,6 +57,9 @@ def run(
     `pcevolve run CONFIG` runs a configuration file; `pcevolve run PRIVATE --public POOL [--epsilon 8]` chooses
     the configuration from the data first, as `pcevolve init` would, and runs it.
     """
+    from pcevolve.pipeline import RunError, discard_if_unstarted, open_run, run_pipeline
+    from pcevolve.privacy import LedgerError
+
     console = Console(stderr=True)
     if source is None and resume is None:
         typer.echo("error: give a CONFIG file or your PRIVATE data folder, or --resume RUN_DIR", err=True)
@@ -129,6 +127,8 @@ def _describe(exc: BaseException) -> str:
 
 def print_summary(outcome: RunOutcome, console: Console) -> None:
     """ε per stage, time per stage that reads no private data, what was written; a warning when it is not DP."""
+    from pcevolve.pipeline.stages import STAGES
+
     if not outcome.is_dp:
         console.print(f"[bold red]{NOT_DP_WARNING}[/bold red]")
     table = Table(title=f"pcevolve run — {outcome.folder}", show_lines=False)

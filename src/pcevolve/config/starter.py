@@ -36,7 +36,6 @@ from pcevolve.data import (
 )
 from pcevolve.data.image_files import list_folder
 from pcevolve.io import read_json
-from pcevolve.privacy.calibration import delta_advice
 
 # Images are held in memory at this size; the encoder sees 64 x 64 whatever the input, so larger only costs
 # memory (20,000 RGB images at 128 x 128 are 1 GB) and, with retrieval, gives sharper delivered images.
@@ -216,6 +215,8 @@ def finish_starter(paths: DataPaths, choices: list[Choice], overrides: Mapping[s
         known = {c.key for c in choices}
         choices = [Choice(c.key, overrides[c.key], "set by you") if c.key in overrides else c for c in choices]
         choices += [Choice(key, value, "set by you") for key, value in overrides.items() if key not in known]
+    from pcevolve.privacy.calibration import delta_advice  # loads the accountant: only once a starter is made
+
     config = parse_config(_nest(tuple(choices)), source="the chosen settings")
     advice = delta_advice(config.privacy.delta, private_count)  # the δ chosen or set, as the run warns
     if advice:

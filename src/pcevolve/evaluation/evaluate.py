@@ -51,7 +51,6 @@ from pcevolve.evaluation.distribution import (
 )
 from pcevolve.evaluation.features import (
     INDEPENDENT_BACKBONE,
-    INDEPENDENT_INPUT_SIZE,
     independent_encoder,
     pooled_features,
     projected_features,
@@ -64,6 +63,7 @@ from pcevolve.evaluation.inputs import (
     ledger_json,
     load_run_inputs,
 )
+from pcevolve.evaluation.settings import EvaluationSettings
 from pcevolve.evaluation.utility import (
     LINE_LABELS,
     PRIVATE_LINES,
@@ -88,57 +88,6 @@ SEED_FIGURES: dict[str, Any] = {
 }
 ATTACK_SPACES = ("pixel", "independent")
 FEATURE_SPACES = ("search", "independent")
-
-
-@dataclass(frozen=True)
-class EvaluationSettings:
-    """Sizes and fixed recipes of an evaluation; tests shrink them.
-
-    Attributes:
-        seed: Seeds every choice and model.
-        cnn_epochs: CNN epochs, the same for every line (the recipe's 15).
-        probe_folds: Cross-validation folds of the linear probe's C (the library's default is 5; 3 here costs
-            12 instead of 20 fits — about 40 s less on two 5,000-image lines — and on the demo features the four
-            C values are within 1.6 points of each other on the test set anyway).
-        full_max: Most full-set images used (seeded choice); the full line's CNN then costs no more than ours.
-        public_max: Most public-pool images read; DOMIAS's reference data in pixel space.
-        public_features: Of those, how many are encoded for DOMIAS in the independent space.
-        distribution_max: Synthetic images (seeded choice) compared to the test set in each feature space.
-        independent_input_size: Input size of the independent encoder.
-        resamples: Bootstrap resamples of every attack statistic.
-        domias_dims: DOMIAS's principal components.
-        projections: Sliced-Wasserstein directions.
-        batch_size: Encoder batch size.
-        threads: Torch and BLAS threads while the evaluation runs (restored afterwards), except while the two
-            encoders run (``encode_threads``); 0 leaves them alone. Default 1: on this project's shared 2-core
-            machine one thread trained the CNN 14 times as fast as two (0.03 vs 0.43 s per step), because two
-            OpenMP threads wait for each other whenever another process holds a core — and the CNNs train in
-            ``workers`` processes side by side. On an idle many-core machine raise it.
-        encode_threads: Torch threads while the run's encoder and the independent one encode (nothing else runs
-            then); 0: every core this process may use. On the idle 2-core machine two threads encoded the demo's
-            128-px images 1.7 times as fast as one (10.6 vs 18.4 ms per image).
-        workers: Processes that train the CNNs and fit the probes side by side (``threads`` threads each; same
-            results as one process). Default 2, this project's core count: the models are three quarters of an
-            evaluation's time; 1 trains them in this process. The workers are *spawned*, so a script that calls
-            :func:`evaluate_run` with ``workers`` > 1 needs the usual ``if __name__ == "__main__":`` guard (the
-            ``pcevolve evaluate`` command has it).
-    """
-
-    seed: int = 0
-    cnn_epochs: int = 15
-    probe_folds: int = 3
-    full_max: int = 5000
-    public_max: int = 2000
-    public_features: int = 1000
-    distribution_max: int = 2000
-    independent_input_size: int = INDEPENDENT_INPUT_SIZE
-    resamples: int = 200
-    domias_dims: int = 5
-    projections: int = 128
-    batch_size: int = 256
-    threads: int = 1
-    encode_threads: int = 0
-    workers: int = 2
 
 
 @dataclass

@@ -21,11 +21,10 @@ import numpy as np
 import torch
 
 from pcevolve.encoders import ImageEncoder
+from pcevolve.evaluation.settings import INDEPENDENT_INPUT_SIZE
 
 #: Backbone of the independent evaluator.
 INDEPENDENT_BACKBONE = "efficientnet-lite2"
-#: Square input size of the independent evaluator, in pixels (see the module docstring).
-INDEPENDENT_INPUT_SIZE = 48
 
 
 def independent_encoder(*, input_size: int = INDEPENDENT_INPUT_SIZE) -> ImageEncoder:

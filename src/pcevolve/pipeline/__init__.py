@@ -1,22 +1,10 @@
 """The whole run: stages in order, resumable, with the synthetic set delivered at the end."""
 
-from pcevolve.pipeline.run import (
-    RunError,
-    RunOutcome,
-    discard_if_unstarted,
-    open_run,
-    run_pipeline,
-)
-from pcevolve.pipeline.stages import (
-    PublicFeatures,
-    build_problem,
-    class_territories,
-    load_pool_labels,
-    load_public_features,
-    run_randomness,
-    search_targets,
-)
+from pcevolve.lazy_exports import lazy_exports
 
-__all__ = ["PublicFeatures", "RunError", "RunOutcome", "build_problem", "class_territories", "discard_if_unstarted",
-           "load_pool_labels", "load_public_features", "open_run", "run_pipeline", "run_randomness",
-           "search_targets"]
+# Imported on first use: the run folder's secure zone is read by commands that never run a stage.
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "run": ["RunError", "RunOutcome", "discard_if_unstarted", "open_run", "run_pipeline"],
+    "stages": ["PublicFeatures", "build_problem", "class_territories", "load_pool_labels", "load_public_features",
+               "run_randomness", "search_targets"],
+})

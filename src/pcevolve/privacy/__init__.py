@@ -19,77 +19,20 @@ Modules (one concept each):
 * ``audit`` — an attack-based lower bound on ε.
 """
 
-from pcevolve.privacy.accounting import DEFAULT_PLD_DISCRETIZATION, PrivacyAccount, account, pld_delta
-from pcevolve.privacy.audit import AuditResult, audit_lower_bound, clopper_pearson_upper, epsilon_from_rates
-from pcevolve.privacy.calibration import (
-    CalibrationError,
-    affordable_steps,
-    calibrate_noise_multiplier,
-    dpsgd_noise_multiplier,
-    dpsgd_schedule,
-    gaussian_noise_multiplier,
-    laplace_noise_multiplier,
-)
-from pcevolve.privacy.clipping import clip_rows, clip_rows_torch
-from pcevolve.privacy.dpsgd import DPSGDMechanism, NoStepsLeft
-from pcevolve.privacy.events import (
-    ExponentialSelection,
-    GaussianRelease,
-    LaplaceRelease,
-    Neighbouring,
-    PostProcessing,
-    PrivacyEvent,
-    SubsampledGaussianSteps,
-    event_from_json,
-    event_to_json,
-)
-from pcevolve.privacy.ledger import BudgetExceeded, BudgetLedger, LedgerCorrupt, LedgerEntry, LedgerError
-from pcevolve.privacy.mechanisms import ExponentialMechanism, GaussianMechanism, LaplaceMechanism
-from pcevolve.privacy.noise import GeneratorNoise, NoiseSource, SecureNoise, as_noise_source
-from pcevolve.privacy.statistics import ClassStatisticsRelease, NoisyClassStatistics, RandomFourierFeatures
+from pcevolve.lazy_exports import lazy_exports
 
-__all__ = [
-    "DEFAULT_PLD_DISCRETIZATION",
-    "AuditResult",
-    "BudgetExceeded",
-    "BudgetLedger",
-    "CalibrationError",
-    "DPSGDMechanism",
-    "ClassStatisticsRelease",
-    "ExponentialMechanism",
-    "ExponentialSelection",
-    "GaussianMechanism",
-    "GaussianRelease",
-    "GeneratorNoise",
-    "LaplaceMechanism",
-    "LaplaceRelease",
-    "LedgerCorrupt",
-    "LedgerEntry",
-    "LedgerError",
-    "Neighbouring",
-    "NoiseSource",
-    "NoStepsLeft",
-    "NoisyClassStatistics",
-    "PostProcessing",
-    "PrivacyAccount",
-    "PrivacyEvent",
-    "RandomFourierFeatures",
-    "SecureNoise",
-    "SubsampledGaussianSteps",
-    "account",
-    "affordable_steps",
-    "as_noise_source",
-    "audit_lower_bound",
-    "calibrate_noise_multiplier",
-    "clip_rows",
-    "clip_rows_torch",
-    "clopper_pearson_upper",
-    "dpsgd_noise_multiplier",
-    "dpsgd_schedule",
-    "epsilon_from_rates",
-    "event_from_json",
-    "event_to_json",
-    "gaussian_noise_multiplier",
-    "laplace_noise_multiplier",
-    "pld_delta",
-]
+# Each module is imported when one of its names is first used, so reading a ledger does not load torch.
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "accounting": ["DEFAULT_PLD_DISCRETIZATION", "PrivacyAccount", "account", "pld_delta"],
+    "audit": ["AuditResult", "audit_lower_bound", "clopper_pearson_upper", "epsilon_from_rates"],
+    "calibration": ["CalibrationError", "affordable_steps", "calibrate_noise_multiplier", "dpsgd_noise_multiplier",
+                    "dpsgd_schedule", "gaussian_noise_multiplier", "laplace_noise_multiplier"],
+    "clipping": ["clip_rows", "clip_rows_torch"],
+    "dpsgd": ["DPSGDMechanism", "NoStepsLeft"],
+    "events": ["ExponentialSelection", "GaussianRelease", "LaplaceRelease", "Neighbouring", "PostProcessing",
+               "PrivacyEvent", "SubsampledGaussianSteps", "event_from_json", "event_to_json"],
+    "ledger": ["BudgetExceeded", "BudgetLedger", "LedgerCorrupt", "LedgerEntry", "LedgerError"],
+    "mechanisms": ["ExponentialMechanism", "GaussianMechanism", "LaplaceMechanism"],
+    "noise": ["GeneratorNoise", "NoiseSource", "SecureNoise", "as_noise_source"],
+    "statistics": ["ClassStatisticsRelease", "NoisyClassStatistics", "RandomFourierFeatures"],
+})
