@@ -1,6 +1,6 @@
 # The two commands a fresh machine needs: `make demo` and `make test`.
 # Both create .venv when missing and install what they need first: the demo only pcevolve and its runtime
-# dependencies (about a minute), the tests also the optional extras they cover (text, tabular, Ray: ~500 MB more).
+# dependencies (under two minutes here), the tests also the optional extras they cover (text, tabular, Ray: ~500 MB more).
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 CLI     := $(VENV)/bin/pcevolve
