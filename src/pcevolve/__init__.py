@@ -16,16 +16,9 @@ As a library::
 (:mod:`pcevolve.api`; imported on first use, so ``import pcevolve`` stays light.)
 """
 
-from typing import Any
+from pcevolve.lazy_exports import lazy_exports
 
 __version__ = "0.1.0"
 
-__all__ = ["NotFittedError", "Synthesizer", "__version__"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("Synthesizer", "NotFittedError"):
-        from pcevolve import api
-
-        return getattr(api, name)
-    raise AttributeError(f"module 'pcevolve' has no attribute {name!r}")
+__getattr__, __dir__, _exports = lazy_exports(__name__, {"api": ["NotFittedError", "Synthesizer"]})
+__all__ = [*_exports, "__version__"]
