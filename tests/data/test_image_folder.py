@@ -45,6 +45,23 @@ def test_truncated_png_names_the_file(good_folder):
     assert str(intact) not in problems
 
 
+def test_images_read_again_when_there_is_no_room_to_keep_them_give_the_same_pixels_and_problems(tmp_path,
+                                                                                                  monkeypatch):
+    from pcevolve.data import image_files
+
+    root = make_class_folders(tmp_path / "d", {"a": 3, "b": 3}, size=10)
+    kept = read_image_folder(root, size=8, mode="RGB")
+    monkeypatch.setattr(image_files, "_KEPT_PIXEL_BYTES", 250)  # room to keep the first few images only
+    read_again = read_image_folder(root, size=8, mode="RGB")
+    assert np.array_equal(kept.samples, read_again.samples)
+
+    cut = write_png(root / "b" / "cut.png", random_pixels(np.random.default_rng(1), 10))
+    cut.write_bytes(cut.read_bytes()[:60])
+    with pytest.raises(DataError) as excinfo:
+        read_image_folder(root)
+    assert set(_problems(excinfo)) == {str(cut)} and "truncated" in _problems(excinfo)[str(cut)]
+
+
 def test_zero_byte_file(good_folder):
     empty = good_folder / "dog" / "empty.png"
     empty.touch()

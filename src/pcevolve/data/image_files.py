@@ -104,34 +104,58 @@ def list_folder(folder: Path) -> tuple[list[Path], list[Path], list[DataProblem]
 
 def inspect_image(path: str | Path) -> ImageInfo | DataProblem:
     """Read an image's header: its size and native mode, or the problem that prevents it."""
-    path = Path(path)
+    return _open(Path(path), decode=False)[0]
+
+
+#: Decoded images the header pass may keep for the decoding pass, in bytes of native pixels: each file is then
+#: opened once instead of twice (reading 8,000 28x28 PNGs took 2.9-3.2 s instead of 4.2-4.8); larger sets of
+#: larger images are opened again, so memory stays bounded.
+_KEPT_PIXEL_BYTES = 512 * 2**20
+
+
+def _open(path: Path, *, decode: bool) -> tuple[ImageInfo | DataProblem, Image.Image | Exception | None]:
+    """The header's :class:`ImageInfo` (or the problem that prevents reading it) and, when ``decode``, the decoded
+    image (EXIF orientation applied) or the exception decoding raised."""
     try:
         if path.stat().st_size == 0:
-            return DataProblem(str(path), "empty file (0 bytes)")
+            return DataProblem(str(path), "empty file (0 bytes)"), None
         with Image.open(path) as image:
             width, height = image.size
-            if image.format == "JPEG" or "exif" in image.info:
-                if image.getexif().get(0x0112) in _ROTATING_ORIENTATIONS:
-                    width, height = height, width
-            return ImageInfo(path=path, width=width, height=height, mode=image.mode)
+            oriented = image.format == "JPEG" or "exif" in image.info
+            if oriented and image.getexif().get(0x0112) in _ROTATING_ORIENTATIONS:
+                width, height = height, width
+            info = ImageInfo(path=path, width=width, height=height, mode=image.mode)
+            if not decode:
+                return info, None
+            try:
+                image.load()  # decodes fully: a truncated file fails here, not later
+                return info, ImageOps.exif_transpose(image) if oriented else image
+            except Exception as exc:  # noqa: BLE001 -- reported as this file's decoding problem
+                return info, exc
     except UnidentifiedImageError:
-        return DataProblem(str(path), "not a readable image (unknown or corrupt format)")
+        return DataProblem(str(path), "not a readable image (unknown or corrupt format)"), None
     except Exception as exc:  # noqa: BLE001 -- any reader failure is a problem with this file
-        return DataProblem(str(path), f"cannot read image: {exc}")
+        return DataProblem(str(path), f"cannot read image: {exc}"), None
 
 
-def _decode(info: ImageInfo, *, mode: str, size: int | None) -> np.ndarray:
-    with Image.open(info.path) as image:
-        image.load()  # decodes fully: a truncated file fails here, not later
-        image = ImageOps.exif_transpose(image)
-        if image.mode.startswith("I;16"):
-            # PIL's own 16-bit -> 8-bit conversion clips at 255; keep the high byte instead.
-            image = Image.fromarray((np.asarray(image, dtype=np.uint16) >> 8).astype(np.uint8))
-        if image.mode != mode:
-            image = image.convert(mode)
-        if size is not None and image.size != (size, size):
-            image = image.resize((size, size), RESAMPLE)
-        return np.asarray(image, dtype=np.uint8)
+def _decode(info: ImageInfo, decoded: Image.Image | Exception | None, *, mode: str, size: int | None) -> np.ndarray:
+    """``info``'s pixels in ``mode`` (at ``size`` if given): from the header pass's ``decoded`` image, else read
+    again; raises what decoding raised."""
+    if isinstance(decoded, Exception):
+        raise decoded
+    if decoded is None:
+        decoded = _open(info.path, decode=True)[1]
+        if not isinstance(decoded, Image.Image):
+            raise decoded if isinstance(decoded, Exception) else OSError("the file changed while it was read")
+    image = decoded
+    if image.mode.startswith("I;16"):
+        # PIL's own 16-bit -> 8-bit conversion clips at 255; keep the high byte instead.
+        image = Image.fromarray((np.asarray(image, dtype=np.uint16) >> 8).astype(np.uint8))
+    if image.mode != mode:
+        image = image.convert(mode)
+    if size is not None and image.size != (size, size):
+        image = image.resize((size, size), RESAMPLE)
+    return np.asarray(image, dtype=np.uint8)
 
 
 def load_images(
@@ -160,10 +184,18 @@ def load_images(
     if size is not None and size < 1:
         raise ValueError(f"size must be positive, got {size}")
     infos: list[ImageInfo] = []
+    decoded: list[Image.Image | Exception | None] = []
     problems: list[DataProblem] = []
+    room = _KEPT_PIXEL_BYTES
     for path in paths:
-        result = inspect_image(path)
-        (problems if isinstance(result, DataProblem) else infos).append(result)  # type: ignore[arg-type]
+        result, image = _open(Path(path), decode=room > 0)
+        if isinstance(result, DataProblem):
+            problems.append(result)
+            continue
+        if isinstance(image, Image.Image):
+            room -= image.width * image.height * len(image.getbands())
+        infos.append(result)
+        decoded.append(image)
 
     native_modes = Counter(info.mode for info in infos)
     target = mode or _majority_mode(native_modes)
@@ -200,11 +232,13 @@ def load_images(
     # Every file is decoded even once a problem is known, so truncation is reported too.
     for index, info in enumerate(infos):
         try:
-            pixels = _decode(info, mode=target, size=size)
+            pixels = _decode(info, decoded[index], mode=target, size=size)
         except Exception as exc:  # noqa: BLE001
             problems.append(DataProblem(str(info.path), f"cannot decode image, truncated or corrupt: {exc}"))
             samples = None
             continue
+        finally:
+            decoded[index] = None  # frees the kept image
         if samples is not None:
             samples[index] = pixels
     problems.sort(key=lambda problem: problem.path)
