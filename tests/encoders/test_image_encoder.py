@@ -126,6 +126,20 @@ def test_the_frozen_copy_runs_fewer_rows_a_call_for_larger_inputs_with_the_same_
     np.testing.assert_allclose(chunked.numpy(), eager.numpy(), atol=2e-4)
 
 
+def test_larger_inputs_take_the_frozen_copy_from_smaller_jobs(encoder, monkeypatch):
+    from pcevolve.encoders import bulk
+
+    assert [bulk.bulk_min_images(side) for side in (28, 64, 128, 256)] == [bulk.BULK_MIN_IMAGES] * 2 + [256, 64]
+    built = []
+    monkeypatch.setattr(bulk, "frozen_copy", lambda module, *, rows: built.append(rows))
+    large = ImageEncoder.pretrained("efficientnet-lite0", trainable_blocks=0, input_size=128, proj_hidden_dim=16,
+                                    feature_dim=16)
+    # 500 images (the demo's private set): eagerly at 32 px, through a copy of 16 rows a call at 128 px.
+    encoder.trunk_runner(500)
+    large.trunk_runner(500)
+    assert built == [16]
+
+
 def test_the_frozen_copy_runs_its_calls_one_per_core_with_the_same_result(encoder):
     from pcevolve.encoders.bulk import _map_per_core, frozen_copy
 

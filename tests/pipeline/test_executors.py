@@ -65,7 +65,7 @@ def test_encoding_on_the_cluster_gives_the_local_floats_bit_for_bit(cluster):
                             seed=0, sample_shape=(28, 28)).eval()
     images = np.random.default_rng(0).integers(0, 256, (BULK_MIN_IMAGES + 100, 28, 28), dtype=np.uint8)
     local = LocalExecutor().encode(encoder, images, batch_size=256)
-    # Shards of 2 batches: six shards, the last one short, each far below the bulk threshold on its own.
+    # Several shards, the last one short, each below the bulk threshold on its own.
     with use_executor(ExecutorConfig(name="ray", workers=2, shard_rows=300)) as executor:
         remote = executor.encode(encoder, images, batch_size=256)
     for here, there in zip(local, remote):

@@ -16,8 +16,11 @@ every core: a 16-row call is too small for the cores to share it without waiting
 count (with several threads to a call some kernels round differently, by ~2e-5).
 
 The copy holds the weights as constants at the time it is built, so it is built for one bulk job and thrown
-away: never kept across training steps. Building takes about 3 s, so it pays from about two thousand images;
-smaller jobs run the module eagerly.
+away: never kept across training steps. Building (tracing, freezing, the first calls' profiling) takes about 3 s,
+so small jobs run the module eagerly (:func:`bulk_min_images`). What a job saves grows with the image's area and
+the build cost much less: at 64 px 1,000 images took 5.4-6.8 s through the copy against 7.0-8.4 eagerly, 500 about
+the same either way; at 128 px 256 images took 5.7-7.4 s against 8.1-9.1, and 500 took 8.2-9.2 against 14.6-15.7
+(the demo's trained Lite0 and a pretrained one, two cores, alternating repeats; build included).
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 from torch import nn
 
-#: Below this many images a job runs the module eagerly (the copy's ~3 s build would not pay).
-BULK_MIN_IMAGES = 2048
+#: Below this many images a job at a backbone input of :data:`BULK_SIDE` px or less runs the module eagerly (the
+#: copy's ~3 s build would not pay); larger inputs pay sooner (:func:`bulk_min_images`).
+BULK_MIN_IMAGES = 1024
 #: Rows per call of the frozen copy at a backbone input of :data:`BULK_SIDE` px or less (see the module docstring).
 BULK_BATCH = 32
 #: Above this input side the rows per call shrink as the side grows (:func:`bulk_rows`).
@@ -46,14 +50,24 @@ def bulk_rows(side: int) -> int:
     return max(8, BULK_BATCH * BULK_SIDE // side)
 
 
-def inference_runner(module: nn.Module, images: int, *, rows: int = BULK_BATCH) -> Callable[[torch.Tensor], object]:
-    """How to run ``module`` without gradients for a job of ``images`` images.
+def bulk_min_images(side: int) -> int:
+    """The smallest job worth a frozen copy at a backbone input of ``side`` px: :data:`BULK_MIN_IMAGES` up to
+    :data:`BULK_SIDE`, then fewer in proportion to the input's area (256 at 128 px), since an image's eager cost
+    grows with its area while the build's does not (see the module docstring)."""
+    if side <= BULK_SIDE:
+        return BULK_MIN_IMAGES
+    return max(1, BULK_MIN_IMAGES * BULK_SIDE * BULK_SIDE // (side * side))
 
-    Its :func:`frozen_copy` (``rows`` per call) when the job is large enough to pay for building one
-    (:data:`BULK_MIN_IMAGES`), else the module itself, eagerly.
+
+def inference_runner(module: nn.Module, images: int, *, side: int) -> Callable[[torch.Tensor], object]:
+    """How to run ``module``, whose backbone takes ``side``-px inputs, without gradients for a job of ``images``
+    images.
+
+    Its :func:`frozen_copy` (:func:`bulk_rows` per call) when the job is large enough to pay for building one
+    (:func:`bulk_min_images`), else the module itself, eagerly.
     """
-    if images >= BULK_MIN_IMAGES:
-        return frozen_copy(module, rows=rows)
+    if images >= bulk_min_images(side):
+        return frozen_copy(module, rows=bulk_rows(side))
 
     def run(inputs: torch.Tensor) -> object:
         with torch.no_grad():

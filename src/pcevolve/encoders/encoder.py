@@ -37,7 +37,7 @@ from pcevolve.encoders.backbones import (
     BackboneTrunk,
     load_split_backbone,
 )
-from pcevolve.encoders.bulk import bulk_rows, inference_runner
+from pcevolve.encoders.bulk import inference_runner
 from pcevolve.encoders.preprocess import backbone_input, pixel_view, to_float_images
 from pcevolve.encoders.projection import ProjectionHead
 from pcevolve.encoders.view_bank import build_view_bank
@@ -143,7 +143,7 @@ class ImageEncoder(nn.Module):
     def trunk_runner(self, images: int) -> Callable[[torch.Tensor], torch.Tensor]:
         """:meth:`trunk_activations` for a job of ``images`` images (a frozen copy for a large one, :mod:`.bulk`)."""
         return inference_runner(_PreparedTrunk(self.trunk, self.meta.input_size), images,  # type: ignore[return-value]
-                                rows=bulk_rows(self.meta.input_size))
+                                side=self.meta.input_size)
 
     def view_bank(self, images: np.ndarray, *, views: int, augment: AugmentConfig, generator: torch.Generator,
                   progress: bool = False, desc: str = "caching views") -> torch.Tensor:
@@ -183,8 +183,7 @@ class ImageEncoder(nn.Module):
         the shard runs the same way (eager or the bulk copy) as the whole job would and gives the same floats.
         """
         pooled_parts, feature_parts = [], []
-        forward = inference_runner(self, len(samples) if job_size is None else job_size,
-                                   rows=bulk_rows(self.meta.input_size))
+        forward = inference_runner(self, len(samples) if job_size is None else job_size, side=self.meta.input_size)
         for batch in _batches(samples, batch_size, progress=progress, desc="encoding"):
             images = to_float_images(batch)
             pooled, projected = forward(images)  # type: ignore[misc]
