@@ -214,3 +214,24 @@ def test_16_bit_greyscale_is_scaled_not_clipped(tmp_path):
     data = read_image_folder(root)
     assert data.image_mode == "L"
     assert data.samples[0, 0, :4].tolist() == [0, 3, 7, 11]  # 1000 >> 8 = 3, not 255
+
+
+@pytest.mark.parametrize("suffix", [".jpg", ".png"])
+def test_an_orientation_tag_is_applied_so_the_image_reads_the_way_viewers_show_it(tmp_path, suffix):
+    from PIL import ImageOps
+
+    from pcevolve.data.image_files import inspect_image, load_images
+
+    pixels = np.zeros((6, 10), np.uint8)
+    pixels[:, :5] = 255  # left half white: a 90-degree turn moves it to the top or the bottom
+    exif = Image.Exif()
+    exif[0x0112] = 6  # "rotate 90 clockwise to display"
+    path = tmp_path / f"turned{suffix}"
+    Image.fromarray(pixels).save(path, exif=exif.tobytes(), **({"quality": 100} if suffix == ".jpg" else {}))
+    info = inspect_image(path)
+    samples, problems = load_images([path])
+    assert not problems and (info.width, info.height) == (6, 10) and samples.shape == (1, 10, 6)
+    with Image.open(path) as image:
+        shown = np.asarray(ImageOps.exif_transpose(image))
+    np.testing.assert_array_equal(samples[0], shown)
+    assert samples[0][:5].mean() > 200 > 50 > samples[0][5:].mean()  # white on top: turned, not as stored

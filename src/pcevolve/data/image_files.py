@@ -121,21 +121,30 @@ def _open(path: Path, *, decode: bool) -> tuple[ImageInfo | DataProblem, Image.I
             return DataProblem(str(path), "empty file (0 bytes)"), None
         with Image.open(path) as image:
             width, height = image.size
-            oriented = image.format == "JPEG" or "exif" in image.info
-            if oriented and image.getexif().get(0x0112) in _ROTATING_ORIENTATIONS:
+            if _may_be_oriented(image) and image.getexif().get(0x0112) in _ROTATING_ORIENTATIONS:
                 width, height = height, width
             info = ImageInfo(path=path, width=width, height=height, mode=image.mode)
             if not decode:
                 return info, None
             try:
                 image.load()  # decodes fully: a truncated file fails here, not later
-                return info, ImageOps.exif_transpose(image) if oriented else image
+                # After loading: a PNG may keep its EXIF after the pixels.
+                return info, ImageOps.exif_transpose(image) if _may_be_oriented(image) else image
             except Exception as exc:  # noqa: BLE001 -- reported as this file's decoding problem
                 return info, exc
     except UnidentifiedImageError:
         return DataProblem(str(path), "not a readable image (unknown or corrupt format)"), None
     except Exception as exc:  # noqa: BLE001 -- any reader failure is a problem with this file
         return DataProblem(str(path), f"cannot read image: {exc}"), None
+
+
+def _may_be_oriented(image: Image.Image) -> bool:
+    """Whether the image carries anything PIL reads an orientation from (EXIF, a PNG's raw EXIF text, XMP);
+    others skip :func:`ImageOps.exif_transpose`, which would only copy them."""
+    return image.format == "JPEG" or any(key in image.info for key in _ORIENTATION_SOURCES)
+
+
+_ORIENTATION_SOURCES = ("exif", "Raw profile type exif", "XML:com.adobe.xmp", "xmp")
 
 
 def _decode(info: ImageInfo, decoded: Image.Image | Exception | None, *, mode: str, size: int | None) -> np.ndarray:
