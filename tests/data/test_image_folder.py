@@ -235,3 +235,43 @@ def test_an_orientation_tag_is_applied_so_the_image_reads_the_way_viewers_show_i
         shown = np.asarray(ImageOps.exif_transpose(image))
     np.testing.assert_array_equal(samples[0], shown)
     assert samples[0][:5].mean() > 200 > 50 > samples[0][5:].mean()  # white on top: turned, not as stored
+
+
+def _png_with_exif_after_its_pixels(path: Path, pixels: np.ndarray, orientation: int) -> Path:
+    """A PNG whose eXIf chunk follows IDAT (PIL writes it before, so the chunk is spliced in by hand)."""
+    import io
+    import struct
+    import zlib
+
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    stored = buffer.getvalue()
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    payload = exif.tobytes().removeprefix(b"Exif\x00\x00")
+    chunk = struct.pack(">I", len(payload)) + b"eXIf" + payload + struct.pack(">I", zlib.crc32(b"eXIf" + payload))
+    end = stored.rindex(b"IEND") - 4  # the IEND chunk's length field
+    path.write_bytes(stored[:end] + chunk + stored[end:])
+    return path
+
+
+@pytest.mark.parametrize("room", [None, 0], ids=["kept", "read-again"])
+def test_a_png_whose_orientation_follows_its_pixels_is_read_turned_or_named_never_crashes(tmp_path, monkeypatch,
+                                                                                         room):
+    from pcevolve.data import image_files
+
+    if room is not None:
+        monkeypatch.setattr(image_files, "_KEPT_PIXEL_BYTES", room)
+    stored = np.arange(24, dtype=np.uint8).reshape(4, 6)
+    late = _png_with_exif_after_its_pixels(tmp_path / "late.png", stored, orientation=6)
+    with Image.open(late) as image:
+        assert "exif" not in image.info  # the header alone does not show the orientation
+    samples, problems = image_files.load_images([late])
+    if room is None:  # decoded in the header pass: the decoded, turned size counts
+        assert not problems and samples.shape == (1, 6, 4)
+        np.testing.assert_array_equal(samples[0], np.rot90(stored, k=-1))
+    else:  # read again after the sizes were settled: a problem naming the file, not a shape error
+        assert samples is None and [p.path for p in problems] == [str(late)]
+        assert "orientation" in problems[0].message
+    resized, problems = image_files.load_images([late], size=5)
+    assert not problems and resized.shape == (1, 5, 5)

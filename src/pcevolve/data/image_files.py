@@ -14,7 +14,7 @@ Rules (the folder readers build on these):
   conversion is announced with a :class:`~pcevolve.data.errors.DataWarning` naming the
   converted files; converting a uniform folder to a declared mode is only logged.
 * 16-bit greyscale is reduced to 8 bits by keeping the high byte (PIL's own conversion clips).
-* JPEG EXIF orientation is applied, so a photo reads the way viewers show it.
+* EXIF orientation (JPEG, or a PNG's EXIF) is applied, so a photo reads the way viewers show it.
 """
 
 from __future__ import annotations
@@ -128,8 +128,10 @@ def _open(path: Path, *, decode: bool) -> tuple[ImageInfo | DataProblem, Image.I
                 return info, None
             try:
                 image.load()  # decodes fully: a truncated file fails here, not later
-                # After loading: a PNG may keep its EXIF after the pixels.
-                return info, ImageOps.exif_transpose(image) if _may_be_oriented(image) else image
+                # After loading: a PNG may keep its EXIF after the pixels, which the header above could not see,
+                # so the size is the decoded image's.
+                turned = ImageOps.exif_transpose(image) if _may_be_oriented(image) else image
+                return ImageInfo(path=path, width=turned.width, height=turned.height, mode=image.mode), turned
             except Exception as exc:  # noqa: BLE001 -- reported as this file's decoding problem
                 return info, exc
     except UnidentifiedImageError:
@@ -248,6 +250,17 @@ def load_images(
             continue
         finally:
             decoded[index] = None  # frees the kept image
+        if samples is not None and pixels.shape != samples.shape[1:]:
+            # Only a file re-read after the header pass (a PNG whose EXIF orientation follows its pixels) gets here.
+            turned = f"{pixels.shape[1]}x{pixels.shape[0]}"
+            problems.append(
+                DataProblem(
+                    str(info.path),
+                    f"image is {turned} once its EXIF orientation is applied but most images are {width}x{height}; "
+                    "declare a size (--size) to resize all images",
+                )
+            )
+            samples = None
         if samples is not None:
             samples[index] = pixels
     problems.sort(key=lambda problem: problem.path)
