@@ -12,6 +12,11 @@ labels of the pool — which no stage of a run may — and puts the run's labels
   their true labels (shifts and flips), and the same CNN trained FixMatch-style on them plus the whole pool
   (confident predictions on weakly augmented pool images as targets for strongly augmented copies): what
   supervised and semi-supervised learning reach with the private labels themselves;
+* ``outside_private``: *no privacy* — how well the private images themselves tell the pool's images of each
+  class outside the task from its in-task images, by the distance to the nearest private image: in pixels, in the
+  run's search coordinates (what its class model sees) and in the supervised CNN's penultimate features. For each
+  outside kind the AUC (0.5: no better than chance), and for the kind with the lowest AUC the share of in-task
+  images a distance cut-off keeps while leaving that kind at most 3% of what it keeps;
 * ``downstream``: the evaluation's CNN (no augmentation, three seeds) trained on 1,000 random in-task pool images
   per class with their true labels and with the run's labels — what the labels' errors cost the delivered set.
 
@@ -53,15 +58,16 @@ def private_set(run: Path) -> tuple[LabeledDataset, np.ndarray]:
     return private, np.array([int(name.split("_", 1)[0]) for name in private.class_names])
 
 
-def pool_truth(run: Path, train: LabeledDataset, task: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The run's pool images and their task labels (-1: outside the task), from the source's training set."""
+def pool_truth(run: Path, train: LabeledDataset, task: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The run's pool images, their task labels (-1: outside the task) and their source labels, from the source's
+    training set."""
     pool = np.load(run / "decoder" / "pool.npz")["samples"]
     lookup = {image.tobytes(): int(label) for image, label in zip(train.samples, train.labels)}
     source_labels = np.array([lookup.get(image.tobytes(), -2) for image in pool])
     if np.any(source_labels == -2):
         raise SystemExit(f"{run}: {np.sum(source_labels == -2)} pool images are not in the source's training set")
     in_task = np.isin(source_labels, task)
-    return pool, np.where(in_task, np.searchsorted(task, source_labels), -1)
+    return pool, np.where(in_task, np.searchsorted(task, source_labels), -1), source_labels
 
 
 def test_set(test: LabeledDataset, task: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -132,6 +138,49 @@ def fixmatch(labelled: np.ndarray, labels: np.ndarray, unlabelled: np.ndarray, *
     return model.eval()
 
 
+OUTSIDE_CAP = 0.03
+
+
+def outside_separation(private: np.ndarray, pool: np.ndarray, truth: np.ndarray, source_labels: np.ndarray,
+                       names: tuple[str, ...]) -> dict:
+    """In one feature space (rows of ``private`` and ``pool``): per outside kind, the AUC of "near a private image"
+    for in-task against that kind; and for the hardest kind, the in-task share kept by the nearest-private-distance
+    cut-off that leaves the kind at most :data:`OUTSIDE_CAP` of the kept images."""
+    from sklearn.metrics import roc_auc_score
+    from sklearn.neighbors import NearestNeighbors
+
+    distance = NearestNeighbors(n_neighbors=1).fit(private).kneighbors(pool)[0][:, 0]
+    inside = truth >= 0
+    auc = {names[kind]: float(roc_auc_score(np.r_[np.ones(inside.sum()), np.zeros(np.sum(source_labels == kind))],
+                                            -np.r_[distance[inside], distance[source_labels == kind]]))
+           for kind in np.unique(source_labels[~inside])}
+    hardest = min(auc, key=auc.get)
+    kind = names.index(hardest)
+    order = np.argsort(distance)  # nearest first: every cut-off keeps a prefix
+    kept_inside = np.cumsum(inside[order])
+    kept_kind = np.cumsum(source_labels[order] == kind)
+    allowed = kept_kind <= OUTSIDE_CAP * (kept_inside + kept_kind)
+    return {"auc": auc, "hardest": hardest,
+            "in_task_kept_at_cap": float(kept_inside[allowed].max(initial=0) / inside.sum())}
+
+
+def search_coordinates(run: Path, private: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The private images and the pool in the run's search coordinates (its encoder, then its public basis)."""
+    from pcevolve.decoders import load_decoder
+    from pcevolve.modalities import IMAGE
+    from pcevolve.pipeline.stages import load_public_features
+    from pcevolve.run_folder import RunFolder
+
+    basis = load_public_features(RunFolder(run)).basis
+    _, features = IMAGE.load_encoder(run / "encoder").encode_both(private, batch_size=256)
+    return basis.reduce(features), basis.reduce(load_decoder(run / "decoder").pool_encodings())
+
+
+def penultimate(model: torch.nn.Sequential, images: np.ndarray) -> np.ndarray:
+    with torch.no_grad():
+        return torch.cat([model[:-1](chunk) for chunk in cnn_input(images).split(1024)]).numpy()
+
+
 def downstream(pool: np.ndarray, rows: np.ndarray, labels: np.ndarray, test: tuple[np.ndarray, np.ndarray],
                classes: int) -> float:
     return float(np.mean([np.mean(predict(train_cnn(pool[rows], labels, classes=classes, seed=s), test[0]) == test[1])
@@ -142,7 +191,7 @@ def limits(run: Path, source: str, *, with_fixmatch: bool) -> dict:
     started = time.monotonic()
     private, task = private_set(run)
     bench = load_demo_source(source)
-    pool, truth = pool_truth(run, bench.train, task)
+    pool, truth, source_labels = pool_truth(run, bench.train, task)
     test = test_set(bench.test, task)
     classes = len(task)
     saved = np.load(run / "pool_labels.npz")
@@ -159,6 +208,11 @@ def limits(run: Path, source: str, *, with_fixmatch: bool) -> dict:
     supervised = train_cnn(private.samples, private.labels, classes=classes, seed=1, augment=True)
     out["supervised_private"] = {"in_task": in_task_right(predict_probabilities(supervised, pool), truth),
                                  "test": float(np.mean(predict(supervised, test[0]) == test[1]))}
+    pixels = [images.reshape(len(images), -1).astype(np.float32) / 255 for images in (private.samples, pool)]
+    spaces = {"pixels": pixels, "search": search_coordinates(run, private.samples),
+              "supervised_cnn": [penultimate(supervised, images) for images in (private.samples, pool)]}
+    out["outside_private"] = {space: outside_separation(*rows, truth, source_labels, bench.class_names)
+                              for space, rows in spaces.items()}
     if with_fixmatch:
         semi = fixmatch(private.samples, private.labels, pool, classes=classes, seed=1)
         out["fixmatch_private"] = {"in_task": in_task_right(predict_probabilities(semi, pool), truth),
