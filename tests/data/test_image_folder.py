@@ -273,5 +273,9 @@ def test_a_png_whose_orientation_follows_its_pixels_is_read_turned_or_named_neve
     else:  # read again after the sizes were settled: a problem naming the file, not a shape error
         assert samples is None and [p.path for p in problems] == [str(late)]
         assert "orientation" in problems[0].message
+        garbage = tmp_path / "garbage.png"
+        garbage.write_bytes(b"not an image")
+        _, problems = image_files.load_images([late, garbage])  # named alongside other problems, not after them
+        assert sorted(p.path for p in problems) == sorted([str(late), str(garbage)])
     resized, problems = image_files.load_images([late], size=5)
     assert not problems and resized.shape == (1, 5, 5)

@@ -250,8 +250,9 @@ def load_images(
             continue
         finally:
             decoded[index] = None  # frees the kept image
-        if samples is not None and pixels.shape != samples.shape[1:]:
-            # Only a file re-read after the header pass (a PNG whose EXIF orientation follows its pixels) gets here.
+        if (info.height, info.width) == (height, width) != pixels.shape[:2]:
+            # The header's size was the common one, the pixels' is not: only a file re-read after the header pass
+            # (a PNG whose EXIF orientation follows its pixels) gets here; other odd sizes are already problems.
             turned = f"{pixels.shape[1]}x{pixels.shape[0]}"
             problems.append(
                 DataProblem(
@@ -261,7 +262,7 @@ def load_images(
                 )
             )
             samples = None
-        if samples is not None:
+        elif samples is not None:
             samples[index] = pixels
     problems.sort(key=lambda problem: problem.path)
     return (samples if not problems else None), problems
