@@ -1,5 +1,7 @@
 """The evaluation's orchestration parts: member/non-member split, comparisons with the seed, R8.7 rules, thinning."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -100,3 +102,35 @@ def test_models_trained_in_worker_processes_equal_those_trained_here():
     assert [(r.key, r.model) for r in there] == [(r.key, r.model) for r in here]
     for a, b in zip(here, there):
         assert a.metrics.to_json() == b.metrics.to_json()
+
+
+def test_the_accuracy_advice_suggests_only_changes_the_run_has_not_made():
+    from pcevolve.evaluation.hints import RunChoices, accuracy_advice
+
+    everything = accuracy_advice()
+    assert "nearest-public" in everything and "class_means: votes" in everything and "release: 1.0" in everything
+    demo_like = RunChoices(decoder="nearest-public", class_means="sums", release_share=1.0, typical_count=98.4)
+    advice = accuracy_advice(demo_like)
+    assert "nearest-public" not in advice and "class_means" not in advice and "privacy.split" not in advice
+    assert "already has the settings" in advice
+    few = accuracy_advice(RunChoices(decoder="conv", class_means="sums", release_share=0.625, typical_count=11.0))
+    assert "nearest-public" in few and "class_means: votes" in few and "release: 1.0" in few
+    many_votes = accuracy_advice(RunChoices(decoder="nearest-public", class_means="votes", release_share=1.0,
+                                            typical_count=240.0))
+    assert "class_means: sums" in many_votes and "about 240 samples" in many_votes
+    unknown_size = accuracy_advice(RunChoices(decoder="nearest-public", class_means="votes", release_share=1.0))
+    assert "class_means" not in unknown_size
+
+
+def test_the_accuracy_rule_carries_the_runs_advice():
+    from pcevolve.config import load_config
+    from pcevolve.evaluation.evaluate import run_choices
+
+    config = load_config(Path(__file__).parents[2] / "configs" / "demo.yaml")
+    choices = run_choices(config, np.array([97.0, 101.0, 99.0]))
+    assert (choices.decoder, choices.class_means, choices.release_share, choices.typical_count) == (
+        "nearest-public", "sums", 1.0, 99.0)
+    hints = troubleshooting_hints(attack_success=0.52, exceeds_dp_bound=False, near_copies=0, close_share=0.01,
+                                  delta_points=-1.0, mmd_ours=0.02, mmd_fewshot=0.01, choices=choices)
+    accuracy = next(h for h in hints if h.rule == "accuracy")
+    assert accuracy.fired and "already has the settings" in accuracy.advice

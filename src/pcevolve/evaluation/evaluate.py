@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from pcevolve.config import RunConfig
 from pcevolve.encoders import ImageEncoder
 from pcevolve.evaluation.attacks import MembershipAttack, membership_attacks
 from pcevolve.evaluation.copies import (
@@ -56,7 +57,7 @@ from pcevolve.evaluation.features import (
     projected_features,
     search_encoder,
 )
-from pcevolve.evaluation.hints import Hint, troubleshooting_hints
+from pcevolve.evaluation.hints import Hint, RunChoices, troubleshooting_hints
 from pcevolve.evaluation.inputs import (
     EvaluationError,
     RunInputs,
@@ -482,4 +483,12 @@ def _hints(evaluation: RunEvaluation) -> list[Hint]:
         close_share=evaluation.copies.closer_than_private_fraction(),
         delta_points=None if comparison is None else comparison["points"],
         mmd_ours=mmd["synthetic"]["mmd_rbf"].overall if mmd else None,
-        mmd_fewshot=mmd["fewshot"]["mmd_rbf"].overall if mmd else None, fewshot_accuracy=accuracy.get("fewshot"))
+        mmd_fewshot=mmd["fewshot"]["mmd_rbf"].overall if mmd else None, fewshot_accuracy=accuracy.get("fewshot"),
+        choices=run_choices(evaluation.inputs.config, evaluation.inputs.dp_counts))
+
+
+def run_choices(config: RunConfig, dp_counts: np.ndarray | None) -> RunChoices:
+    """What the accuracy advice looks at: the settings and the released (noisy) class sizes."""
+    return RunChoices(decoder=config.decoder.name, class_means=config.search.class_means,
+                      release_share=config.privacy.split["release"],
+                      typical_count=None if dp_counts is None else float(np.median(dp_counts)))

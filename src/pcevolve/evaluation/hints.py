@@ -19,6 +19,10 @@ rule                   fires when
                        success exceeds :data:`ATTACK_SUCCESS_WATCH` (55%), or an attack's TPR
                        beats the ε-DP bound
 =====================  ==========================================================================
+
+The ``accuracy`` rule's advice names only the changes that helped on our image benchmark and that the run has not
+made (:func:`accuracy_changes`: its settings and its released, noisy class sizes), so a run that already has them
+is not told to make them.
 """
 
 from __future__ import annotations
@@ -43,20 +47,70 @@ ADVICE = {
               "decoder.feature_noise); with decoder.name: pixel-view, keep fewer of the image's spatial "
               "frequencies (lower search.pixel_frequencies); with decoder.name: nearest-public they are public "
               "images that resemble a private one — look at them before sharing the set.",
-    "accuracy": "The synthetic set trains the CNN no better than the few private images alone, so it adds nothing "
-                "yet. What limits it is usually its labels (which class each delivered sample is given), not the "
-                "noise. What helped on our image benchmark: a public pool that holds examples of your classes "
-                "(unlabelled is fine) with decoder.name: nearest-public; with about ten private samples per class, "
-                "search.class_means: votes; keeping the whole budget on the release (privacy.split: {release: 1.0}) "
-                "— a share for fine-tuning the encoder on the private images cost 2-3 accuracy points there. "
-                "Check the delivered samples of the worst class in the report: if many show another class, the "
-                "public pool may lack this one.",
+    "accuracy": "The synthetic set trains the CNN no better than the few private images alone (which cannot be "
+                "shared). What limits it is usually its labels (which class each delivered sample is given), not "
+                "the noise. {changes} Check the delivered samples of the worst class in the report: if many show "
+                "another class, the public pool may lack this one.",
     "distance_attack": "The synthetic set is as close to the real data as the private images themselves, yet an "
                        "attack still picks out private images (or does better than the ε-DP guarantee allows), so "
                        "the set follows the private images too closely. Use milder augmentation (lower "
                        "augment.strength) and check the privacy ledger: every release charged, the total ε as "
                        "intended.",
 }
+
+
+#: Noisy class sizes up to which class means from votes beat noisy sums on our image benchmark (votes won at 10
+#: private images per class, sums at 100; the setting's comment in the config schema gives the numbers).
+VOTES_UP_TO = 30
+
+
+@dataclass(frozen=True)
+class RunChoices:
+    """What the accuracy advice looks at: the run's settings and its released (noisy) class sizes — nothing the
+    DP release does not already publish.
+
+    Attributes:
+        decoder: ``decoder.name``.
+        class_means: ``search.class_means``.
+        release_share: ``privacy.split``'s share for the release.
+        typical_count: The median noisy class size of the release; None if unknown.
+    """
+
+    decoder: str
+    class_means: str
+    release_share: float
+    typical_count: float | None = None
+
+
+def accuracy_changes(choices: RunChoices | None) -> list[str]:
+    """The changes that helped the accuracy on our image benchmark and that the run has not made (all of them
+    without ``choices``)."""
+    changes = []
+    if choices is None or choices.decoder != "nearest-public":
+        changes.append("a public pool that holds examples of your classes (unlabelled is fine) with decoder.name: "
+                       "nearest-public")
+    small = choices is None or choices.typical_count is None or choices.typical_count <= VOTES_UP_TO
+    if choices is None or (small and choices.class_means != "votes"):
+        changes.append("with about ten private samples per class, search.class_means: votes")
+    elif not small and choices.class_means == "votes":
+        changes.append(f"with classes of about {choices.typical_count:.0f} samples (the released, noisy sizes), "
+                       "search.class_means: sums — votes won only for classes of about ten")
+    if choices is None or choices.release_share < 1.0:
+        changes.append("keeping the whole budget on the release (privacy.split: {release: 1.0}) — a share for "
+                       "fine-tuning the encoder on the private images cost 2-3 accuracy points there")
+    return changes
+
+
+def accuracy_advice(choices: RunChoices | None = None) -> str:
+    """The accuracy rule's advice: :func:`accuracy_changes`, or, when the run has made them all, what is left."""
+    missing = accuracy_changes(choices)
+    if missing:
+        changes = "What helped on our image benchmark: " + "; ".join(missing) + "."
+    else:
+        changes = ("This run already has the settings that helped most on our image benchmark. There the labels "
+                   "that stayed wrong were of classes that look alike, and of public images of a look-alike class "
+                   "your private data does not have, delivered under one of your labels.")
+    return ADVICE["accuracy"].format(changes=changes)
 
 
 @dataclass(frozen=True)
@@ -76,7 +130,8 @@ class Hint:
 
 def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near_copies: int,
                           close_share: float, delta_points: float | None, mmd_ours: float | None,
-                          mmd_fewshot: float | None, fewshot_accuracy: float | None = None) -> list[Hint]:
+                          mmd_fewshot: float | None, fewshot_accuracy: float | None = None,
+                          choices: RunChoices | None = None) -> list[Hint]:
     """Evaluate the four troubleshooting rules.
 
     Args:
@@ -87,6 +142,8 @@ def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near
         delta_points: CNN accuracy on synthetic minus on few-shot real, in points (None: unknown).
         mmd_ours, mmd_fewshot: Independent-space MMD² to the test set of the synthetic and the private images.
         fewshot_accuracy: CNN accuracy of the few-shot real reference (None: unknown).
+        choices: The run's settings, so that the accuracy advice suggests only changes it has not made (None:
+            all of them).
     """
     saturated = fewshot_accuracy is not None and fewshot_accuracy >= SATURATED_ACCURACY
     hints = [
@@ -99,7 +156,7 @@ def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near
         Hint("accuracy", delta_points is not None and delta_points <= 0.0 and not saturated,
              "unknown" if delta_points is None else f"Δ over few-shot real {delta_points:+.1f} points"
              + (f" (few-shot real already at {fewshot_accuracy:.1%})" if saturated else ""),
-             f"Δ ≤ 0 points, with few-shot real below {SATURATED_ACCURACY:.0%}", ADVICE["accuracy"]),
+             f"Δ ≤ 0 points, with few-shot real below {SATURATED_ACCURACY:.0%}", accuracy_advice(choices)),
     ]
     small = mmd_ours is not None and mmd_fewshot is not None and mmd_ours <= mmd_fewshot
     observed = ("unknown" if mmd_ours is None or mmd_fewshot is None else
