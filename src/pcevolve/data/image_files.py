@@ -228,13 +228,7 @@ def load_images(
         (width, height), _ = Counter((info.width, info.height) for info in infos).most_common(1)[0]
         for info in infos:
             if (info.width, info.height) != (width, height):
-                problems.append(
-                    DataProblem(
-                        str(info.path),
-                        f"image is {info.size_text} but most images are {width}x{height}; "
-                        "declare a size (--size) to resize all images",
-                    )
-                )
+                problems.append(_odd_size(info.path, info.size_text, width, height))
     else:
         width, height = 0, 0
 
@@ -253,19 +247,19 @@ def load_images(
         if (info.height, info.width) == (height, width) != pixels.shape[:2]:
             # The header's size was the common one, the pixels' is not: only a file re-read after the header pass
             # (a PNG whose EXIF orientation follows its pixels) gets here; other odd sizes are already problems.
-            turned = f"{pixels.shape[1]}x{pixels.shape[0]}"
-            problems.append(
-                DataProblem(
-                    str(info.path),
-                    f"image is {turned} once its EXIF orientation is applied but most images are {width}x{height}; "
-                    "declare a size (--size) to resize all images",
-                )
-            )
+            turned = f"{pixels.shape[1]}x{pixels.shape[0]} once its EXIF orientation is applied"
+            problems.append(_odd_size(info.path, turned, width, height))
             samples = None
         elif samples is not None:
             samples[index] = pixels
     problems.sort(key=lambda problem: problem.path)
     return (samples if not problems else None), problems
+
+
+def _odd_size(path: Path, found: str, width: int, height: int) -> DataProblem:
+    """The problem of an image whose size (``found``, e.g. ``"28x30"``) is not the common ``width`` x ``height``."""
+    return DataProblem(str(path), f"image is {found} but most images are {width}x{height}; "
+                                  "declare a size (--size) to resize all images")
 
 
 def _majority_mode(native_modes: Counter[str]) -> str:
