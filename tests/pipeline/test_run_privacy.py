@@ -96,7 +96,9 @@ def test_shared_files_hold_no_private_timing(secure_run):
     entries = json.loads((secure_run / "ledger.json").read_text())["entries"]
     assert all(len(entry["time"]) == 10 for entry in entries)  # a date: charge times would time private epochs
     # Modification times of shared files are the run's start: they cannot time the private stages either.
-    times = {p.stat().st_mtime for p in secure_run.rglob("*") if "secure" not in p.relative_to(secure_run).parts}
+    # The folder itself too: removing the run's lock file at the end must not leave the end time on it.
+    shared = [secure_run, *(p for p in secure_run.rglob("*") if "secure" not in p.relative_to(secure_run).parts)]
+    times = {p.stat().st_mtime for p in shared}
     assert len(times) == 1
 
 

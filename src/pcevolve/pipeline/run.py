@@ -186,9 +186,13 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     """
     try:
         with run_folder_lock(folder.path):
-            return _run_pipeline(config, folder, progress=progress, say=say)
+            outcome = _run_pipeline(config, folder, progress=progress, say=say)
     except (RunFolderInUse, StageInterrupted) as error:
         raise RunError(str(error)) from None
+    # Removing the lock gave the folder itself the run's end as its modification time: with the start on every other
+    # file, that would time the whole run, private stages included. Settle it once more.
+    folder.settle_times()
+    return outcome
 
 
 def discard_if_unstarted(folder: RunFolder) -> bool:
