@@ -189,8 +189,8 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
             outcome = _run_pipeline(config, folder, progress=progress, say=say)
     except (RunFolderInUse, StageInterrupted) as error:
         raise RunError(str(error)) from None
-    # Removing the lock gave the folder itself the run's end as its modification time: with the start on every other
-    # file, that would time the whole run, private stages included. Settle it once more.
+    # Only once the lock is gone: removing it gives the folder itself the run's end as its modification time, which
+    # beside the start on every other file would time the whole run, private stages included.
     folder.settle_times()
     return outcome
 
@@ -263,5 +263,4 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
     folder.record("summary", seconds=shareable, epsilon=account, total_epsilon=outcome.total_epsilon,
                   dp=ledger.is_dp, best_fitness=outcome.best_fitness, baseline_fitness=outcome.baseline_fitness,
                   reencode_agreement=outcome.reencode_agreement, synthetic_counts=outcome.synthetic_counts)
-    folder.settle_times()
     return outcome
