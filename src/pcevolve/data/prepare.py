@@ -291,7 +291,8 @@ def prepare_demo(
         classes: Labels (0..9) of the private/test/full classes.
         per_class: Private images per class. ``None``: the source's default (100; digits 30).
         public_size: Unlabelled public images; 0 writes none. ``None``: 20000 (digits 500).
-        test_per_class: Test images per class. ``None``: 200 (digits 40).
+        test_per_class: Test images per class. ``None``: the source's default (fashion-mnist 1000, mnist 200,
+            digits 40).
         full_size: Further labelled images over all selected classes; 0 writes none.
             ``None``: 10000 (digits 250).
         seed: Seed of the one generator that draws every split.
