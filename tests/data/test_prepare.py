@@ -230,11 +230,11 @@ def test_fashion_mnist_full_default_demo(tmp_path):
     out = tmp_path / "demo"
     description = prepare_demo("fashion-mnist", out, progress=False)
     counts = {split: len(list((out / split).rglob("*.png"))) for split in ("private", "test", "full", "public")}
-    assert counts == {"private": 500, "test": 1000, "full": 10_000, "public": 20_000}
+    assert counts == {"private": 500, "test": 5000, "full": 10_000, "public": 20_000}
     private = read_image_folder(out / "private")
     assert set(private.class_counts().values()) == {100}
     assert private.fingerprint()["sha256"] == description["splits"]["private"]["sha256"]
     # Same pixels give the same PNG bytes here (one encoder, one setting), so file hashes
-    # are a fast stand-in for content hashes across all 31,500 files.
+    # are a fast stand-in for content hashes across all 35,500 files.
     hashes = [hashlib.sha256(p.read_bytes()).hexdigest() for p in out.rglob("*.png")]
-    assert len(set(hashes)) == len(hashes) == 31_500
+    assert len(set(hashes)) == len(hashes) == 35_500
