@@ -36,7 +36,7 @@ def test_targets_hold_only_arrays_derived_from_the_release():
     fields = {f.name for f in dataclasses.fields(FitnessTargets)}
     assert fields == {"counts", "means", "covariances", "rff", "rff_means", "validation_features",
                       "validation_labels", "projections", "fallback", "floored_eigenvalues", "discriminant_covariance",
-                      "reference"}
+                      "rff_noise_floor", "reference"}
     targets = FitnessTargets.from_release(noisy_release(1.0), rff(), validation_per_class=V,
                                           rng=np.random.default_rng(0))
     for name in fields - {"rff", "reference", "discriminant_covariance"}:

@@ -1,11 +1,12 @@
 """Each fitness term moves the right way on constructed candidates, and the total combines them as documented."""
 
+import dataclasses
 import json
 import math
 
 import numpy as np
 import pytest
-from fitness_helpers import K, N_CANDIDATE, P, candidates, exact_targets
+from fitness_helpers import K, N_CANDIDATE, P, candidates, exact_targets, noisy_release, rff
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,7 @@ from pcevolve.fitness import (
     Candidate,
     FitnessBreakdown,
     FitnessOptions,
+    FitnessTargets,
     accuracy,
     attack,
     consistency,
@@ -269,3 +271,38 @@ def test_classes_larger_than_the_reference_sample_are_judged_on_a_subsample(targ
     assert attack(c, targets) < 0.02
     collapsed = Candidate.of(targets.means[y], y, targets)
     assert attack(collapsed, targets) == 1.0
+
+
+def test_mmd_noise_floor_bounds_the_released_embeddings_noise():
+    # The floor is what the noise puts between the released and the exact mean embedding, 19 times in 20.
+
+    exact = exact_targets()
+    gaps, floors = [], []
+    for seed in range(20):
+        noisy = FitnessTargets.from_release(noisy_release(2.0, seed), rff(), validation_per_class=50,
+                                            rng=np.random.default_rng(3))
+        gaps.append(np.sum((noisy.rff_means - exact.rff_means) ** 2, axis=1))
+        floors.append(noisy.rff_noise_floor)
+    gaps, floors = np.concatenate(gaps), np.concatenate(floors)
+    assert exact.rff_noise_floor.tolist() == [0.0] * K  # no noise, no floor
+    # The class sizes the denominators use are estimates, so the 5% is met to within sampling error.
+    assert np.mean(gaps > floors) <= 0.15
+    assert 0.75 * floors.mean() < gaps.mean() < floors.mean()
+
+
+def test_mmd_above_the_noise_floor_is_about_the_candidate_not_the_noise():
+    # With a noisy release the raw distance of a sample of the true classes is mostly the released embedding's
+    # noise (the same for every candidate, and what a search would chase); above the floor what is left is
+    # about the size of its distance to the exact embedding.
+    x, y = candidates(exact_targets())["good"]
+    raw, floored = [], []
+    for seed in range(5):
+        noisy = FitnessTargets.from_release(noisy_release(2.0, seed), rff(), validation_per_class=50,
+                                            rng=np.random.default_rng(3))
+        sample = Candidate.of(x, y, noisy)
+        raw.append(mmd(sample, dataclasses.replace(noisy, rff_noise_floor=None)))
+        floored.append(mmd(sample, noisy))
+    exact = mmd(Candidate.of(x, y, exact_targets()), exact_targets())
+    assert np.mean(raw) > 10 * exact
+    assert np.mean(floored) < 0.25 * np.mean(raw)
+    assert np.mean(floored) < 5 * exact

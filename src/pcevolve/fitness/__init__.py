@@ -13,7 +13,7 @@ private data could arrive. What each term reads besides the candidate:
 term          reads from the targets                                range       direction
 ============  ====================================================  ==========  =========
 accuracy      validation sample (drawn from N(μ_k, Σ_k))            [0, 1]      higher
-mmd           ``rff`` (public), ``rff_means`` (released)            [0, 4]      lower
+mmd           ``rff`` (public), ``rff_means``, ``rff_noise_floor``  [0, 4]      lower
 wasserstein   validation sample, ``projections`` (public)           [0, ∞)      lower, logged only
 attack        ``means``, ``covariances``, validation sample         [0, 1]      lower
 privacy       ``covariances`` (√(2 tr Σ_k) sets the threshold)      [0, 1]      lower

@@ -34,6 +34,14 @@ much of their spread the counts' noise explains —, denominator d_k = max(ñ_k,
 * Statistics the release left out (:mod:`pcevolve.search.release_rule`): without second
   moments every class's covariance is the given *public* covariance (repaired); without RFF
   sums ``rff_means`` is ``None`` and the MMD term reads 0.
+* ``rff_noise_floor``: per class, the squared distance the noise alone puts between the released
+  mean embedding and the true one, 19 times in 20: (s_rff / d_k)² · χ²₀.₉₅(2m) (one noise draw of
+  std s_rff on each of the 2m coordinates of the sum, divided by d_k, so the squared norm is
+  (s_rff / d_k)² times a χ² with 2m degrees of freedom; a pooled class carries K draws over the
+  pooled denominator). A candidate cannot be told to match the private class better than this.
+  On the demo at ε = 1 the released embedding's noise was larger than its signal: the starting
+  point's squared distance was 3.41 against 3.36 expected from the noise alone (floor 3.72), and a
+  search that rewarded anything below it moved for 120 generations following that noise.
 * Classes whose size estimate ñ_k is below ``min_count`` (very noisy, possibly ≤ 0) carry
   no usable signal: their mean, covariance and RFF mean are replaced by the pooled
   statistics of all classes (Σ sums / max(Σ counts, ``min_count``), …) and
@@ -52,6 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.stats import chi2
 
 from pcevolve.fitness.reference import ReferenceStatistics
 from pcevolve.privacy.statistics import NoisyClassStatistics, RandomFourierFeatures
@@ -61,6 +70,8 @@ logger = logging.getLogger(__name__)
 ARRAYS_VERSION = 1
 DEFAULT_EIGENVALUE_FLOOR = 1e-3
 DEFAULT_NUM_PROJECTIONS = 64
+#: The noise floor of the MMD term is this quantile of the released embedding's squared noise (module docstring).
+RFF_NOISE_QUANTILE = 0.95
 
 
 def repair_covariance(matrix: np.ndarray, *, relative_floor: float = DEFAULT_EIGENVALUE_FLOOR,
@@ -188,6 +199,8 @@ class FitnessTargets:
         rff: The public random Fourier features the release used.
         rff_means: (K, 2m) class mean embeddings, or ``None`` when the release left the RFF sums out
             (then the fitness has no MMD term: it reads 0).
+        rff_noise_floor: (K,) expected squared norm of the noise in each ``rff_means`` row (module
+            docstring), or ``None`` (no noise known: 0).
         validation_features: (K·V, P) draws from N(μ_k, Σ_k).
         validation_labels: (K·V,) their classes.
         projections: (L, P) unit directions of the sliced Wasserstein distance.
@@ -211,6 +224,7 @@ class FitnessTargets:
     fallback: np.ndarray | None = None
     floored_eigenvalues: np.ndarray | None = None
     discriminant_covariance: np.ndarray | None = None
+    rff_noise_floor: np.ndarray | None = None
     reference: ReferenceStatistics = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -253,11 +267,14 @@ class FitnessTargets:
             raise ValueError("projections must be at least one unit-norm row")
         fallback = _frozen(np.zeros(k, bool) if self.fallback is None else self.fallback, bool)
         floored = _frozen(np.zeros(k) if self.floored_eigenvalues is None else self.floored_eigenvalues, np.int64)
-        for name, array in (("fallback", fallback), ("floored_eigenvalues", floored)):
+        noise_floor = _frozen(np.zeros(k) if self.rff_noise_floor is None else self.rff_noise_floor)
+        for name, array in (("fallback", fallback), ("floored_eigenvalues", floored), ("rff_noise_floor", noise_floor)):
             if array.shape != (k,):
                 raise ValueError(f"{name} must have shape ({k},), got {array.shape}")
+        if not np.all(np.isfinite(noise_floor)) or np.any(noise_floor < 0):
+            raise ValueError("rff_noise_floor must be finite and non-negative")
         for name, array in {**arrays, "validation_labels": labels, "fallback": fallback,
-                            "floored_eigenvalues": floored}.items():
+                            "floored_eigenvalues": floored, "rff_noise_floor": noise_floor}.items():
             object.__setattr__(self, name, array)
         if self.discriminant_covariance is not None:
             within = _frozen(self.discriminant_covariance)
@@ -341,6 +358,10 @@ class FitnessTargets:
         pooled_denominator = max(float(counts.sum()), float(min_count))
         sum_std = float(noisy.noise_stds.get("sum", 0.0))
         moment_std = float(noisy.noise_stds.get("second_moment", 0.0))
+        rff_std = float(noisy.noise_stds.get("rff", 0.0))
+        quantile = float(chi2.ppf(RFF_NOISE_QUANTILE, rff.num_features))
+        rff_floors = np.array([k * quantile * (rff_std / pooled_denominator) ** 2 if fallback[c]
+                               else quantile * (rff_std / denominators[c]) ** 2 for c in range(k)])
 
         def moments(s: np.ndarray, m2: np.ndarray, psi: np.ndarray, d: float,
                     blocks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -390,7 +411,8 @@ class FitnessTargets:
                    validation_features=validation.reshape(k * validation_per_class, p),
                    validation_labels=np.repeat(np.arange(k), validation_per_class), projections=directions,
                    fallback=fallback, floored_eigenvalues=np.array([n for _, n in repaired]),
-                   discriminant_covariance=discriminant_covariance)
+                   discriminant_covariance=discriminant_covariance,
+                   rff_noise_floor=rff_floors if released_rff else None)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Plain arrays for an ``.npz`` checkpoint (no pickle); :meth:`from_arrays` inverts it exactly."""
@@ -400,7 +422,7 @@ class FitnessTargets:
                 **({} if self.rff_means is None else {"rff_means": self.rff_means}),
                 "validation_features": self.validation_features, "validation_labels": self.validation_labels,
                 "projections": self.projections, "fallback": self.fallback,
-                "floored_eigenvalues": self.floored_eigenvalues,
+                "floored_eigenvalues": self.floored_eigenvalues, "rff_noise_floor": self.rff_noise_floor,
                 **({} if self.discriminant_covariance is None
                    else {"discriminant_covariance": self.discriminant_covariance})}
 
@@ -422,7 +444,9 @@ class FitnessTargets:
                                     bandwidth=float(arrays["rff_bandwidth"]))
         within = arrays["discriminant_covariance"] if "discriminant_covariance" in arrays else None
         rff_means = np.asarray(arrays["rff_means"]) if "rff_means" in arrays else None
-        return cls(rff=rff, rff_means=rff_means,
+        # Absent from checkpoints written before the floor existed: no floor, as those runs searched.
+        noise_floor = np.asarray(arrays["rff_noise_floor"]) if "rff_noise_floor" in arrays else None
+        return cls(rff=rff, rff_means=rff_means, rff_noise_floor=noise_floor,
                    discriminant_covariance=None if within is None else np.asarray(within),
                    **{name: np.asarray(arrays[name]) for name in names
                       if name not in ("version", "rff_frequencies", "rff_bandwidth")})
