@@ -323,7 +323,8 @@ class _Steps:
     """One progress bar over the named steps, and the time of each."""
 
     def __init__(self, total: int, progress: bool) -> None:
-        self.bar = progress_bar(total, "evaluate", "step", enabled=progress)
+        # No time-left estimate: the steps range from seconds to minutes, so one extrapolated from them misleads.
+        self.bar = progress_bar(total, "evaluate", "step", enabled=progress, estimate=False)
         self.seconds: dict[str, float] = {}
 
     @contextlib.contextmanager
@@ -389,6 +390,8 @@ def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress:
     rng = np.random.default_rng([s.seed, 11])
     dist_rows = np.sort(rng.choice(len(synthetic.labels), min(s.distribution_max, len(synthetic.labels)),
                                    replace=False))
+    # The distances need no more test images than synthetic ones; the CNNs, probes and attacks take them all.
+    test_rows = np.sort(rng.choice(len(test.labels), min(s.distribution_max, len(test.labels)), replace=False))
 
     encode_threads = s.encode_threads or _usable_cores()
     with steps.step("independent features"), thread_limit(encode_threads):
@@ -404,7 +407,7 @@ def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress:
     with steps.step("search-encoder features"), thread_limit(encode_threads):
         searched = search_encoder(inputs.folder)
         own = _projected_together(searched, {"synthetic": synthetic.samples[dist_rows], "private": private.samples,
-                                             "test": test.samples}, encode)
+                                             "test": test.samples[test_rows]}, encode)
         del searched
 
     flip = inputs.config.augment.flip
@@ -421,8 +424,10 @@ def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress:
 
     with steps.step("distribution"):
         distribution = {}
-        for space, features in (("search", own), ("independent", {**ind, "synthetic": ind["synthetic"][dist_rows]})):
-            distribution[space] = _distances(features, synthetic.labels[dist_rows], private.labels, test.labels,
+        for space, features in (("search", own), ("independent", {**ind, "synthetic": ind["synthetic"][dist_rows],
+                                                                   "test": ind["test"][test_rows]})):
+            distribution[space] = _distances(features, synthetic.labels[dist_rows], private.labels,
+                                             test.labels[test_rows],
                                              classes=classes, seed=s.seed, projections=s.projections)
 
     members, non_members = membership_split(private.labels, test.labels, classes=classes,

@@ -25,7 +25,8 @@ class EvaluationSettings:
         full_max: Most full-set images used (seeded choice); the full line's CNN then costs no more than ours.
         public_max: Most public-pool images read; DOMIAS's reference data in pixel space.
         public_features: Of those, how many are encoded for DOMIAS in the independent space.
-        distribution_max: Synthetic images (seeded choice) compared to the test set in each feature space.
+        distribution_max: Synthetic images, and test images, (seeded choices) whose distributions are compared in each
+            feature space.
         independent_input_size: Input size of the independent encoder.
         resamples: Bootstrap resamples of every attack statistic.
         domias_dims: DOMIAS's principal components.
