@@ -42,6 +42,30 @@ def test_a_resumed_step_estimates_from_its_own_pace() -> None:
     assert stream.getvalue().splitlines()[0] == "search: 70/120 gen (58%) · 0:10 elapsed · about 0:50 left"
 
 
+def test_steps_of_unequal_length_show_no_estimate() -> None:
+    # The evaluation's steps last from seconds to minutes: extrapolating from them promised minutes that never came.
+    stream, clock = io.StringIO(), _Clock()
+    bar = LineProgress(9, "evaluate", "step", stream=stream, interval=10.0, clock=clock, heartbeat=False,
+                       estimate=False)
+    clock.now = 10.0
+    bar.update(3)
+    assert stream.getvalue().splitlines() == ["evaluate: 3/9 step (33%) · 0:10 elapsed"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_bar_without_estimate_shows_no_time_left() -> None:
+    stream = _Terminal()
+    bar = progress_bar(9, "evaluate", "step", stream=stream, estimate=False)
+    bar.update(3)
+    bar.refresh()
+    assert "3/9" in stream.getvalue() and "<" not in stream.getvalue()  # tqdm writes the time left after a "<"
+    bar.close()
+
+
 def test_not_a_terminal_gives_lines_disabled_gives_nothing() -> None:
     stream = io.StringIO()
     bar = progress_bar(3, "encoding", "img", stream=stream)

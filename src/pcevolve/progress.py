@@ -3,8 +3,8 @@
 A run is often watched through a log (``make demo > log 2>&1``, a CI job, a batch scheduler), where a bar
 redraws into one unreadable line or, disabled, leaves minutes of silence. :func:`progress_bar` therefore
 returns a tqdm bar when standard error is a terminal and a :class:`LineProgress` otherwise: one line at most
-every ``PCEVOLVE_PROGRESS_SECONDS`` seconds (default 10) with the share done, the time spent and an estimate
-of the time left, and one line when the step ends (a step shorter than that prints only its last line; one
+every ``PCEVOLVE_PROGRESS_SECONDS`` seconds (default 10) with the share done, the time spent and, where the steps
+are alike, an estimate of the time left, and one line when the step ends (a step shorter than that prints only its last line; one
 that did nothing, e.g. failed at once, prints none).
 
 Both go to standard error, the console of the machine that holds the private data; nothing here is written
@@ -66,12 +66,15 @@ class LineProgress:
         interval: Seconds between lines (``PCEVOLVE_PROGRESS_SECONDS``, default 10).
         clock: Monotonic clock, for tests.
         heartbeat: Also print from a background thread when no update came for an interval.
+        estimate: Show the time left, extrapolated from the steps done. Off for steps of very different lengths
+            (the evaluation's: a few seconds of reading, then minutes of training), where it misleads.
     """
 
     def __init__(self, total: int | None, desc: str, unit: str = "it", *, initial: int = 0,
                  stream: IO[str] | None = None, interval: float | None = None,
-                 clock: Callable[[], float] = time.monotonic, heartbeat: bool = True) -> None:
+                 clock: Callable[[], float] = time.monotonic, heartbeat: bool = True, estimate: bool = True) -> None:
         self.total = total
+        self.estimate = estimate
         self.desc = desc
         self.unit = unit
         self.n = initial
@@ -138,7 +141,7 @@ class LineProgress:
             parts[0] += f" {self.unit}"
         parts.append(f"{_duration(elapsed)} elapsed")
         done = self.n - self._initial
-        if self.total and 0 < done and self.n < self.total:
+        if self.estimate and self.total and 0 < done and self.n < self.total:
             parts.append(f"about {_duration(elapsed / done * (self.total - self.n))} left")
         if self._postfix:
             parts.append(self._postfix)
@@ -177,11 +180,13 @@ class _Silent:
 
 
 def progress_bar(total: int | None, desc: str, unit: str = "it", *, enabled: bool = True, initial: int = 0,
-                 stream: IO[str] | None = None) -> Progress:
-    """A progress reporter for one step: a bar on a terminal, periodic lines otherwise, nothing if disabled."""
+                 stream: IO[str] | None = None, estimate: bool = True) -> Progress:
+    """A progress reporter for one step: a bar on a terminal, periodic lines otherwise, nothing if disabled.
+    ``estimate=False`` leaves out the time left (:class:`LineProgress`)."""
     if not enabled:
         return _Silent()
     target = stream if stream is not None else sys.stderr
     if getattr(target, "isatty", lambda: False)():
-        return tqdm(total=total, desc=desc, unit=unit, initial=initial, leave=False, file=target)
-    return LineProgress(total, desc, unit, initial=initial, stream=target)
+        layout = {} if estimate else {"bar_format": "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"}
+        return tqdm(total=total, desc=desc, unit=unit, initial=initial, leave=False, file=target, **layout)
+    return LineProgress(total, desc, unit, initial=initial, stream=target, estimate=estimate)
