@@ -2,6 +2,7 @@
 on a config or a resume that cannot be trusted."""
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -181,3 +182,61 @@ def test_a_run_killed_before_its_ledger_existed_resumes_and_a_lone_key_refuses(t
     (folder.path / "secure" / "ledger.key").write_text("00" * 32)
     with pytest.raises(RunError, match="missing"):
         open_run(None, resume=folder.path)  # a key without its ledger: the ledger was lost
+
+
+def test_export_copies_only_what_may_leave(secure_run, tmp_path):
+    out = tmp_path / "shared"
+    result = CliRunner().invoke(app, ["export", str(secure_run), str(out)])
+    assert result.exit_code == 0, result.output
+    assert "(ε, δ) = (" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["README.txt", "config.yaml", "ledger.json", "manifest.json",
+                                                     "synthetic"]
+    # The delivered set is copied whole, byte for byte; nothing of secure/ or of the run's internals comes along.
+    delivered = sorted(p.relative_to(secure_run) for p in (secure_run / "synthetic").rglob("*"))
+    assert sorted(p.relative_to(out) for p in (out / "synthetic").rglob("*")) == delivered
+    assert all((out / p).read_bytes() == (secure_run / p).read_bytes() for p in delivered if (secure_run / p).is_file())
+    readme = (out / "README.txt").read_text()
+    assert "differential privacy" in readme and "secure random source" in readme and "NOT" not in readme
+    # Its file times are the run's start, like the run folder's: they time no private stage.
+    assert len({p.stat().st_mtime for p in [out, *out.rglob("*")]}) == 1
+    assert {p.stat().st_mtime for p in [out, *out.rglob("*")]} == {secure_run.stat().st_mtime}
+    # The exported ledger still recomputes (no key needed to read it).
+    shown = CliRunner().invoke(app, ["ledger", "show", str(out)])
+    assert shown.exit_code == 0 and "Total: ε =" in shown.output
+    # A second export to the same place is refused and leaves the first intact.
+    again = CliRunner().invoke(app, ["export", str(secure_run), str(out)])
+    assert again.exit_code == 1 and "already exists" in again.output
+
+
+def test_export_refuses_a_not_dp_run_an_unfinished_one_and_a_missing_report(reproducible_run, secure_run, tmp_path):
+    refused = CliRunner().invoke(app, ["export", str(reproducible_run), str(tmp_path / "a")])
+    assert refused.exit_code == 1 and "NOT differentially private" in refused.output
+    assert not (tmp_path / "a").exists()
+    forced = CliRunner().invoke(app, ["export", str(reproducible_run), str(tmp_path / "b"), "--allow-not-dp"])
+    assert forced.exit_code == 0 and "NOT differentially private" in forced.output
+    assert (tmp_path / "b" / "README.txt").read_text().startswith("Synthetic dataset")
+    assert "NOT DIFFERENTIALLY PRIVATE" in (tmp_path / "b" / "README.txt").read_text()
+    no_report = CliRunner().invoke(app, ["export", str(secure_run), str(tmp_path / "c"), "--with-report"])
+    assert no_report.exit_code == 1 and "no report" in no_report.output and not (tmp_path / "c").exists()
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(secure_run, unfinished)
+    (unfinished / "stages" / "delivery.json").unlink()
+    stopped = CliRunner().invoke(app, ["export", str(unfinished), str(tmp_path / "d")])
+    assert stopped.exit_code == 1 and "has not finished" in stopped.output and not (tmp_path / "d").exists()
+    inside = CliRunner().invoke(app, ["export", str(secure_run), str(secure_run / "out")])
+    assert inside.exit_code == 1 and "inside the run folder" in inside.output
+
+
+def test_export_refuses_a_ledger_it_cannot_verify(secure_run, tmp_path):
+    edited = tmp_path / "edited"
+    shutil.copytree(secure_run, edited)
+    ledger = json.loads((edited / "ledger.json").read_text())
+    ledger["settings"]["total_epsilon"] = 100.0
+    (edited / "ledger.json").write_text(json.dumps(ledger))
+    result = CliRunner().invoke(app, ["export", str(edited), str(tmp_path / "out")])
+    assert result.exit_code == 1 and "cannot be verified" in result.output and not (tmp_path / "out").exists()
+    keyless = tmp_path / "keyless"
+    shutil.copytree(secure_run, keyless)
+    (keyless / "secure" / "ledger.key").unlink()
+    result = CliRunner().invoke(app, ["export", str(keyless), str(tmp_path / "out")])
+    assert result.exit_code == 1 and "signature cannot be checked" in result.output

@@ -19,6 +19,7 @@ from pcevolve.cli import (
     budget_commands,
     data_commands,
     evaluate_commands,
+    export_commands,
     init_commands,
     ledger_commands,
     run_commands,
@@ -37,6 +38,7 @@ app.add_typer(ledger_commands.app, name="ledger")
 app.command("init")(init_commands.init)
 app.command("run")(run_commands.run)
 app.command("evaluate")(evaluate_commands.evaluate)
+app.command("export")(export_commands.export)
 
 
 def _print_version(value: bool) -> None:

@@ -1,0 +1,147 @@
+"""``pcevolve export``: copy what may leave the secure zone out of a finished run folder, and nothing else.
+
+A run folder holds the synthetic set beside files that only the run needs (resume markers, checkpoints, the
+release and the models it was computed with) and ``secure/``, which must never leave. Copying the folder by hand
+invites mistakes; the export is an allow-list:
+
+* the synthetic set, in the input's format (``synthetic/`` class folders, ``synthetic.csv`` or ``synthetic.jsonl``);
+* ``ledger.json`` (every DP release with its ε; ``pcevolve ledger show`` recomputes them from its events),
+  ``config.yaml`` and ``manifest.json`` (settings and software versions; no private content);
+* ``report/`` only when asked for: its attack, copy and few-shot figures are computed on the private data and are
+  not differentially private (the report says which);
+* ``README.txt``, written here: the privacy guarantee in plain words and what each file is.
+
+The export refuses a run that has not finished, a ledger whose signature does not match the run's key, and a
+run made with reproducible noise (not differentially private) unless that is asked for explicitly. It is built
+under a temporary name and appears complete or not at all, and every file in it gets the run's start time, as
+in the run folder, so its times say nothing about how long a private stage took.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from pcevolve.config import load_config
+from pcevolve.io import atomic_directory, atomic_write_text
+from pcevolve.modalities import MODALITIES
+from pcevolve.run_folder import RunFolder
+
+#: Files of a run folder an export copies (besides the synthetic set and, if asked, the report).
+SHARED_FILES = ("ledger.json", "config.yaml", "manifest.json")
+REPORT = "report"
+
+
+class ExportError(Exception):
+    """The run cannot be exported as asked; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    """What an export wrote.
+
+    Attributes:
+        path: The exported folder.
+        files: Its entries, relative to it (the synthetic set as one entry).
+        epsilon, delta: The run's privacy guarantee, as the ledger's accountant gives it.
+        dp: Whether the run's noise came from a secure source (False: reproducible noise, not DP).
+    """
+
+    path: Path
+    files: tuple[str, ...]
+    epsilon: float
+    delta: float
+    dp: bool
+
+
+def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, with_report: bool = False,
+               allow_not_dp: bool = False) -> ExportSummary:
+    """Copy the shareable part of a finished run into ``out`` (module docstring).
+
+    Raises:
+        ExportError: ``run_dir`` is not a finished run, its ledger cannot be verified, the run is not DP and
+            ``allow_not_dp`` is false, the report was asked for and is missing, or ``out`` exists.
+    """
+    from pcevolve.pipeline.secure_zone import SecureZone  # loads the accountant: not at import time
+    from pcevolve.privacy.ledger import BudgetLedger, LedgerError
+
+    try:
+        folder = RunFolder.open(run_dir)
+    except FileNotFoundError as error:
+        raise ExportError(str(error)) from None
+    target = Path(out)
+    if target.exists():
+        raise ExportError(f"{target} already exists; choose a new folder for the export")
+    if target.resolve().is_relative_to(folder.path.resolve()):
+        raise ExportError(f"{target} is inside the run folder {folder.path}; export to a folder outside it")
+    config = load_config(folder.config_path)
+    modality = MODALITIES[config.data.modality]
+    delivered = folder.path / modality.delivered_name
+    if not (folder.path / "stages" / "delivery.json").is_file() or not delivered.exists():
+        raise ExportError(f"{folder.path} has not finished (no delivered synthetic set); finish it with "
+                          f"`pcevolve run --resume {folder.path}`, then export")
+    try:
+        key = SecureZone(folder).read_key()
+        ledger = BudgetLedger.load(folder.ledger_path, key=key)
+    except (FileNotFoundError, LedgerError, ValueError) as error:
+        raise ExportError(f"the run's privacy ledger cannot be verified: {error}") from None
+    if key is None:
+        raise ExportError(f"{folder.path / 'secure' / 'ledger.key'} is missing, so the ledger's signature cannot be "
+                          "checked; export from the machine that made the run")
+    if not ledger.is_dp and not allow_not_dp:
+        raise ExportError("this run used reproducible noise, so it is NOT differentially private (anyone with its "
+                          "config can regenerate the noise); it is for tests and research only. Export it anyway "
+                          "with --allow-not-dp")
+    report = folder.path / REPORT
+    if with_report and not (report / "report.html").is_file():
+        raise ExportError(f"{folder.path} has no report yet; run `pcevolve evaluate {folder.path} --test …` first, "
+                          "or export without the report")
+
+    total = ledger.account()
+    names = [modality.delivered_name, *SHARED_FILES, *([REPORT] if with_report else []), "README.txt"]
+    with atomic_directory(target) as staging:
+        for name in names[:-1]:
+            source = folder.path / name
+            if source.is_dir():
+                shutil.copytree(source, staging / name, symlinks=False)
+            else:
+                shutil.copy2(source, staging / name)
+        atomic_write_text(staging / "README.txt", _readme(config.name, modality.noun, modality.delivered_name,
+                                                          total.epsilon, ledger.delta, ledger.neighbouring,
+                                                          ledger.is_dp, with_report))
+        os.chmod(staging, 0o755)  # the temporary folder is private to its creator; the export is meant to be read
+        RunFolder(staging).settle_times()
+    return ExportSummary(path=target, files=tuple(names), epsilon=total.epsilon, delta=ledger.delta, dp=ledger.is_dp)
+
+
+def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, neighbouring: str, dp: bool,
+            with_report: bool) -> str:
+    change = (f"adding or removing any one private {noun}" if neighbouring == "add_remove"
+              else f"replacing any one private {noun} with another")
+    if dp:
+        guarantee = (f"Privacy: ({epsilon:.4f}, {delta:g})-differential privacy for everything the run did with the "
+                     f"private data: {change} changes the probability of any result of the run, this folder "
+                     f"included, by at most a factor e^{epsilon:.4f} (and by at most {delta:g} beyond that). "
+                     "The noise came from the operating system's secure random source, so nobody can regenerate it.")
+    else:
+        guarantee = ("NOT DIFFERENTIALLY PRIVATE: this run drew its noise reproducibly (for tests and research), so "
+                     "anyone holding its config can regenerate the noise and undo it. Do not share it as private.")
+    what = "one folder per class" if not Path(delivered).suffix else "one file"
+    lines = [
+        f"Synthetic dataset '{name}', made by pcevolve from a private labelled dataset.",
+        "",
+        guarantee,
+        "",
+        "Files:",
+        f"  {delivered:<15} the synthetic set ({what}, in the input's format)",
+        "  ledger.json     every differentially private release of the run with its epsilon; "
+        "`pcevolve ledger show ledger.json` recomputes them",
+        "  config.yaml     the run's settings",
+        "  manifest.json   the software versions the run used",
+    ]
+    if with_report:
+        lines.append("  report/         the evaluation report. Its membership-attack, copy-check and few-shot figures "
+                     "were computed on the private data and are NOT covered by the guarantee above")
+    return "\n".join(lines) + "\n"
