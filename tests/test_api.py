@@ -58,6 +58,10 @@ def test_the_documented_example_runs(example_run) -> None:
     accuracy = evaluation.headline()["lines"]["synthetic"]["cnn_accuracy"]
     assert 0.5 < accuracy <= 1.0  # five digit classes: chance is 0.2
     assert (root / "runs" / "digits" / "report" / "report.html").is_file()
+    shared = root / "shared-digits"
+    assert sorted(p.name for p in shared.iterdir()) == ["README.txt", "config.yaml", "ledger.json", "manifest.json",
+                                                        "report", "synthetic"]
+    assert "NOT covered by the guarantee" in (shared / "README.txt").read_text()
 
 
 @pytest.mark.slow

@@ -196,6 +196,19 @@ class Synthesizer:
         return modality.write_synthetic(Path(path), synthetic.samples, synthetic.labels, synthetic.class_names,
                                         modality.layout(self.config.data))
 
+    def export(self, out: PathLike, *, with_report: bool = False) -> Path:
+        """Copy what may be shared out of the run folder into ``out`` — the synthetic set, the ledger, config,
+        manifest and a README.txt stating the guarantee; ``report/`` too with ``with_report`` (its attack and copy
+        figures are not DP) — as ``pcevolve export`` does (:mod:`pcevolve.pipeline.export`).
+
+        Raises:
+            pcevolve.pipeline.ExportError: ``out`` exists, the ledger cannot be verified, the run is not DP, or the
+                report was asked for and does not exist.
+        """
+        from pcevolve.pipeline.export import export_run
+
+        return export_run(self._fitted().folder, out, with_report=with_report).path
+
     def evaluate(self, test: PathLike | None = None, full: PathLike | None = None, *,
                  settings: EvaluationSettings | None = None) -> RunEvaluation:
         """Judge the synthetic set against real test images and write the report into ``RUN/report/``.

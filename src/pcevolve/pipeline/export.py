@@ -77,7 +77,7 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
     if target.resolve().is_relative_to(folder.path.resolve()):
         raise ExportError(f"{target} is inside the run folder {folder.path}; export to a folder outside it")
     config = load_config(folder.config_path)
-    modality = MODALITIES[config.data.modality]
+    modality = MODALITIES.get_part(config.data.modality)
     delivered = folder.path / modality.delivered_name
     if not (folder.path / "stages" / "delivery.json").is_file() or not delivered.exists():
         raise ExportError(f"{folder.path} has not finished (no delivered synthetic set); finish it with "
