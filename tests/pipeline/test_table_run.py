@@ -8,7 +8,7 @@ import pytest
 
 from pcevolve.data.table_schema import draft_schema
 from pcevolve.data.tabular import read_labeled_table
-from pcevolve.pipeline import open_run, run_pipeline
+from pcevolve.pipeline import export_run, open_run, run_pipeline
 from pcevolve.privacy import BudgetLedger
 
 
@@ -31,6 +31,10 @@ def test_a_table_run_delivers_a_csv_with_the_input_columns_and_spends_the_budget
     assert 0.99 * 8.0 <= ledger.spent() <= 8.0 and ledger.spent("representation") == 0.0
     assert not (folder.path / "secure" / "checkpoints").exists() or not any((folder.path / "secure" / "checkpoints")
                                                                            .iterdir())
+    # The export carries the table as delivered, in its format, with the guarantee in words for rows.
+    shared = export_run(folder.path, tmp_path / "shared")
+    assert (shared.path / "synthetic.csv").read_bytes() == outcome.delivered.read_bytes()
+    assert "any one private row" in (shared.path / "README.txt").read_text()
 
 
 def test_a_reproducible_table_run_resumed_after_a_kill_delivers_the_same_rows(table_config, tmp_path, monkeypatch):
