@@ -81,6 +81,17 @@ def test_header_problems(tmp_path):
         read_labeled_csv(tmp_path / "nope.csv")
 
 
+@pytest.mark.parametrize("separator, named", [(";", "semicolons"), ("\t", "tabs"), ("|", "vertical bars")])
+def test_a_table_separated_by_something_else_than_commas_is_named(tmp_path, separator, named):
+    # Spreadsheets in many languages export ';'-separated tables with decimal commas; read as CSV, the whole header
+    # is one column, which a table never is.
+    text = separator.join(["age", "label", "income"]) + "\n" + separator.join(["30", "fraud", "1,5"]) + "\n"
+    with pytest.raises(DataError) as excinfo:
+        read_labeled_csv(_write(tmp_path, text))
+    (problem,) = _problems(excinfo)
+    assert problem.startswith(f"{tmp_path / 'data.csv'}:row 1") and named in problem and "commas" in problem
+
+
 def test_other_label_column_and_bom(tmp_path):
     path = tmp_path / "bom.csv"
     path.write_bytes("\ufeffclass,x\nA,1\nA,2\nB,3\nB,4\n".encode())

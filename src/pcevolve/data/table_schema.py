@@ -241,6 +241,18 @@ def merge_schemas(schemas: Sequence[TableSchema]) -> TableSchema:
     return TableSchema(columns=tuple(columns), label_column=first.label_column, source=first.source)
 
 
+_SEPARATORS = {";": "semicolons (;)", "\t": "tabs", "|": "vertical bars (|)"}
+
+
+def _other_separator(header: list[str]) -> str | None:
+    """How the columns are separated when a header read as one column holds another separator (a table needs at
+    least a feature and a label, so one column is never meant), else ``None``."""
+    if len(header) != 1:
+        return None
+    found = [name for mark, name in _SEPARATORS.items() if mark in header[0]]
+    return found[0] if found else None
+
+
 def read_csv_cells(path: Path) -> tuple[list[str], list[tuple[str, list[str]]], list[DataProblem]]:
     """The header, the data rows (``("file.csv:row N", cells)``) and the rows' problems; blank lines skipped.
 
@@ -260,6 +272,11 @@ def read_csv_cells(path: Path) -> tuple[list[str], list[tuple[str, list[str]]], 
             header = [name.strip() for name in next(reader, [])]
             if not header:
                 raise DataError([DataProblem(f"{path}:row 1", "no header row")])
+            separator = _other_separator(header)
+            if separator is not None:
+                raise DataError([DataProblem(f"{path}:row 1", f"the columns seem to be separated by {separator}, "
+                                             "not commas; save the table as CSV with commas between the columns and "
+                                             "'.' as the decimal point")])
             problems += [DataProblem(f"{path}:row 1", f"column {i + 1} has no name")
                          for i, name in enumerate(header) if not name]
             seen: set[str] = set()
