@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from pcevolve.data import LabeledDataset, UnlabeledImages
+from pcevolve.data import DataError, LabeledDataset, UnlabeledImages
 
 
 def _images(n_per_class=(10, 6, 3), seed=0):
@@ -128,3 +128,17 @@ def test_unlabeled_images():
     assert pool.fingerprint()["sha256"] == pool.subset([4, 3, 2, 1, 0]).fingerprint()["sha256"]
     with pytest.raises(ValueError):
         UnlabeledImages(np.zeros((2, 4, 4, 4), dtype=np.uint8), ("a", "b"))
+
+
+def test_many_problems_of_one_kind_show_ten_and_count_the_rest():
+    from pcevolve.data.errors import DataProblem, problem_lines
+
+    many = [DataProblem(f"pool/{i:03d}.png", "image outside a class folder") for i in range(25)]
+    lines = problem_lines([*many[:12], DataProblem("pool", "no class folders found"), *many[12:]])
+    assert lines[:10] == [f"pool/{i:03d}.png: image outside a class folder" for i in range(10)]
+    assert lines[10] == "… and 15 more with the same problem: image outside a class folder"
+    assert lines[11:] == ["pool: no class folders found"]
+    assert problem_lines(many[:10]) == [str(p) for p in many[:10]]  # ten or fewer: every one
+    error = DataError(many)
+    assert len(error.problems) == 25 and str(error).startswith("25 problems in the data:")
+    assert len(str(error).splitlines()) == 1 + 11

@@ -29,6 +29,7 @@ from pcevolve.data import (
     read_labeled_csv,
     read_unlabeled_images,
 )
+from pcevolve.data.errors import problem_lines
 from pcevolve.data.image_folder import looks_like_class_folders
 from pcevolve.data.prepare_table import TABLE_SOURCES, prepare_table_demo
 from pcevolve.data.prepare_text import prepare_text_demo
@@ -61,7 +62,7 @@ def _fail(lines: list[str], *, err: bool) -> None:
 
 def _problem_lines(problems: tuple[DataProblem, ...] | list[DataProblem]) -> list[str]:
     count = len(problems)
-    return [str(p) for p in problems] + [f"{count} problem{'s' if count != 1 else ''} found"]
+    return problem_lines(problems) + [f"{count} problem{'s' if count != 1 else ''} found"]
 
 
 def _parse_classes(text: str) -> list[int]:

@@ -15,6 +15,7 @@ import yaml
 from pcevolve.config import ConfigError
 from pcevolve.config.starter import Starter, StarterError, choose_config
 from pcevolve.data import DataError
+from pcevolve.data.errors import problem_lines
 from pcevolve.io import atomic_write_text
 
 PRIVATE_HELP = ("Private labelled data: images, one folder per class, or a CSV table with a label column (or a "
@@ -58,8 +59,8 @@ def starter_or_exit(private: Path, *, public: Path | None, test: Path | None, fu
         return choose_config(private, public=public, test=test, full=full, epsilon=epsilon, name=name,
                              overrides=settings)
     except DataError as exc:
-        for problem in exc.problems:
-            typer.echo(str(problem), err=True)
+        for line in problem_lines(exc.problems):
+            typer.echo(line, err=True)
         typer.echo(f"{len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''} found; nothing was written",
                    err=True)
         raise typer.Exit(1) from None

@@ -9,6 +9,7 @@ Recoverable oddities (mixed image modes that were converted) are a
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -42,7 +43,29 @@ class DataError(ValueError):
             raise ValueError("DataError needs at least one problem")
         count = len(self.problems)
         header = "1 problem in the data:" if count == 1 else f"{count} problems in the data:"
-        super().__init__("\n".join([header, *(f"  {p}" for p in self.problems)]))
+        super().__init__("\n".join([header, *(f"  {line}" for line in problem_lines(self.problems))]))
+
+
+#: How many problems with the same message :func:`problem_lines` shows before it counts the rest.
+SHOWN_PER_MESSAGE = 10
+
+
+def problem_lines(problems: Iterable[DataProblem], *, shown_per_message: int = SHOWN_PER_MESSAGE) -> list[str]:
+    """One line per problem, except that a message shared by more than ``shown_per_message`` problems (the public
+    pool given as the private folder: 20,000 times "image outside a class folder") shows its first ones and then
+    one line counting the rest; the lines keep the order the problems were found in."""
+    problems = list(problems)
+    totals = Counter(problem.message for problem in problems)
+    seen: Counter[str] = Counter()
+    lines = []
+    for problem in problems:
+        seen[problem.message] += 1
+        if seen[problem.message] <= shown_per_message:
+            lines.append(str(problem))
+        if seen[problem.message] == shown_per_message and totals[problem.message] > shown_per_message:
+            rest = totals[problem.message] - shown_per_message
+            lines.append(f"… and {rest} more with the same problem: {problem.message}")
+    return lines
 
 
 class DataWarning(UserWarning):
