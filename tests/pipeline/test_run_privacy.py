@@ -172,6 +172,7 @@ def test_cli_summary_says_not_dp_for_reproducible_noise(tiny_config, tmp_path):
     assert result.exit_code == 0, result.output
     assert "NOT DIFFERENTIALLY PRIVATE" in result.output and "NOT DP" in result.output
     assert "timings.json" in result.output.replace("\n", "")
+    assert "pcevolve export" in result.output.replace("\n", " ")  # how to share the set without the run's internals
 
 
 def test_a_run_killed_before_its_ledger_existed_resumes_and_a_lone_key_refuses(tiny_config, tmp_path):

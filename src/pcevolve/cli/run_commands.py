@@ -157,6 +157,8 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
                   f"decoded samples re-encoded into their class: {outcome.reencode_agreement:.1%}")
     console.print(f"ledger: {outcome.folder}/ledger.json · curve: {outcome.folder}/fitness_curve.png · "
                   f"records: {outcome.folder}/records.jsonl")
+    console.print(f"to hand the synthetic set on without the rest of the run folder: pcevolve export {outcome.folder} "
+                  "OUT_FOLDER")
 
 
 def with_executor(config: RunConfig, name: str) -> RunConfig:
