@@ -30,6 +30,10 @@ def test_choices_come_from_the_public_pool_and_the_file_round_trips(digits, tmp_
     assert config.data.public.endswith("public") and config.data.test.endswith("test") and config.data.full is None
     assert config.decoder.name == "nearest-public" and config.decoder.public_images == 400
     assert config.search.synthetic_per_class == 400 // (2 * 3)
+    # Territories cover three quarters of the pool (the demo's 1.5 x 2,000 of 20,000 over five classes), and the
+    # encoder sees 128 pixels, as the demo.
+    assert config.search.territory == round(0.75 * 400 / (66 * 3), 2) == 1.52
+    assert config.representation.input_size == 128
     assert config.privacy.epsilon == 3.0
     path = tmp_path / "clinic.yaml"
     path.write_text(starter.yaml_text())
@@ -117,3 +121,4 @@ def test_set_overrides_any_key_and_bad_ones_are_named(digits, tmp_path, monkeypa
     assert typo.exit_code == 1 and "search.synthetic_per_clas" in typo.output and not (tmp_path / "d.yaml").exists()
     malformed = runner.invoke(app, ["init", str(digits), "--out", "e.yaml", "--set", "oops"])
     assert malformed.exit_code == 2 and "KEY=VALUE" in malformed.output
+

@@ -37,14 +37,24 @@ from pcevolve.data import (
 from pcevolve.data.image_files import list_folder
 from pcevolve.io import read_json
 
-# Images are held in memory at this size; the encoder sees 64 x 64 whatever the input, so larger only costs
-# memory (20,000 RGB images at 128 x 128 are 1 GB) and, with retrieval, gives sharper delivered images.
+# Images are held in memory at this size; the encoder sees ENCODER_INPUT_SIZE a side whatever the input, so larger only
+# costs memory (20,000 RGB images at 128 x 128 are 1 GB) and, with retrieval, gives sharper delivered images.
 MAX_IMAGE_SIZE = 128
+# The backbone sees every image at this size (smaller ones upsampled), as the demo does: on 28-pixel Fashion-MNIST
+# its features separate the classes better at 128 than at 64 (the delivered labels 2-5 points more often right on
+# paired runs), for about three times the encoding time (docs/search.md section 5).
+ENCODER_INPUT_SIZE = 128
 # Retrieval delivers a distinct public image per synthetic sample while the pool lasts. Part of a pool is of
 # other classes (the demo's pool: half), so asking each class for more than pool / (2 K) ran out of right-class
 # images (docs/search.md §4).
 MAX_PER_CLASS = 1000
 MIN_PER_CLASS = 10
+# Images deliver up to the pool's share of each class, pool / (2 K), as the demo does (2,000 per class from its
+# 20,000-image pool): more images trained the downstream CNN about a point better at epsilon 8 than 1,000 per class,
+# though fewer of their labels are right (docs/search.md section 4). Each class then retrieves among its surest
+# TERRITORY_SHARE x pool / K images (territory 1.5 on the demo), never more than twice its delivered size.
+MAX_IMAGES_PER_CLASS = 2000
+TERRITORY_SHARE = 0.75
 DEFAULT_DELTA = 1e-5
 _NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _GENERIC_FOLDERS = {"private", "train", "training", "data", "images", "labelled", "labeled"}
@@ -285,12 +295,13 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
     if k < 2:
         raise DataError([DataProblem(str(paths.private), "one class only; a labelled synthetic set needs two")])
     used = min(pool_size, 20_000)
-    per_class = int(min(MAX_PER_CLASS, max(MIN_PER_CLASS, used // (2 * k))))
+    per_class = int(min(MAX_IMAGES_PER_CLASS, max(MIN_PER_CLASS, used // (2 * k))))
+    territory = round(min(2.0, max(1.0, TERRITORY_SHARE * used / (per_class * k))), 2)
     basis = 64 if used >= 5_000 else 32
     if used <= basis:
         raise StarterError(f"{paths.public}: the public pool holds {used} images; the search needs more than "
                            f"{basis} (more than a few hundred works better)")
-    native = "" if side == size else f" (they are {side} a side; larger costs memory, the encoder sees 64 x 64)"
+    native = "" if side == size else f" (they are {side} a side; larger costs memory)"
     choices = [
         Choice("name", name or run_name(paths.private), "the run folder is runs/<name>"),
         Choice("seed", 0, "drives the public choices only (which public images, the search's moves), never the "
@@ -309,10 +320,19 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
                                                  "use pixel-view with search.pixel_frequencies: 14 and "
                                                  "search.weights.consistency: 0 (configs/disjoint-demo.yaml)"),
         Choice("decoder.public_images", used, "public images indexed for retrieval (at most 20,000)"),
+        Choice("representation.input_size", ENCODER_INPUT_SIZE,
+               f"the pretrained backbone sees every image at {ENCODER_INPUT_SIZE} x {ENCODER_INPUT_SIZE} (smaller "
+               "ones upsampled): its features separate classes better than at 64, for about 3x the encoding time "
+               "(set 64 on a slow machine with a large pool)"),
         Choice("search.basis_dim", basis, "principal directions of the public features the search works in"),
         Choice("search.synthetic_per_class", per_class,
                f"delivered samples per class on average; retrieval gives each one its own public image, and "
-               f"part of a pool is of other classes, so about pool / (2 x {k} classes) fit (at most 1,000)"),
+               f"part of a pool is of other classes, so about pool / (2 x {k} classes) fit (at most "
+               f"{MAX_IMAGES_PER_CLASS:,}): more images train a downstream model better than fewer surer ones"),
+        Choice("search.territory", territory,
+               f"each class is delivered only from the {territory:g} x {per_class} public images the DP class model "
+               "gives to it most surely (three quarters of the pool over all classes, at most twice the delivered "
+               "size)"),
         Choice("search.delivery_oversample", 1.0, "with retrieval, draw exactly the delivered size"),
         Choice("privacy.epsilon", float(epsilon), "the total privacy budget of the whole run: the accountant's "
                                                   "composition of every DP step equals it"),
