@@ -6,7 +6,9 @@ invites mistakes; the export is an allow-list:
 
 * the synthetic set, in the input's format (``synthetic/`` class folders, ``synthetic.csv`` or ``synthetic.jsonl``);
 * ``ledger.json`` (every DP release with its ε; ``pcevolve ledger show`` recomputes them from its events),
-  ``config.yaml`` and ``manifest.json`` (settings and software versions; no private content);
+  ``config.yaml`` and ``manifest.json`` (settings and software versions; no private content). The data files and
+  folders appear in the config by name only: their paths on the secure machine (``/data/cardiology-2024/...``) can
+  say more than the user means to share;
 * ``report/`` only when asked for: its attack, copy and few-shot figures are computed on the private data and are
   not differentially private (the report says which);
 * ``README.txt``, written here: the privacy guarantee in plain words and what each file is.
@@ -24,13 +26,14 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from pcevolve.config import load_config
+from pcevolve.config import RunConfig, dump_config, load_config
 from pcevolve.io import atomic_directory, atomic_write_text
 from pcevolve.modalities import MODALITIES
 from pcevolve.run_folder import RunFolder
 
 #: Files of a run folder an export copies (besides the synthetic set and, if asked, the report).
 SHARED_FILES = ("ledger.json", "config.yaml", "manifest.json")
+DATA_PATHS = ("private", "public", "test", "full", "schema_file")
 REPORT = "report"
 
 
@@ -104,7 +107,9 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
     with atomic_directory(target) as staging:
         for name in names[:-1]:
             source = folder.path / name
-            if source.is_dir():
+            if name == "config.yaml":
+                dump_config(_shareable(config), staging / name)
+            elif source.is_dir():
                 shutil.copytree(source, staging / name, symlinks=False)
             else:
                 shutil.copy2(source, staging / name)
@@ -114,6 +119,12 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
         os.chmod(staging, 0o755)  # the temporary folder is private to its creator; the export is meant to be read
         RunFolder(staging).settle_times()
     return ExportSummary(path=target, files=tuple(names), epsilon=total.epsilon, delta=ledger.delta, dp=ledger.is_dp)
+
+
+def _shareable(config: RunConfig) -> RunConfig:
+    """The config with every data path reduced to its last part (the folder or file name)."""
+    names = {key: Path(value).name for key in DATA_PATHS if isinstance(value := getattr(config.data, key), str)}
+    return config.model_copy(update={"data": config.data.model_copy(update=names)})
 
 
 def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, neighbouring: str, dp: bool,
@@ -138,7 +149,7 @@ def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, 
         f"  {delivered:<15} the synthetic set ({what}, in the input's format)",
         "  ledger.json     every differentially private release of the run with its epsilon; "
         "`pcevolve ledger show ledger.json` recomputes them",
-        "  config.yaml     the run's settings",
+        "  config.yaml     the run's settings (its data folders and files named without their paths)",
         "  manifest.json   the software versions the run used",
     ]
     if with_report:
