@@ -52,6 +52,16 @@ def test_steps_of_unequal_length_show_no_estimate() -> None:
     assert stream.getvalue().splitlines() == ["evaluate: 3/9 step (33%) · 0:10 elapsed"]
 
 
+def test_a_total_that_is_a_most_shows_the_time_left_as_up_to() -> None:
+    # A search stops once it stops improving, often long before its most generations.
+    stream, clock = io.StringIO(), _Clock()
+    bar = LineProgress(120, "search", "gen", stream=stream, interval=5.0, clock=clock, heartbeat=False,
+                       total_is_limit=True)
+    clock.now = 10.0
+    bar.update(10)
+    assert stream.getvalue().splitlines() == ["search: 10/120 gen (8%) · 0:10 elapsed · up to 1:50 left"]
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True

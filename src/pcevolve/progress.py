@@ -68,13 +68,17 @@ class LineProgress:
         heartbeat: Also print from a background thread when no update came for an interval.
         estimate: Show the time left, extrapolated from the steps done. Off for steps of very different lengths
             (the evaluation's: a few seconds of reading, then minutes of training), where it misleads.
+        total_is_limit: ``total`` is a most, not a plan (a search that stops once it stops improving): the time
+            left is shown as "up to".
     """
 
     def __init__(self, total: int | None, desc: str, unit: str = "it", *, initial: int = 0,
                  stream: IO[str] | None = None, interval: float | None = None,
-                 clock: Callable[[], float] = time.monotonic, heartbeat: bool = True, estimate: bool = True) -> None:
+                 clock: Callable[[], float] = time.monotonic, heartbeat: bool = True, estimate: bool = True,
+                 total_is_limit: bool = False) -> None:
         self.total = total
         self.estimate = estimate
+        self.total_is_limit = total_is_limit
         self.desc = desc
         self.unit = unit
         self.n = initial
@@ -142,7 +146,8 @@ class LineProgress:
         parts.append(f"{_duration(elapsed)} elapsed")
         done = self.n - self._initial
         if self.estimate and self.total and 0 < done and self.n < self.total:
-            parts.append(f"about {_duration(elapsed / done * (self.total - self.n))} left")
+            left = _duration(elapsed / done * (self.total - self.n))
+            parts.append(f"up to {left} left" if self.total_is_limit else f"about {left} left")
         if self._postfix:
             parts.append(self._postfix)
         return " · ".join(parts)
@@ -180,13 +185,14 @@ class _Silent:
 
 
 def progress_bar(total: int | None, desc: str, unit: str = "it", *, enabled: bool = True, initial: int = 0,
-                 stream: IO[str] | None = None, estimate: bool = True) -> Progress:
+                 stream: IO[str] | None = None, estimate: bool = True, total_is_limit: bool = False) -> Progress:
     """A progress reporter for one step: a bar on a terminal, periodic lines otherwise, nothing if disabled.
-    ``estimate=False`` leaves out the time left (:class:`LineProgress`)."""
+    ``estimate=False`` leaves out the time left, ``total_is_limit`` shows it as "up to" (:class:`LineProgress`)."""
     if not enabled:
         return _Silent()
     target = stream if stream is not None else sys.stderr
     if getattr(target, "isatty", lambda: False)():
         layout = {} if estimate else {"bar_format": "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"}
         return tqdm(total=total, desc=desc, unit=unit, initial=initial, leave=False, file=target, **layout)
-    return LineProgress(total, desc, unit, initial=initial, stream=target, estimate=estimate)
+    return LineProgress(total, desc, unit, initial=initial, stream=target, estimate=estimate,
+                        total_is_limit=total_is_limit)

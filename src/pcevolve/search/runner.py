@@ -79,7 +79,9 @@ def run_search(problem: SearchProblem, settings: EvolutionSettings, *, seed: int
             problem = replace(problem, surrogate=surrogate_data.fit())
     else:
         search = Evolution(settings, bounds, seed=seed, initial=problem.space.baseline()[None, :])
-    bar = progress_bar(settings.generations, "search", "gen", enabled=progress, initial=search.generation)
+    # settings.generations is a most: the search stops once it has not improved for `patience` generations.
+    bar = progress_bar(settings.generations, "search", "gen", enabled=progress, initial=search.generation,
+                       total_is_limit=True)
     try:
         while not search.done:
             population = search.ask()
