@@ -226,14 +226,19 @@ def test_pixel_view_run_searches_a_basis_with_the_pixel_frequencies_and_draws_wh
     assert np.bincount(labels).tolist() == np.bincount(delivered.labels).tolist()
 
 
-def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(tiny_config, tmp_path, monkeypatch):
+@pytest.mark.parametrize("share, advice", [(None, "pixel-view"), (0.4, "search.synthetic_per_class")])
+def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(tiny_config, tmp_path, monkeypatch,
+                                                                               share, advice):
+    # Two images of a class: the pool may lack it (another decoder); 80% of what is asked: ask for fewer.
     from pcevolve.search import territory as territory_module
 
     real = territory_module.ClassTerritories.of
+    kept: list[int] = []
 
-    def starved(pool, labels, sizes):  # class 0's territory shrinks to 2 images, as in a pool that lacks it
+    def starved(pool, labels, sizes):  # class 0's territory shrinks (territory 2: sizes are twice the delivery)
         found = real(pool, labels, sizes)
-        return territory_module.ClassTerritories(members=(found.members[0][:2], *found.members[1:]),
+        kept.append(2 if share is None else int(share * sizes[0]))
+        return territory_module.ClassTerritories(members=(found.members[0][:kept[-1]], *found.members[1:]),
                                                  spreads=found.spreads)
 
     monkeypatch.setattr(territory_module.ClassTerritories, "of", staticmethod(starved))
@@ -241,8 +246,8 @@ def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(ti
     said: list[str] = []
     config, folder, _ = open_run(config, root=tmp_path)
     outcome = run_pipeline(config, folder, say=said.append)
-    warnings = [line for line in said if line.startswith("warning: only 2 public images")]
-    assert len(warnings) == 1 and repr(outcome.class_names[0]) in warnings[0] and "pixel-view" in warnings[0]
+    warnings = [line for line in said if line.startswith(f"warning: only {kept[-1]} public images")]
+    assert len(warnings) == 1 and repr(outcome.class_names[0]) in warnings[0] and advice in warnings[0]
 
 
 def test_a_vote_run_releases_counts_and_one_selection_and_delivers_from_the_chosen_centres(tiny_config, tmp_path):

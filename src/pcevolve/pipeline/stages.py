@@ -364,10 +364,15 @@ def _warn_thin_territories(c: RunContext, territories: ClassTerritories, release
     for name, size, count in zip(c.class_names, territories.sizes(), wanted, strict=True):
         if size < count:
             # Not an error (the run still delivers), but the user should know before sharing the set.
-            c.say(f"warning: only {size} public {c.modality.noun}s look like class {name!r}, fewer than the {count} to "
-                  "deliver; they will be delivered more than once. The public pool may lack this class: check it, "
-                  "or use a decoder that draws new images (decoder.name: pixel-view with search.pixel_frequencies, "
-                  "as in configs/disjoint-demo.yaml)")
+            noun = c.modality.noun
+            head = (f"warning: only {size} public {noun}s look like class {name!r}, fewer than the {count} to deliver; "
+                    "some will be delivered more than once.")
+            if 2 * size >= count:  # nearly enough: the pool holds about as many of this class as were asked for
+                c.say(f"{head} To deliver each at most once, ask for fewer (search.synthetic_per_class: {size}).")
+            else:
+                c.say(f"{head} The public pool may lack this class: check it, or use a decoder that draws new "
+                      f"{noun}s (decoder.name: pixel-view with search.pixel_frequencies, as in "
+                      "configs/disjoint-demo.yaml)")
 
 
 def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
