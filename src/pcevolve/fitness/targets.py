@@ -359,12 +359,10 @@ class FitnessTargets:
         sum_std = float(noisy.noise_stds.get("sum", 0.0))
         moment_std = float(noisy.noise_stds.get("second_moment", 0.0))
         rff_std = float(noisy.noise_stds.get("rff", 0.0))
-        quantile = float(chi2.ppf(RFF_NOISE_QUANTILE, rff.num_features))
-        rff_floors = np.array([k * quantile * (rff_std / pooled_denominator) ** 2 if fallback[c]
-                               else quantile * (rff_std / denominators[c]) ** 2 for c in range(k)])
+        rff_quantile = float(chi2.ppf(RFF_NOISE_QUANTILE, rff.num_features))
 
         def moments(s: np.ndarray, m2: np.ndarray, psi: np.ndarray, d: float,
-                    blocks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+                    blocks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
             # ``blocks`` class blocks were summed, so each entry carries ``blocks`` noise draws.
             mean = s / d
             bias = blocks * (sum_std / d) ** 2
@@ -372,7 +370,7 @@ class FitnessTargets:
                 raw = np.diag(m2 / d - mean * mean + bias)
             else:
                 raw = m2 / d - np.outer(mean, mean) + bias * np.eye(p)
-            return mean, raw, psi / d, blocks * (moment_std / d) ** 2
+            return mean, raw, psi / d, blocks * (moment_std / d) ** 2, blocks * rff_quantile * (rff_std / d) ** 2
 
         pooled = moments(sums.sum(0), second.sum(0), rff_sums.sum(0), pooled_denominator, k)
         per_class = [pooled if fallback[c] else moments(sums[c], second[c], rff_sums[c], denominators[c], 1)
@@ -380,10 +378,10 @@ class FitnessTargets:
         if np.any(fallback):
             logger.warning("classes %s have noisy counts below %s; they use the pooled statistics",
                            np.flatnonzero(fallback).tolist(), min_count)
-        means = np.stack([mean for mean, _, _, _ in per_class])
+        means = np.stack([mean for mean, _, _, _, _ in per_class])
         if released_moments:
-            shrunk = shrink_class_covariances(np.stack([raw for _, raw, _, _ in per_class]),
-                                              np.array([var for _, _, _, var in per_class]),
+            shrunk = shrink_class_covariances(np.stack([raw for _, raw, _, _, _ in per_class]),
+                                              np.array([var for _, _, _, var, _ in per_class]),
                                               diagonal_only=diagonal, members=~fallback)
             # Variance per direction for a class whose estimate has no positive eigenvalue: the classes' mean
             # trace / P (their noise averages out), else the pooled covariance's.
@@ -407,12 +405,12 @@ class FitnessTargets:
         directions = rng.standard_normal((num_projections, p))
         directions /= np.linalg.norm(directions, axis=1, keepdims=True)
         return cls(counts=counts, means=means, covariances=covariances, rff=rff,
-                   rff_means=np.stack([psi for _, _, psi, _ in per_class]) if released_rff else None,
+                   rff_means=np.stack([psi for _, _, psi, _, _ in per_class]) if released_rff else None,
                    validation_features=validation.reshape(k * validation_per_class, p),
                    validation_labels=np.repeat(np.arange(k), validation_per_class), projections=directions,
                    fallback=fallback, floored_eigenvalues=np.array([n for _, n in repaired]),
                    discriminant_covariance=discriminant_covariance,
-                   rff_noise_floor=rff_floors if released_rff else None)
+                   rff_noise_floor=np.array([floor for *_, floor in per_class]) if released_rff else None)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Plain arrays for an ``.npz`` checkpoint (no pickle); :meth:`from_arrays` inverts it exactly."""
