@@ -31,8 +31,9 @@ from pcevolve.io import atomic_directory, atomic_write_text
 from pcevolve.modalities import MODALITIES
 from pcevolve.run_folder import RunFolder
 
-#: Files of a run folder an export copies (besides the synthetic set and, if asked, the report).
-SHARED_FILES = ("ledger.json", "config.yaml", "manifest.json")
+#: Files of a run folder an export copies as they are (besides the synthetic set and, if asked, the report); the
+#: config is written anew with its data paths shortened.
+COPIED_FILES = ("ledger.json", "manifest.json")
 DATA_PATHS = ("private", "public", "test", "full", "schema_file")
 REPORT = "report"
 
@@ -85,14 +86,15 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
     if not (folder.path / "stages" / "delivery.json").is_file() or not delivered.exists():
         raise ExportError(f"{folder.path} has not finished (no delivered synthetic set); finish it with "
                           f"`pcevolve run --resume {folder.path}`, then export")
+    secure = SecureZone(folder)
     try:
-        key = SecureZone(folder).read_key()
+        key = secure.read_key()
+        if key is None:
+            raise ExportError(f"{secure.key_path} is missing, so the ledger's signature cannot be checked; export "
+                              "from the machine that made the run")
         ledger = BudgetLedger.load(folder.ledger_path, key=key)
     except (FileNotFoundError, LedgerError, ValueError) as error:
         raise ExportError(f"the run's privacy ledger cannot be verified: {error}") from None
-    if key is None:
-        raise ExportError(f"{folder.path / 'secure' / 'ledger.key'} is missing, so the ledger's signature cannot be "
-                          "checked; export from the machine that made the run")
     if not ledger.is_dp and not allow_not_dp:
         raise ExportError("this run used reproducible noise, so it is NOT differentially private (anyone with its "
                           "config can regenerate the noise); it is for tests and research only. Export it anyway "
@@ -103,22 +105,22 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
                           "or export without the report")
 
     total = ledger.account()
-    names = [modality.delivered_name, *SHARED_FILES, *([REPORT] if with_report else []), "README.txt"]
+    copied = [modality.delivered_name, *COPIED_FILES, *([REPORT] if with_report else [])]
     with atomic_directory(target) as staging:
-        for name in names[:-1]:
+        for name in copied:
             source = folder.path / name
-            if name == "config.yaml":
-                dump_config(_shareable(config), staging / name)
-            elif source.is_dir():
+            if source.is_dir():
                 shutil.copytree(source, staging / name, symlinks=False)
             else:
                 shutil.copy2(source, staging / name)
+        dump_config(_shareable(config), staging / "config.yaml")
         atomic_write_text(staging / "README.txt", _readme(config.name, modality.noun, modality.delivered_name,
                                                           total.epsilon, ledger.delta, ledger.neighbouring,
                                                           ledger.is_dp, with_report))
         os.chmod(staging, 0o755)  # the temporary folder is private to its creator; the export is meant to be read
         RunFolder(staging).settle_times()
-    return ExportSummary(path=target, files=tuple(names), epsilon=total.epsilon, delta=ledger.delta, dp=ledger.is_dp)
+    return ExportSummary(path=target, files=(*copied, "config.yaml", "README.txt"), epsilon=total.epsilon,
+                         delta=ledger.delta, dp=ledger.is_dp)
 
 
 def _shareable(config: RunConfig) -> RunConfig:
