@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from pcevolve.progress import LineProgress, progress_bar
 
 
@@ -42,24 +44,18 @@ def test_a_resumed_step_estimates_from_its_own_pace() -> None:
     assert stream.getvalue().splitlines()[0] == "search: 70/120 gen (58%) · 0:10 elapsed · about 0:50 left"
 
 
-def test_steps_of_unequal_length_show_no_estimate() -> None:
+@pytest.mark.parametrize("total, desc, unit, option, line", [
     # The evaluation's steps last from seconds to minutes: extrapolating from them promised minutes that never came.
+    (9, "evaluate", "step", {"estimate": False}, "evaluate: 3/9 step (33%) · 0:10 elapsed"),
+    # A search stops once it stops improving, often long before its most generations.
+    (120, "search", "gen", {"total_is_limit": True}, "search: 3/120 gen (2%) · 0:10 elapsed · up to 6:30 left"),
+])
+def test_the_time_left_is_left_out_or_an_upper_bound_when_asked(total, desc, unit, option, line) -> None:
     stream, clock = io.StringIO(), _Clock()
-    bar = LineProgress(9, "evaluate", "step", stream=stream, interval=10.0, clock=clock, heartbeat=False,
-                       estimate=False)
+    bar = LineProgress(total, desc, unit, stream=stream, interval=5.0, clock=clock, heartbeat=False, **option)
     clock.now = 10.0
     bar.update(3)
-    assert stream.getvalue().splitlines() == ["evaluate: 3/9 step (33%) · 0:10 elapsed"]
-
-
-def test_a_total_that_is_a_most_shows_the_time_left_as_up_to() -> None:
-    # A search stops once it stops improving, often long before its most generations.
-    stream, clock = io.StringIO(), _Clock()
-    bar = LineProgress(120, "search", "gen", stream=stream, interval=5.0, clock=clock, heartbeat=False,
-                       total_is_limit=True)
-    clock.now = 10.0
-    bar.update(10)
-    assert stream.getvalue().splitlines() == ["search: 10/120 gen (8%) · 0:10 elapsed · up to 1:50 left"]
+    assert stream.getvalue().splitlines() == [line]
 
 
 class _Terminal(io.StringIO):
