@@ -4,8 +4,8 @@ A run is often watched through a log (``make demo > log 2>&1``, a CI job, a batc
 redraws into one unreadable line or, disabled, leaves minutes of silence. :func:`progress_bar` therefore
 returns a tqdm bar when standard error is a terminal and a :class:`LineProgress` otherwise: one line at most
 every ``PCEVOLVE_PROGRESS_SECONDS`` seconds (default 10) with the share done, the time spent and, where the steps
-are alike, an estimate of the time left, and one line when the step ends (a step shorter than that prints only its last line; one
-that did nothing, e.g. failed at once, prints none).
+are alike, an estimate of the time left, and one line when the step ends (a step shorter than that prints only its
+last line; one that did nothing, e.g. failed at once, prints none).
 
 Both go to standard error, the console of the machine that holds the private data; nothing here is written
 to the run folder (a private stage's duration stays in ``secure/``).

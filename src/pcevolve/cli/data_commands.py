@@ -87,7 +87,8 @@ def prepare_command(
     ] = "in-domain",
     classes: Annotated[str, typer.Option(help="Labels of the private/test/full classes.")] = "0,1,2,3,4",
     per_class: Annotated[int | None, typer.Option(help="Private images per class [100; digits 30].")] = None,
-    test_per_class: Annotated[int | None, typer.Option(help="Test images per class [fashion-mnist 1000, all it has; mnist 200; digits 40].")] = None,
+    test_per_class: Annotated[int | None, typer.Option(
+        help="Test images per class [fashion-mnist 1000, all it has; mnist 200; digits 40].")] = None,
     full_size: Annotated[
         int | None, typer.Option(help="Further labelled images, 0 for none [10000; digits 250].")
     ] = None,

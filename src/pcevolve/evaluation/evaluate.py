@@ -388,10 +388,9 @@ def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress:
     assert inputs.public is not None
     encode = {"batch_size": s.batch_size, "progress": progress}
     rng = np.random.default_rng([s.seed, 11])
-    dist_rows = np.sort(rng.choice(len(synthetic.labels), min(s.distribution_max, len(synthetic.labels)),
-                                   replace=False))
+    dist_rows = _seeded_rows(rng, len(synthetic.labels), s.distribution_max)
     # The distances need no more test images than synthetic ones; the CNNs, probes and attacks take them all.
-    test_rows = np.sort(rng.choice(len(test.labels), min(s.distribution_max, len(test.labels)), replace=False))
+    test_rows = _seeded_rows(rng, len(test.labels), s.distribution_max)
 
     encode_threads = s.encode_threads or _usable_cores()
     with steps.step("independent features"), thread_limit(encode_threads):
@@ -456,6 +455,11 @@ def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress:
 def _usable_cores() -> int:
     """The cores this process may run on (its CPU affinity where the platform tells it)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _seeded_rows(rng: np.random.Generator, count: int, most: int) -> np.ndarray:
+    """At most ``most`` of ``count`` row indices, drawn without replacement, in order."""
+    return np.sort(rng.choice(count, min(most, count), replace=False))
 
 
 def _spread(count: int, most: int) -> np.ndarray:
