@@ -35,11 +35,14 @@ def test_choices_come_from_the_public_pool_and_the_file_round_trips(digits, tmp_
     assert config.search.territory == round(0.75 * 400 / (66 * 3), 2) == 1.52
     assert config.representation.input_size == 128
     assert config.privacy.epsilon == 3.0
+    # Handwritten digits are an oriented kind: a mirrored 2 is no 2, so no mirrored training copies.
+    assert config.augment.flip is False
     path = tmp_path / "clinic.yaml"
     path.write_text(starter.yaml_text())
     assert config_hash(load_config(path)) == config_hash(config)
     text = path.read_text()
     assert "# every image is read at 8 x 8" in text and "SPEC" not in text
+    assert "no mirrored copies: only" in text and "digits, letters or documents" in text
     assert all(len(line) <= 120 for line in text.splitlines())
 
 

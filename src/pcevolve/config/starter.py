@@ -22,8 +22,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
+from pcevolve.augment.mirror import MIN_SHARE, mirror_test
 from pcevolve.config.loader import parse_config, with_dotted
 from pcevolve.config.schema import RunConfig
 from pcevolve.data import (
@@ -302,6 +304,13 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
         raise StarterError(f"{paths.public}: the public pool holds {used} images; the search needs more than "
                            f"{basis} (more than a few hundred works better)")
     native = "" if side == size else f" (they are {side} a side; larger costs memory)"
+    mirror = mirror_test(public_set.samples, rng=np.random.default_rng(0))
+    looks = (f"{mirror.share:.0%} of {mirror.queries} public images checked look as much like the pool mirrored as "
+             f"unmirrored")
+    flip_why = (f"mirrored copies train the models too: {looks} (a mirror-symmetric kind, such as garments or "
+                f"photos, at {MIN_SHARE:.0%} or more)" if mirror.symmetric else
+                f"no mirrored copies: only {looks} (under {MIN_SHARE:.0%}: an oriented kind, such as digits, letters "
+                "or documents, where a mirrored image is a shape that never occurs)")
     choices = [
         Choice("name", name or run_name(paths.private), "the run folder is runs/<name>"),
         Choice("seed", 0, "drives the public choices only (which public images, the search's moves), never the "
@@ -324,6 +333,7 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
                f"the pretrained backbone sees every image at {ENCODER_INPUT_SIZE} x {ENCODER_INPUT_SIZE} (smaller "
                "ones upsampled): its features separate classes better than at 64, for about 3x the encoding time "
                "(set 64 on a slow machine with a large pool)"),
+        Choice("augment.flip", mirror.symmetric, flip_why),
         Choice("search.basis_dim", basis, "principal directions of the public features the search works in"),
         Choice("search.synthetic_per_class", per_class,
                f"delivered samples per class on average; retrieval gives each one its own public image, and "
