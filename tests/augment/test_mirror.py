@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
-from pcevolve.augment.mirror import MIN_SHARE, mirror_test
+from pcevolve.augment.mirror import MIN_SHARE, MirrorTest, mirror_advice, mirror_test
 
 
 def l_shapes(count: int, *, mirrored_share: float, rng: np.random.Generator) -> np.ndarray:
@@ -27,7 +27,7 @@ def test_a_kind_seen_both_ways_is_symmetric_and_one_facing_one_way_is_not() -> N
     rng = np.random.default_rng(0)
     both_ways = mirror_test(l_shapes(1500, mirrored_share=0.5, rng=rng), rng=np.random.default_rng(1))
     one_way = mirror_test(l_shapes(1500, mirrored_share=0.0, rng=rng), rng=np.random.default_rng(1))
-    assert both_ways.queries == one_way.queries == 300  # a fifth of a pool smaller than 2,500
+    assert both_ways.queries == one_way.queries == 500
     assert both_ways.share > 0.4 and both_ways.symmetric
     assert one_way.share < 0.02 and not one_way.symmetric
 
@@ -47,3 +47,9 @@ def test_the_draw_is_the_seed_s_and_bad_input_is_refused() -> None:
         mirror_test(images.astype(np.float32), rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="at least 10"):
         mirror_test(images[:5], rng=np.random.default_rng(0))
+
+
+def test_the_advice_names_the_setting_only_for_an_oriented_kind() -> None:
+    assert mirror_advice(MirrorTest(share=MIN_SHARE, queries=500)) is None
+    advice = mirror_advice(MirrorTest(share=0.04, queries=500))
+    assert advice is not None and "4% of 500" in advice and "augment.flip: false" in advice

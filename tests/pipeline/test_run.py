@@ -242,12 +242,22 @@ def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(ti
                                                  spreads=found.spreads)
 
     monkeypatch.setattr(territory_module.ClassTerritories, "of", staticmethod(starved))
+    # 300 tiny digits are too few for the mirror test to tell (tests/augment/test_mirror.py tests it): here its
+    # verdict is set, to see that the run passes it on before it spends.
+    from pcevolve.augment.mirror import MirrorTest
+    from pcevolve.pipeline import run as run_module
+
+    monkeypatch.setattr(run_module, "mirror_test", lambda images, rng: MirrorTest(share=0.02, queries=60))
     config = tiny_config(name="starved", **{"decoder.name": "nearest-public"})
     said: list[str] = []
     config, folder, _ = open_run(config, root=tmp_path)
     outcome = run_pipeline(config, folder, say=said.append)
     warnings = [line for line in said if line.startswith(f"warning: only {kept[-1]} public images")]
     assert len(warnings) == 1 and repr(outcome.class_names[0]) in warnings[0] and advice in warnings[0]
+    # The tiny config mirrors images of an oriented kind: the run says so before it spends.
+    flip = [line for line in said if line.startswith("warning: augment.flip is on")]
+    release = next(line for line in said if line.startswith("release:"))
+    assert len(flip) == 1 and said.index(flip[0]) < said.index(release)
 
 
 def test_a_vote_run_releases_counts_and_one_selection_and_delivers_from_the_chosen_centres(tiny_config, tmp_path):

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pcevolve.augment.mirror import mirror_advice, mirror_test
 from pcevolve.config import RunConfig, config_hash, load_config
 from pcevolve.data import LabeledDataset, find_duplicates
 from pcevolve.executors import use_executor
@@ -228,6 +229,11 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
     advice = delta_advice(config.privacy.delta, len(private.labels))
     if advice:
         say(f"warning: {advice}")
+    if config.data.modality == "image" and config.augment.flip and len(public) >= 10:
+        # Public images only, drawn with the public seed: a choice anyone may repeat.
+        advice = mirror_advice(mirror_test(public, rng=np.random.default_rng(config.seed)))
+        if advice:
+            say(f"warning: {advice}")
     ledger = _ledger(folder, config, len(private.labels))
     if not ledger.is_dp:
         logger.warning("reproducible noise: this run is NOT differentially private")
