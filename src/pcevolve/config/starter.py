@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 import yaml
 
-from pcevolve.augment.mirror import MIN_SHARE, mirror_test
 from pcevolve.config.loader import parse_config, with_dotted
 from pcevolve.config.schema import RunConfig
 from pcevolve.data import (
@@ -304,6 +303,9 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
         raise StarterError(f"{paths.public}: the public pool holds {used} images; the search needs more than "
                            f"{basis} (more than a few hundred works better)")
     native = "" if side == size else f" (they are {side} a side; larger costs memory)"
+    # Imported here: the augment package loads torch, which the command line must not load to start.
+    from pcevolve.augment.mirror import MIN_SHARE, mirror_test
+
     mirror = mirror_test(public_set.samples, rng=np.random.default_rng(0))
     looks = (f"{mirror.share:.0%} of {mirror.queries} public images checked look as much like the pool mirrored as "
              f"unmirrored")
