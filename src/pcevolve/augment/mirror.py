@@ -46,6 +46,13 @@ class MirrorTest:
     def symmetric(self) -> bool:
         return self.share >= MIN_SHARE
 
+    @property
+    def finding(self) -> str:
+        """The measurement in words, for a user who has never heard of the test."""
+        return (f"{self.share:.0%} of {self.queries} public images checked look as much like the pool mirrored as "
+                f"unmirrored (a mirror-symmetric kind, such as garments or photos: {MIN_SHARE:.0%} or more; an "
+                "oriented kind, such as digits, letters or documents: less)")
+
 
 def _shrunk(images: np.ndarray) -> np.ndarray:
     """(n, H, W[, C]) uint8 → (n, SIDE, SIDE[, C]) float32 in [0, 1]."""
@@ -86,7 +93,6 @@ def mirror_advice(test: MirrorTest) -> str | None:
     """What to tell a user whose run mirrors images of an oriented kind (None when mirroring suits the pool)."""
     if test.symmetric:
         return None
-    return (f"augment.flip is on, but only {test.share:.0%} of {test.queries} public images checked look as much like "
-            f"the pool mirrored as unmirrored (a mirror-symmetric kind, such as garments or photos: {MIN_SHARE:.0%} or "
-            "more). For digits, letters or documents a mirrored image is a shape that never occurs, and mirrored "
-            "copies teach the pool's labeller wrong labels; set augment.flip: false (pcevolve init chooses it)")
+    return (f"augment.flip is on, but only {test.finding}. For digits, letters or documents a mirrored image is a "
+            "shape that never occurs, and mirrored copies teach the pool's labeller wrong labels; set augment.flip: "
+            "false (pcevolve init chooses it)")

@@ -304,15 +304,11 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
                            f"{basis} (more than a few hundred works better)")
     native = "" if side == size else f" (they are {side} a side; larger costs memory)"
     # Imported here: the augment package loads torch, which the command line must not load to start.
-    from pcevolve.augment.mirror import MIN_SHARE, mirror_test
+    from pcevolve.augment.mirror import mirror_test
 
     mirror = mirror_test(public_set.samples, rng=np.random.default_rng(0))
-    looks = (f"{mirror.share:.0%} of {mirror.queries} public images checked look as much like the pool mirrored as "
-             f"unmirrored")
-    flip_why = (f"mirrored copies train the models too: {looks} (a mirror-symmetric kind, such as garments or "
-                f"photos, at {MIN_SHARE:.0%} or more)" if mirror.symmetric else
-                f"no mirrored copies: only {looks} (under {MIN_SHARE:.0%}: an oriented kind, such as digits, letters "
-                "or documents, where a mirrored image is a shape that never occurs)")
+    flip_why = (f"mirrored copies train the models too: {mirror.finding}" if mirror.symmetric else
+                f"no mirrored copies: only {mirror.finding}")
     choices = [
         Choice("name", name or run_name(paths.private), "the run folder is runs/<name>"),
         Choice("seed", 0, "drives the public choices only (which public images, the search's moves), never the "
