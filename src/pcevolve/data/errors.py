@@ -9,6 +9,7 @@ Recoverable oddities (mixed image modes that were converted) are a
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -44,6 +45,22 @@ class DataError(ValueError):
         count = len(self.problems)
         header = "1 problem in the data:" if count == 1 else f"{count} problems in the data:"
         super().__init__("\n".join([header, *(f"  {line}" for line in problem_lines(self.problems))]))
+
+
+def not_utf8_problem(path: str | os.PathLike[str], *, unit: str) -> DataProblem:
+    """The problem of a file that is not UTF-8, at the first line (``unit``: "row" for a table, "line" for JSON
+    Lines) that does not decode, so that a user can find the character; the decoder's own message gives only a
+    position inside a read buffer."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                character = len(raw[:error.start].decode("utf-8")) + 1  # everything before the first bad byte decodes
+                return DataProblem(f"{path}:{unit} {number}",
+                                   f"not UTF-8 text (byte 0x{raw[error.start]:02x}, character {character} of the "
+                                   "line); save the file with the UTF-8 encoding")
+    return DataProblem(str(path), "not UTF-8 text; save the file with the UTF-8 encoding")
 
 
 #: How many problems with the same message :func:`problem_lines` shows before it counts the rest.

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 import yaml
 
-from pcevolve.data.errors import DataError, DataProblem
+from pcevolve.data.errors import DataError, DataProblem, not_utf8_problem
 from pcevolve.data.ordering import natural_key
 
 ColumnKind = Literal["numeric", "categorical"]
@@ -294,8 +294,8 @@ def read_csv_cells(path: Path) -> tuple[list[str], list[tuple[str, list[str]]], 
                     problems.append(DataProblem(where, f"has {len(cells)} fields, the header has {len(header)}"))
                     continue
                 rows.append((where, cells))
-    except UnicodeDecodeError as exc:
-        raise DataError([DataProblem(str(path), f"not UTF-8 text: {exc}")]) from None
+    except UnicodeDecodeError:
+        raise DataError([not_utf8_problem(path, unit="row")]) from None
     except csv.Error as exc:
         raise DataError(problems + [DataProblem(str(path), f"malformed CSV: {exc}")]) from None
     return header, rows, problems

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from pcevolve.data.dataset import LabeledDataset
-from pcevolve.data.errors import DataError, DataProblem, raise_if_problems
+from pcevolve.data.errors import DataError, DataProblem, not_utf8_problem, raise_if_problems
 from pcevolve.data.hashing import combined_hash, sample_hashes
 from pcevolve.data.tabular import _resolve_labels
 
@@ -104,8 +104,8 @@ def _read(path: str | Path, text_field: str, label_field: str | None,
                 labels.append(str(label).strip())
             texts.append(text.strip())
             sources.append(where)
-    except UnicodeDecodeError as error:
-        raise DataError([DataProblem(str(path), f"not UTF-8 text: {error}")]) from None
+    except UnicodeDecodeError:
+        raise DataError([not_utf8_problem(path, unit="line")]) from None
     except csv.Error as error:
         raise DataError(problems + [DataProblem(str(path), f"malformed CSV: {error}")]) from None
     if not texts and not problems:
