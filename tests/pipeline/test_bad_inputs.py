@@ -199,8 +199,9 @@ def test_unusual_but_valid_images_are_read(make, data_copy):
 # ---- CSV through `pcevolve data check` -------------------------------------------------------------------------
 
 CSV_CASES = {
+    # The é before the bad byte counts as one character.
     "non_utf8": (b"a,label\n1,caf\xc3\xa9\n2,caf\xc3\xa9 \xe9\n3,x\n",
-                 "row 3: not utf-8 text (byte 0xe9, character 8 of the line)"),  # the é before it counts as one character
+                 "row 3: not utf-8 text (byte 0xe9, character 8 of the line)"),
     "duplicate_headers": (b"a,a,label\n1,2,x\n3,4,x\n5,6,y\n7,8,y\n", "a"),
     "missing_label_column": (b"a,b\n1,2\n3,4\n", "label"),
     "nan_value": (b"a,label\n1,x\nnan,x\n2,y\n3,y\n", "row 3"),

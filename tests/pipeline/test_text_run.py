@@ -47,7 +47,8 @@ PRIVATE_CASES = {
     "class_with_one_text": (lambda p: _put(p, [line for line in _lines(p) if '"good"' in line]
                                            + [next(line for line in _lines(p) if '"bad"' in line)]),
                             ["class 'bad' has only 1 text(s)"]),
-    "not_utf8": (lambda p: p.write_bytes(p.read_bytes().replace(b"film", b"f\xefilm", 1)), ["private.jsonl:line ", "not UTF-8 text (byte 0xef"]),
+    "not_utf8": (lambda p: p.write_bytes(p.read_bytes().replace(b"film", b"f\xefilm", 1)),
+                 ["private.jsonl:line ", "not UTF-8 text (byte 0xef"]),
 }
 
 
