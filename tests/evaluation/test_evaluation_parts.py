@@ -122,6 +122,24 @@ def test_the_accuracy_advice_suggests_only_changes_the_run_has_not_made():
     assert "class_means" not in unknown_size
 
 
+def test_the_copy_rule_advises_only_the_runs_decoder():
+    from pcevolve.evaluation.hints import RunChoices
+
+    def advice(decoder):
+        choices = None if decoder is None else RunChoices(decoder=decoder, class_means="sums", release_share=1.0)
+        hints = troubleshooting_hints(attack_success=0.52, exceeds_dp_bound=False, near_copies=1, close_share=0.01,
+                                      delta_points=5.0, mmd_ours=0.02, mmd_fewshot=0.01, choices=choices)
+        copies = next(h for h in hints if h.rule == "copies")
+        assert copies.fired
+        return copies.advice
+
+    retrieval = advice("nearest-public")
+    assert "public pool" in retrieval and "basis_dim" not in retrieval and "pixel_frequencies" not in retrieval
+    generator = advice("conv")
+    assert "decoder.feature_noise" in generator and "public pool" not in generator
+    assert all(remedy in advice(None) for remedy in ("feature_noise", "pixel_frequencies", "take it out of the pool"))
+
+
 def test_the_accuracy_rule_carries_the_runs_advice():
     from pcevolve.config import load_config
     from pcevolve.evaluation.evaluate import run_choices

@@ -42,11 +42,7 @@ ADVICE = {
               "fewer search generations (search.generations), or remove the synthetic images that sit closest to "
               "private ones (see the copy check).",
     "copies": "Some synthetic images look identical to private ones (near copies), or too many sit unusually close "
-              "to one. With the generator decoder (decoder.name: conv), let the search use fewer principal "
-              "directions (lower search.basis_dim) or train the decoder with more noise on its input (raise "
-              "decoder.feature_noise); with decoder.name: pixel-view, keep fewer of the image's spatial "
-              "frequencies (lower search.pixel_frequencies); with decoder.name: nearest-public they are public "
-              "images that resemble a private one — look at them before sharing the set.",
+              "to one. {remedy}",
     "accuracy": "The synthetic set trains the CNN no better than the few private images alone (which cannot be "
                 "shared). What limits it is usually its labels (which class each delivered sample is given), not "
                 "the noise. {changes} Check the delivered samples of the worst class in the report: if many show "
@@ -57,6 +53,26 @@ ADVICE = {
                        "augment.strength) and check the privacy ledger: every release charged, the total ε as "
                        "intended.",
 }
+
+
+#: What to change about near copies, for each image decoder (``decoder.name``).
+COPY_REMEDIES = {
+    "conv": "With the generator decoder (decoder.name: conv), let the search use fewer principal directions (lower "
+            "search.basis_dim) or train the decoder with more noise on its input (raise decoder.feature_noise).",
+    "pixel-view": "With decoder.name: pixel-view, keep fewer of the image's spatial frequencies (lower "
+                  "search.pixel_frequencies).",
+    "nearest-public": "With decoder.name: nearest-public every delivered image is an image of your public pool, so "
+                      "one that looks like a private image was public already, and which images were chosen is "
+                      "covered by the privacy guarantee. Look at them before sharing the set: if a private image "
+                      "(or a copy of it, resized or re-saved) is in the public pool, take it out of the pool and "
+                      "run again.",
+}
+
+
+def copies_advice(decoder: str | None = None) -> str:
+    """The copy rule's advice for the run's decoder (every decoder's remedy when it is unknown)."""
+    remedy = COPY_REMEDIES.get(decoder or "", " ".join(COPY_REMEDIES.values()))
+    return ADVICE["copies"].format(remedy=remedy)
 
 
 #: Noisy class sizes up to which class means from votes beat noisy sums on our image benchmark (votes won at 10
@@ -152,7 +168,7 @@ def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near
         Hint("copies", near_copies > 0 or close_share > CLOSE_SHARE_LIMIT,
              f"{near_copies} near copies; {close_share:.1%} nearer a private image than 99% of private images are to "
              "another", f"any near copy, or > {CLOSE_SHARE_LIMIT:.0%} that near (fresh real data: about 1%)",
-             ADVICE["copies"]),
+             copies_advice(None if choices is None else choices.decoder)),
         Hint("accuracy", delta_points is not None and delta_points <= 0.0 and not saturated,
              "unknown" if delta_points is None else f"Δ over few-shot real {delta_points:+.1f} points"
              + (f" (few-shot real already at {fewshot_accuracy:.1%})" if saturated else ""),
