@@ -19,6 +19,7 @@ from pcevolve.config import dump_config, parse_config
 from pcevolve.data import LabeledDataset
 from pcevolve.data.table_schema import Column, TableSchema
 from pcevolve.evaluation import JUDGES, judge_table_files, judge_tables
+from pcevolve.evaluation.shipped import shared_distance, shared_rate, shipped_violations
 from pcevolve.evaluation.tabular import (
     AUC_DECIMALS,
     class_scores,
@@ -109,6 +110,16 @@ def test_the_real_reference_line_is_trained_on_the_private_rows_and_its_size_sta
     assert "roc" in secure["privacy"]["attack"]
     auc = shared["privacy"]["auc"]
     assert auc == round(auc, AUC_DECIMALS)
+    # The real reference's scores and distances are computed on the private rows: rounded to ship, exact in secure.
+    exact = {(r["line"], r["model"]): r for r in secure["utility"]}
+    for entry in real:
+        want = exact["real", entry["model"]]
+        assert entry["accuracy"] == shared_rate(want["accuracy"]) and entry["auc"] == shared_rate(want["auc"])
+        assert all(entry["per_class"][name]["f1"] == shared_rate(want["per_class"][name]["f1"]) for name in CLASSES)
+    assert [c["tvd_real_reference"] for c in shared["fidelity"]["columns"]] == [
+        shared_distance(v) for v in secure["fidelity_real_reference"]["tvd"].values()]
+    mean = shared["fidelity"]["correlation_real_reference"]["mean_abs_difference"]
+    assert mean == shared_distance(secure["fidelity_real_reference"]["correlation"]["mean_abs_difference"])
 
 
 def test_the_distance_of_a_set_to_itself_is_zero(sets, public):
@@ -231,7 +242,7 @@ def make_table_run(root, *, leaky=False):
     config = parse_config({"name": "tiny-table", "seed": 0,
                            "data": {"modality": "tabular", "private": str(data / "private.csv"),
                                     "public": str(data / "public.csv"), "test": str(data / "test.csv"),
-                                    "full": None, "label_column": "y"},
+                                    "full": None, "label_column": "y", "classes": list(CLASSES)},
                            "decoder": {"name": "nearest-public"},
                            "privacy": {"split": {"representation": 0.0, "release": 1.0}}},
                           source="<tiny table config>")
@@ -271,6 +282,11 @@ def test_pcevolve_evaluate_judges_a_table_run_and_writes_its_report(tmp_path):
     assert shared["data"]["private"]["per_class_dp_estimate"] == [61, 29]
     assert "private_per_class" not in json.dumps(shared) and secure["private_per_class"] == [60, 30]
     assert secure["privacy"]["members"] == 90 and shared["judgement"]["privacy"]["private_rows_copied"] is False
+    # Nothing outside secure/ carries an exact private-derived figure or an absolute path; the files by name only.
+    assert [str(v) for v in shipped_violations(run, words=("attack", "member", "distance", "real"))] == []
+    assert shared["run"]["folder"] == "run" and shared["data"]["private"]["path"] == "private.csv"
+    assert secure["paths"]["private"] == str(tmp_path / "data" / "private.csv")
+    assert str(tmp_path) not in markdown and str(tmp_path) not in (report / "report.html").read_text(encoding="utf-8")
     # The preview: 5 synthetic rows per class, in the schema's columns and the label.
     assert markdown.count("| red |") + markdown.count("| green |") + markdown.count("| blue |") == 10
     assert set(JUDGES) == {"image", "tabular", "text"}

@@ -17,6 +17,7 @@ from pcevolve.cli import evaluate_commands
 from pcevolve.config import dump_config, parse_config
 from pcevolve.data import LabeledDataset
 from pcevolve.evaluation import JUDGES, judge_text_files, judge_texts
+from pcevolve.evaluation.shipped import shared_distance, shared_rate, shipped_violations
 from pcevolve.evaluation.tabular import AUC_DECIMALS
 from pcevolve.evaluation.text import (
     NEAR_DUPLICATE_COSINE,
@@ -107,6 +108,13 @@ def test_the_real_reference_is_trained_on_the_private_texts_and_its_size_stays_s
         assert f'"{key}":' not in text, key
     assert secure["privacy"]["members"] == len(sets["private"]) and secure["privacy"]["private_near_copies"] == 0
     assert "roc" in secure["privacy"]["attack"]
+    # The real reference's scores and its MMD² are computed on the private texts: rounded to ship, exact in secure.
+    exact = {(r["line"], r["model"]): r for r in secure["utility"]}
+    assert all(entry["accuracy"] == shared_rate(exact["real", entry["model"]]["accuracy"]) for entry in real)
+    reference, exact_reference = shared["distribution"]["real_reference"], secure["distribution"]["real_reference"]
+    assert reference["overall"] == shared_distance(exact_reference["overall"])
+    assert reference["per_class"] == [shared_distance(v) for v in exact_reference["per_class"]]
+    assert shared["distribution"]["real_bandwidth"] == shared_distance(secure["distribution"]["real_bandwidth"])
     assert "public texts" in shared["distribution"]["space"] and "public texts" in shared["probes"]["lsa"]
 
 
@@ -206,7 +214,8 @@ def text_config(data, *, text_field="text"):
         return parse_config({"name": "tiny-text", "seed": 0,
                              "data": {"modality": "text", "private": str(data / "private.jsonl"),
                                       "public": str(data / "public.jsonl"), "test": str(data / "test.jsonl"),
-                                      "full": None, "text_column": text_field, "label_column": "topic"},
+                                      "full": None, "text_column": text_field, "label_column": "topic",
+                                      "classes": list(CLASSES)},
                              "decoder": {"name": "nearest-public"},
                              "privacy": {"split": {"representation": 0.0, "release": 1.0}}},
                             source="<tiny text config>")
@@ -273,6 +282,11 @@ def test_pcevolve_evaluate_judges_a_text_run_and_writes_its_report(tmp_path):
     assert shared["data"]["private"]["per_class_dp_estimate"] == [41, 59]
     assert "private_per_class" not in json.dumps(shared) and secure["private_per_class"] == [40, 60]
     assert secure["privacy"]["members"] == 100 and shared["judgement"]["privacy"]["private_texts_copied"] is False
+    # Nothing outside secure/ carries an exact private-derived figure or an absolute path; the files by name only.
+    assert [str(v) for v in shipped_violations(run, words=("attack", "member", "distance", "real"))] == []
+    assert shared["run"]["folder"] == "run" and shared["data"]["test"]["path"] == "test.jsonl"
+    assert secure["paths"]["test"] == str(tmp_path / "data" / "test.jsonl")
+    assert str(tmp_path) not in markdown and str(tmp_path) not in (report / "report.html").read_text(encoding="utf-8")
     # The sample: 5 synthetic texts per class, none of them private.
     rows = _sample_rows(markdown)
     assert [label for label, _ in rows] == ["cooking"] * 5 + ["sport"] * 5

@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
+import torch
+
 from pcevolve.config import dump_config, parse_config
 from pcevolve.encoders import ImageEncoder
-from pcevolve.evaluation import EvaluationSettings
+from pcevolve.evaluation import EvaluationSettings, evaluate_run
 from pcevolve.io import append_jsonl, atomic_write_json
 from pcevolve.privacy import BudgetLedger, GaussianRelease
 
@@ -111,3 +113,27 @@ def tiny_run(tmp_path_factory):
 @pytest.fixture(scope="session")
 def leaky_run(tmp_path_factory):
     return make_run(tmp_path_factory.mktemp("leaky"), leaky=True)
+
+
+def evaluate_fake(run, settings):
+    """``evaluate_run`` on a fake run folder, judged on its test and full folders."""
+    data = run.parent / "data"
+    return evaluate_run(run, data / "test", data / "full", settings=settings)
+
+
+@pytest.fixture(scope="session")
+def clean(tiny_run, tiny_settings):
+    """``(evaluation, report folder)`` of the clean fake run, its report written (shared by the report tests: an
+    evaluation takes seconds, not none)."""
+    from pcevolve.report import write_report
+
+    threads = torch.get_num_threads()
+    evaluation = evaluate_fake(tiny_run, tiny_settings)
+    assert torch.get_num_threads() == threads, "the evaluation must restore torch's thread count"
+    return evaluation, write_report(evaluation)
+
+
+@pytest.fixture(scope="session")
+def leaky(leaky_run, tiny_settings):
+    """The evaluation of the fake run whose synthetic set holds every private image (no report written)."""
+    return evaluate_fake(leaky_run, tiny_settings)

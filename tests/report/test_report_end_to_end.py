@@ -23,19 +23,6 @@ def _evaluate(run, settings):
     return evaluate_run(run, data / "test", data / "full", settings=settings)
 
 
-@pytest.fixture(scope="module")
-def clean(tiny_run, tiny_settings):
-    threads = torch.get_num_threads()
-    evaluation = _evaluate(tiny_run, tiny_settings)
-    assert torch.get_num_threads() == threads, "the evaluation must restore torch's thread count"
-    return evaluation, write_report(evaluation)
-
-
-@pytest.fixture(scope="module")
-def leaky(leaky_run, tiny_settings):
-    return _evaluate(leaky_run, tiny_settings)
-
-
 def test_report_folder_holds_every_file_and_section(clean):
     _, folder = clean
     html, markdown = (folder / "report.html").read_text(), (folder / "report.md").read_text()
@@ -58,7 +45,7 @@ def test_evaluation_json_holds_every_number(clean, tiny_settings):
     data = json.loads((folder / "evaluation.json").read_text())
     assert set(data) == {"format", "version", "run", "dp", "settings", "data", "headline", "utility", "distribution",
                          "privacy", "per_class", "ledger", "search", "hints"}
-    assert data["format"] == "pcevolve.evaluation" and data["version"] == 2 and data["dp"] is True
+    assert data["format"] == "pcevolve.evaluation" and data["version"] == 3 and data["dp"] is True
     lines = data["headline"]["lines"]
     assert set(lines) == {"synthetic", "synthetic_aug", "fewshot", "fewshot_aug", "full"}
     assert lines["fewshot"]["reference_only"] and not lines["synthetic"]["reference_only"]
@@ -78,17 +65,17 @@ def test_evaluation_json_holds_every_number(clean, tiny_settings):
     # release's noisy counts (10.4, 9.7, 11.2 → 10, 10, 11; members at most the test images per class); the exact
     # figures are in secure/. ε from the ledger.
     assert data["data"]["members_per_class_dp_estimate"] == [10, 10, 11]
-    assert data["data"]["private"] == {"path": evaluation.inputs.config.data.private,
-                                       "per_class_dp_estimate": [10, 10, 11]}
+    # The private folder by its name only (its full path stays in secure/: it can say more than meant).
+    assert data["data"]["private"] == {"path": "private", "per_class_dp_estimate": [10, 10, 11]}
     assert data["privacy"]["epsilon"] == pytest.approx(evaluation.inputs.ledger.spent())
     secure = json.loads((folder.parent / "secure" / "evaluation.json").read_text())
     assert secure["private_per_class"] == [10, 10, 10] and secure["members"] == secure["non_members"] == 30
+    assert secure["paths"]["private"] == evaluation.inputs.config.data.private
     assert set(secure["seconds"]) >= {"total"}
     for space in ("pixel", "independent"):
         for attack in ("dcr", "domias"):
             result = data["privacy"]["attacks"][space][attack]["overall"]
             assert not {"members", "non_members", "min_resolvable_fpr", "roc"} & set(result)
-            assert set(result["dp_tpr_bound"]) == {"0.01", "0.001"}
             exact = secure["attacks"][space][attack]["overall"]
             assert exact["members"] == 30 and len(exact["roc"]["fpr"]) == len(exact["roc"]["tpr"])
     private_lines = [u for u in data["utility"] if u["reference_only"]]
@@ -96,10 +83,13 @@ def test_evaluation_json_holds_every_number(clean, tiny_settings):
     assert all("seconds" not in u for u in data["utility"])
     assert set(data["distribution"]) == {"search", "independent"}
     assert set(data["distribution"]["independent"]) == {"synthetic", "fewshot"}
+    assert set(data["privacy"]["dp_tpr_bound"]) == {"0.01", "0.001"}  # the run's bound, once for every attack
     assert len(data["ledger"]["events"]) == 2
     assert data["search"]["generations"] == 4  # the repeated last generation counted once
     assert [h["rule"] for h in data["hints"]] == ["attack", "copies", "accuracy", "distance_attack"]
-    assert data["privacy"]["copies"]["near_copies"] == 0 and data["privacy"]["copies"]["exact_copies"] == 0
+    # Whether there are copies ships, not how many (the counts are in secure/).
+    assert data["privacy"]["copies"]["any_near_copy"] is False and data["privacy"]["copies"]["any_exact_copy"] is False
+    assert secure["copies"]["near_copies"] == 0 and secure["copies"]["exact_copies"] == 0
 
 
 def test_no_membership_signal_gives_chance_level_attacks(clean, leaky):
@@ -117,7 +107,9 @@ def test_leaky_synthetic_set_is_flagged_and_its_report_refused(leaky, leaky_run)
     assert leaky.attacks["independent"]["dcr"].overall.auc.value > 0.9
     assert leaky.attacks["pixel"]["dcr"].overall.success.value > 0.9
     copies = leaky.to_json()["privacy"]["copies"]
-    assert copies["exact_copies"] == 30 and copies["near_copies"] == 30
+    assert copies["any_exact_copy"] is True and copies["any_near_copy"] is True
+    exact = leaky.to_secure_json()["copies"]  # the counts stay in secure/: here they are the private set's size
+    assert exact["exact_copies"] == 30 and exact["near_copies"] == 30
     fired = {h.rule for h in leaky.hints if h.fired}
     assert {"attack", "copies"} <= fired
     assert all(math.isfinite(r["nearest_private_rms_median"]) for r in leaky.per_class())

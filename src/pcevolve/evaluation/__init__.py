@@ -19,6 +19,8 @@ Pure functions of arrays and explicit generators; the report assembles them. Mod
   and exact and near copies) and :func:`judge_texts` / :func:`judge_text_files`;
 * ``text_run`` — :func:`evaluate_text_run`, those judges over a text run folder;
 * ``judges`` — :data:`JUDGES`, the judge of each modality, which ``pcevolve evaluate`` dispatches to;
+* ``shipped`` — how figures computed on private samples are rounded before they leave the secure zone, and the
+  check that a run folder's shared JSON files hold no exact one and no absolute path;
 * ``settings`` — :class:`EvaluationSettings`, the sizes and recipes of an image evaluation (no torch).
 """
 
@@ -44,4 +46,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "text": ["TextJudgement", "judge_text_files", "judge_texts"],
     "text_run": ["TextRunEvaluation", "evaluate_text_run"],
     "settings": ["EvaluationSettings"],
+    "shipped": ["Violation", "shared_distance", "shared_rate", "shipped_violations"],
 })

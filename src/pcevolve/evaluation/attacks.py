@@ -36,6 +36,7 @@ import numpy as np
 from scipy import special, stats
 
 from pcevolve.evaluation.copies import as_rows, nearest_neighbours, squared_distances
+from pcevolve.evaluation.shipped import shared_estimate
 
 #: FPR levels at which the TPR is reported.
 FPR_LEVELS: tuple[float, ...] = (0.01, 0.001)
@@ -201,6 +202,7 @@ class AttackResult:
         return any(est.low > bound for est, bound in zip(self.tpr_at_fpr, bounds))
 
     def to_json(self, *, curve: bool = False) -> dict[str, Any]:
+        """Every figure, exact (for ``secure/``); with ``curve``, the ROC curve too."""
         out: dict[str, Any] = {
             "attack": self.attack, "auc": self.auc.to_json(), "success": self.success.to_json(),
             "tpr_at_fpr": {str(level): est.to_json() for level, est in zip(FPR_LEVELS, self.tpr_at_fpr)},
@@ -215,6 +217,19 @@ class AttackResult:
         if curve:
             out["roc"] = {"fpr": self.fpr.tolist(), "tpr": self.tpr.tolist()}
         return out
+
+    def to_shared_json(self) -> dict[str, Any]:
+        """What a shared report carries (:meth:`to_json` is exact, for ``secure/``): AUC, success and every TPR
+        rounded by :func:`~pcevolve.evaluation.shipped.shared_rate` (their denominators are the member counts, so
+        an exact value gives the count back); no member or non-member count, resolvable FPR (1/non-members) or ROC
+        curve (steps of 1/members); no ε, δ or DP bound (the run's, the same for every attack: the report gives them
+        once)."""
+        return {"attack": self.attack, "auc": shared_estimate(self.auc.to_json()),
+                "success": shared_estimate(self.success.to_json()),
+                "tpr_at_fpr": {str(level): shared_estimate(est.to_json())
+                               for level, est in zip(FPR_LEVELS, self.tpr_at_fpr)},
+                "confidence": self.confidence, "resamples": self.resamples,
+                "exceeds_dp_bound": self.exceeds_dp_bound}
 
 
 def evaluate_attack(member_scores: np.ndarray, non_member_scores: np.ndarray, *, attack: str,
@@ -273,8 +288,15 @@ class MembershipAttack:
         return max(aucs, key=aucs.__getitem__) if aucs else None
 
     def to_json(self, *, curve: bool = False) -> dict[str, Any]:
+        """Exact figures (for ``secure/``); with ``curve``, the overall ROC curve too."""
         return {"overall": self.overall.to_json(curve=curve),
                 "per_class": [None if r is None else r.to_json() for r in self.per_class],
+                "worst_class": self.worst_class}
+
+    def to_shared_json(self) -> dict[str, Any]:
+        """What a shared report carries: :meth:`AttackResult.to_shared_json` overall and per class."""
+        return {"overall": self.overall.to_shared_json(),
+                "per_class": [None if r is None else r.to_shared_json() for r in self.per_class],
                 "worst_class": self.worst_class}
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from pcevolve.evaluation.shipped import shared_distance, shared_rate
+
 #: Rows of the query set handled at once; bounds memory at ``_BLOCK × len(reference)`` floats.
 _BLOCK = 1024
 #: Near-copy threshold for 8-bit images, as a root-mean-square difference per value (grey levels out of 255).
@@ -111,11 +113,24 @@ class CopyCheck:
         return float((self.nearest_distance < np.percentile(self.private_nn_distance, 1)).mean())
 
     def to_json(self) -> dict[str, Any]:
+        """Every figure, exact: for ``secure/`` (:meth:`to_shared_json` is what a shared report carries)."""
         return {"candidates": int(len(self.nearest_distance)),
                 "exact_copies": int((self.nearest_distance == 0).sum()),
                 "candidate_to_private": distance_summary(self.nearest_distance),
                 "private_to_private": distance_summary(self.private_nn_distance),
                 "closer_than_private_p1": self.closer_than_private_fraction()}
+
+    def to_shared_json(self) -> dict[str, Any]:
+        """What a shared report carries: whether some candidate is an exact copy, not how many (when every private
+        sample was copied, that count is the private set's size); the candidate-to-private distances by
+        :func:`~pcevolve.evaluation.shipped.shared_distance` and the share closer than the private set's own 1st
+        percentile by :func:`~pcevolve.evaluation.shipped.shared_rate`; no private-to-private distance (a statistic
+        of the private samples alone)."""
+        return {"candidates": int(len(self.nearest_distance)),
+                "any_exact_copy": bool((self.nearest_distance == 0).any()),
+                "candidate_to_private": {key: shared_distance(value)
+                                         for key, value in distance_summary(self.nearest_distance).items()},
+                "closer_than_private_p1": shared_rate(self.closer_than_private_fraction())}
 
 
 def copy_check(candidates: np.ndarray, private: np.ndarray) -> CopyCheck:

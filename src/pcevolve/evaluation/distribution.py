@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from pcevolve.evaluation.copies import as_rows, squared_distances
+from pcevolve.evaluation.shipped import shared_distance
 
 #: Most points per side used for the median heuristic (its cost is quadratic in the pooled size).
 MEDIAN_POINTS = 1000
@@ -205,6 +206,12 @@ class PerClassValue:
                 "per_class": [_json_float(v) for v in self.per_class],
                 "worst_class": self.worst_class,
                 "direction": "min" if self.lower_is_better else "max"}
+
+    def to_shared_json(self) -> dict[str, Any]:
+        """:meth:`to_json` with every value rounded by :func:`~pcevolve.evaluation.shipped.shared_distance`: for a
+        distance computed on private samples (a shared report carries no exact one)."""
+        return {**self.to_json(), "overall": shared_distance(self.overall),
+                "per_class": [shared_distance(v) for v in self.per_class]}
 
 
 def _json_float(value: float) -> float | None:

@@ -30,6 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pcevolve.evaluation.shipped import shared_distance, shared_rate
+
 ATTACK_SUCCESS_LIMIT = 0.60
 ATTACK_SUCCESS_WATCH = 0.55
 CLOSE_SHARE_LIMIT = 0.05
@@ -38,9 +40,11 @@ SATURATED_ACCURACY = 0.99
 
 ADVICE = {
     "attack": "A membership attack tells the private images from unseen real ones more than 60% of the time (50% is "
-              "chance), so the synthetic set gives away who was in the private data. Lower privacy.epsilon, run "
-              "fewer search generations (search.generations), or remove the synthetic images that sit closest to "
-              "private ones (see the copy check).",
+              "chance), so the synthetic set gives away who was in the private data. Lower privacy.epsilon or run "
+              "fewer search generations (search.generations), and run again. Do not delete the synthetic images "
+              "that sit closest to private ones: choosing them by comparing with the private images is outside the "
+              "guarantee. On a few hundred private images an attack's success also varies by chance (see its "
+              "interval).",
     "copies": "Some synthetic images look identical to private ones (near copies), or too many sit unusually close "
               "to one. {remedy}",
     "accuracy": "The synthetic set trains the CNN no better than the few private images alone (which cannot be "
@@ -64,8 +68,9 @@ COPY_REMEDIES = {
     "nearest-public": "With decoder.name: nearest-public every delivered image is an image of your public pool, so "
                       "one that looks like a private image was public already, and which images were chosen is "
                       "covered by the privacy guarantee. Look at them before sharing the set: if a private image "
-                      "(or a copy of it, resized or re-saved) is in the public pool, take it out of the pool and "
-                      "run again.",
+                      "(or a copy of it, resized or re-saved) is in the public pool, the pool's source is not "
+                      "public; run again with a pool from another source (taking the image out of this pool would "
+                      "make the pool depend on the private set, which the guarantee does not cover).",
 }
 
 
@@ -150,6 +155,12 @@ def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near
                           choices: RunChoices | None = None) -> list[Hint]:
     """Evaluate the four troubleshooting rules.
 
+    Each rule fires on the values given. What a hint shows of a figure computed on the private images is rounded as
+    a shared report carries it (:mod:`~pcevolve.evaluation.shipped`): the attack success and the close share to
+    whole percents, the few-shot MMD² by :func:`~pcevolve.evaluation.shipped.shared_distance`, the near copies only
+    as whether there are any (a count of copies can be the private set's size); pass ``delta_points`` and
+    ``fewshot_accuracy`` as the report shows them.
+
     Args:
         attack_success: The highest best-threshold success over all attacks.
         exceeds_dp_bound: Some attack's TPR lower bound is above the ε-DP bound.
@@ -163,23 +174,31 @@ def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near
     """
     saturated = fewshot_accuracy is not None and fewshot_accuracy >= SATURATED_ACCURACY
     hints = [
-        Hint("attack", attack_success > ATTACK_SUCCESS_LIMIT, f"best attack success {attack_success:.1%}",
+        Hint("attack", attack_success > ATTACK_SUCCESS_LIMIT, f"best attack success {_percent(attack_success)}",
              f"> {ATTACK_SUCCESS_LIMIT:.0%}", ADVICE["attack"]),
         Hint("copies", near_copies > 0 or close_share > CLOSE_SHARE_LIMIT,
-             f"{near_copies} near copies; {close_share:.1%} nearer a private image than 99% of private images are to "
-             "another", f"any near copy, or > {CLOSE_SHARE_LIMIT:.0%} that near (fresh real data: about 1%)",
+             f"{'some' if near_copies > 0 else 'no'} near copies; {_percent(close_share)} nearer a private image "
+             "than 99% of private images are to another",
+             f"any near copy, or > {CLOSE_SHARE_LIMIT:.0%} that near (fresh real data: about 1%)",
              copies_advice(None if choices is None else choices.decoder)),
         Hint("accuracy", delta_points is not None and delta_points <= 0.0 and not saturated,
              "unknown" if delta_points is None else f"Δ over few-shot real {delta_points:+.1f} points"
-             + (f" (few-shot real already at {fewshot_accuracy:.1%})" if saturated else ""),
+             + (f" (few-shot real already at {_percent(fewshot_accuracy)})" if saturated else ""),
              f"Δ ≤ 0 points, with few-shot real below {SATURATED_ACCURACY:.0%}", accuracy_advice(choices)),
     ]
     small = mmd_ours is not None and mmd_fewshot is not None and mmd_ours <= mmd_fewshot
     observed = ("unknown" if mmd_ours is None or mmd_fewshot is None else
-                f"MMD² ours {mmd_ours:.4g} vs few-shot real {mmd_fewshot:.4g}; best attack {attack_success:.1%}"
+                f"MMD² ours {mmd_ours:.4g} vs few-shot real {shared_distance(mmd_fewshot):.4g}; best attack "
+                f"{_percent(attack_success)}"
                 + ("; an attack beats the ε-DP bound" if exceeds_dp_bound else ""))
     hints.append(Hint("distance_attack", (small and attack_success > ATTACK_SUCCESS_WATCH) or exceeds_dp_bound,
                       observed, "as close as the private images (MMD² ours ≤ few-shot) and success > "
                       f"{ATTACK_SUCCESS_WATCH:.0%}, or an attack's TPR above the ε-DP bound",
                       ADVICE["distance_attack"]))
     return hints
+
+
+def _percent(rate: float | None) -> str:
+    """A rate computed on the private images as a hint shows it: rounded to 2 decimals, i.e. a whole percent."""
+    rounded = shared_rate(rate)
+    return "unknown" if rounded is None else f"{rounded:.0%}"

@@ -26,6 +26,7 @@ import numpy as np
 from pcevolve.config import ConfigError, RunConfig, load_config
 from pcevolve.data import DataError, LabeledDataset, read_image_folder
 from pcevolve.data.image_files import list_folder, load_images
+from pcevolve.evaluation.shipped import path_name
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.ledger import LedgerError
 from pcevolve.run_folder import RunFolder
@@ -87,20 +88,29 @@ class RunInputs:
         """The private set's exact per-class counts: for ``secure/`` only."""
         return list(self.private.class_counts().values())
 
+    def paths(self) -> dict[str, str | None]:
+        """Where the run and every set were read from, in full: for ``secure/`` only (:meth:`describe` names them)."""
+        data = self.config.data
+        return {"run": str(self.folder), "synthetic": str(self.folder / "synthetic"), "private": str(data.private),
+                "test": _source_root(self.test), "full": None if self.full is None else _source_root(self.full),
+                "public": None if data.public is None else str(data.public)}
+
     def describe(self) -> dict[str, Any]:
-        """Sizes and sources of every set (JSON-ready; counts only, no content; the private set by its DP counts)."""
+        """Sizes and sources of every set (JSON-ready; counts only, no content; the private set by its DP counts;
+        each folder by its own name only, :func:`~pcevolve.evaluation.shipped.path_name`)."""
         def counts(dataset: LabeledDataset | None) -> list[int] | None:  # every set is read with the same classes
             return None if dataset is None else list(dataset.class_counts().values())
 
         data = self.config.data
+        name = {key: path_name(path) for key, path in self.paths().items()}
         return {"class_names": list(self.class_names), "image_size": data.image_size, "image_mode": data.image_mode,
-                "synthetic": {"path": str(self.folder / "synthetic"), "per_class": counts(self.synthetic)},
+                "synthetic": {"path": name["synthetic"], "per_class": counts(self.synthetic)},
                 # Exact private counts are not DP: a shared report carries the release's noisy counts instead.
-                "private": {"path": data.private, "per_class_dp_estimate": self.dp_private_counts()},
-                "test": {"path": _source_root(self.test), "per_class": counts(self.test)},
-                "full": None if self.full is None else {"path": _source_root(self.full), "per_class": counts(self.full),
+                "private": {"path": name["private"], "per_class_dp_estimate": self.dp_private_counts()},
+                "test": {"path": name["test"], "per_class": counts(self.test)},
+                "full": None if self.full is None else {"path": name["full"], "per_class": counts(self.full),
                                                         "available": self.full_available},
-                "public": None if self.public is None else {"path": data.public, "used": int(len(self.public)),
+                "public": None if self.public is None else {"path": name["public"], "used": int(len(self.public)),
                                                             "available": self.public_available}}
 
 
@@ -141,17 +151,29 @@ class JudgedRun:
         """The DP per-class counts rounded to whole samples (post-processing of the release)."""
         return rounded_counts(self.dp_counts)
 
+    def paths(self) -> dict[str, str | None]:
+        """Where the run and every set were read from, in full (for ``secure/``); each class that inherits this
+        adds its own sets to the run folder given here."""
+        return {"run": str(self.folder)}
+
+    def path_names(self) -> dict[str, str | None]:
+        """:meth:`paths` as a shared report names them: each by its own name only."""
+        return {key: path_name(path) for key, path in self.paths().items()}
+
     def shared_head(self, format_name: str, version: int, modality: str) -> dict[str, Any]:
-        """The first fields of ``report/evaluation.json``: format, the run, whether DP, (ε, δ)."""
+        """The first fields of ``report/evaluation.json``: format, the run (by its folder's name), whether DP,
+        (ε, δ)."""
         config = self.config
         return {"format": format_name, "version": version, "modality": modality,
-                "run": {"folder": str(self.folder), "name": config.name, "seed": config.seed},
+                "run": {"folder": path_name(self.folder), "name": config.name, "seed": config.seed},
                 "dp": self.ledger.is_dp, "epsilon": self.epsilon, "delta": self.delta}
 
     def secure_json(self, format_name: str, version: int) -> dict[str, Any]:
-        """``secure/evaluation.json``: the exact private-derived figures a shared report leaves out."""
+        """``secure/evaluation.json``: the exact private-derived figures a shared report leaves out, and the full
+        paths it names by their last part."""
         return {"format": format_name + ".secure", "version": version,
                 "private_per_class": list(self.private.class_counts().values()),
+                "paths": self.paths(),
                 **self.judgement.to_secure_json(),
                 "seconds": {**self.judgement.seconds, **self.seconds}}
 
@@ -255,7 +277,8 @@ def load_run_inputs(run_dir: str | os.PathLike[str], test_dir: str | os.PathLike
     if not Path(config.data.private).is_dir():
         raise EvaluationError(f"private folder {config.data.private} {where} does not exist; run the evaluation "
                               "from the folder the run was started in")
-    private = _read_labeled(config.data.private, "private folder", config, None)
+    # As the run read it: against the declared classes (or its class folders), a class with no image accepted.
+    private = _read_labeled(config.data.private, "private folder", config, config.data.classes, min_per_class=0)
     names = private.class_names
     synthetic = _read_labeled(folder / "synthetic", "synthetic folder", config, names, min_per_class=1)
     test = _read_labeled(test_dir, "test folder", config, names)

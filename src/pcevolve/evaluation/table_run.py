@@ -9,7 +9,8 @@ path.
 
 The judges are those of :mod:`~pcevolve.evaluation.tabular`. They read private rows directly: their exact figures go
 to ``RUN/secure/evaluation.json``; :meth:`TableRunEvaluation.to_json` is what the shared report carries (the
-private table's size by the run's noisy DP counts, the attack AUC rounded, only whether a private row was copied).
+private table's size by the run's noisy DP counts, every figure computed on the private rows rounded as
+:mod:`~pcevolve.evaluation.shipped` rounds them, only whether a private row was copied, every file by its name only).
 """
 
 from __future__ import annotations
@@ -81,20 +82,26 @@ class TableRunEvaluation(JudgedRun):
     judgement: TableJudgement
     seconds: dict[str, float] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        """Every figure that may leave the secure zone (``report/evaluation.json``)."""
+    def paths(self) -> dict[str, str | None]:
+        """Where the run and every table were read from, in full (for ``secure/`` only)."""
         data = self.config.data
+        return {"run": str(self.folder), "synthetic": str(self.folder / "synthetic.csv"), "private": str(data.private),
+                "test": self.test_path, "public": None if data.public is None else str(data.public)}
+
+    def to_json(self) -> dict[str, Any]:
+        """Every figure that may leave the secure zone (``report/evaluation.json``); each file by its name only."""
         ledger = self.ledger
+        name = self.path_names()
         return {
             **self.shared_head(TABLE_EVALUATION_FORMAT, TABLE_EVALUATION_VERSION, "tabular"),
             "data": {"class_names": list(self.class_names), "label_column": self.schema.label_column,
                      "schema": self.schema.to_json(),
-                     "synthetic": {"path": str(self.folder / "synthetic.csv"),
-                                   "per_class": list(self.judgement.synthetic_per_class)},
+                     "synthetic": {"path": name["synthetic"], "per_class": list(self.judgement.synthetic_per_class)},
                      # Exact private counts are not DP: a shared report carries the release's noisy counts.
-                     "private": {"path": data.private, "per_class_dp_estimate": self.dp_private_counts()},
-                     "test": {"path": self.test_path, "per_class": list(self.judgement.test_per_class)},
-                     "public": None if self.public_rows is None else {"path": data.public, "rows": self.public_rows}},
+                     "private": {"path": name["private"], "per_class_dp_estimate": self.dp_private_counts()},
+                     "test": {"path": name["test"], "per_class": list(self.judgement.test_per_class)},
+                     "public": (None if self.public_rows is None
+                                else {"path": name["public"], "rows": self.public_rows})},
             "judgement": self.judgement.to_json(),
             "caveat": PRIVATE_FIGURES_CAVEAT,
             "ledger": ledger_json(ledger),
@@ -143,7 +150,7 @@ def evaluate_table_run(run_dir: str | os.PathLike[str], test_csv: str | os.PathL
     if not Path(data.private).is_file():
         raise EvaluationError(f"private table {data.private} (data.private {where}) does not exist; run the "
                               "evaluation from the folder the run was started in")
-    private = _read_table(data.private, "private table", schema, None)
+    private = _read_table(data.private, "private table", schema, data.classes, min_per_class=0)  # as the run did
     names = private.class_names
     synthetic = _read_table(folder / "synthetic.csv", "synthetic table", schema, names, min_per_class=0)
     test = _read_table(test_path, "test table", schema, names)

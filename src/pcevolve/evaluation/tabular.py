@@ -30,10 +30,12 @@ three judges and returns a :class:`TableJudgement`; :func:`judge_table_files` do
 
 What is computed on private data (the real reference lines and their per-class figures, the private-vs-test
 fidelity reference, the attack and the private copy count) is not covered by the DP guarantee: it is an audit
-inside the secure zone. :meth:`TableJudgement.to_json` holds what may leave it — the attack AUC rounded to
-:data:`AUC_DECIMALS` decimals (an exact AUC is a ratio with denominator members × non-members, so it can pin down
-the private set's size) and only *whether* a private row was copied; :meth:`TableJudgement.to_secure_json` holds
-the exact figures.
+inside the secure zone. :meth:`TableJudgement.to_json` holds what may leave it, rounded as
+:mod:`pcevolve.evaluation.shipped` rounds every modality's private-derived figures — the attack's AUC and success
+and the real reference's scores to :data:`AUC_DECIMALS` decimals (an exact AUC is a ratio with denominator
+members × non-members, so it can pin down the private set's size), the private-vs-test distances to 3 significant
+figures and at most 3 decimals — and only *whether* a private row was copied; :meth:`TableJudgement.to_secure_json`
+holds the exact figures.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from pcevolve.data.table_schema import Column, TableSchema
 from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
 from pcevolve.evaluation.attacks import AttackResult, evaluate_attack, roc_auc
 from pcevolve.evaluation.copies import nearest_neighbours
+from pcevolve.evaluation.shipped import RATE_DECIMALS, shared_distance, shared_rate
 
 #: The utility models, in report order, with their names in the report.
 MODELS: dict[str, str] = {"gbdt": "gradient-boosted trees", "logistic": "logistic regression"}
@@ -65,8 +68,8 @@ LINES: dict[str, str] = {"synthetic": "synthetic rows (delivered)",
 PRIVATE_LINES = frozenset({"real"})
 #: Quantile bins of a numeric column's marginal.
 TVD_BINS = 20
-#: Decimals of the attack AUC in the shareable figures.
-AUC_DECIMALS = 2
+#: Decimals of the attack AUC (and of every other private-derived rate) in the shareable figures.
+AUC_DECIMALS = RATE_DECIMALS
 #: Bootstrap resamples of the attack's statistics.
 ATTACK_RESAMPLES = 200
 #: Logistic regression's fixed recipe.
@@ -81,7 +84,8 @@ PRIVATE_FIGURES_CAVEAT = (
     "Not covered by the differential-privacy guarantee: these figures are computed on the private rows themselves — "
     "the real-reference models (trained on the private rows) and their per-class scores, the private-vs-test "
     "fidelity reference, the membership attack and the check for copied private rows. Read them as an audit of this "
-    "run, not as released statistics. Exact counts (private rows, attack members, copied rows) stay in the run's "
+    "run, not as released statistics. They are rounded (scores and AUCs to two decimals, distances to three "
+    "decimals at most); the exact figures and counts (private rows, attack members, copied rows) stay in the run's "
     "secure/evaluation.json."
 )
 
@@ -287,15 +291,31 @@ class ModelResult:
 
 
 def shareable_utility(results: Sequence[ModelResult], class_names: Sequence[str]) -> list[dict[str, Any]]:
-    """The results as a shared report may show them: a line trained on the private samples keeps its scores but
-    not its size (that would be the exact private count)."""
+    """The results as a shared report may show them: a line trained on the private samples keeps its scores, rounded
+    by :func:`~pcevolve.evaluation.shipped.shared_rate` (:func:`shared_scores`), but not its size (that would be the
+    exact private count)."""
     entries = []
     for result in results:
         entry = result.to_json(class_names)
         if result.line in PRIVATE_LINES:
-            entry["train_size"] = None
+            entry = {**shared_scores(entry), "train_size": None}
         entries.append(entry)
     return entries
+
+
+#: The scores of a :meth:`ModelResult.to_json` entry, overall and in each class's entry.
+_SCORES = ("auc", "accuracy", "macro_f1")
+_CLASS_SCORES = ("precision", "recall", "f1")
+
+
+def shared_scores(entry: dict[str, Any]) -> dict[str, Any]:
+    """A model's JSON entry with every score rounded by :func:`~pcevolve.evaluation.shipped.shared_rate`: for a model
+    trained on the private samples, whose exact scores are not the release's."""
+    out = {**entry, **{key: shared_rate(entry[key]) for key in _SCORES if key in entry}}
+    if "per_class" in entry:
+        out["per_class"] = {name: {**scores, **{key: shared_rate(scores[key]) for key in _CLASS_SCORES}}
+                            for name, scores in entry["per_class"].items()}
+    return out
 
 
 def score_lines(lines: dict[str, LabeledDataset], test: LabeledDataset, *, line_labels: Mapping[str, str],
@@ -409,8 +429,10 @@ class ColumnFidelity:
     tvd_real: float | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """Shareable: the private rows' distance rounded by :func:`~pcevolve.evaluation.shipped.shared_distance` (its
+        shares have the private row count as denominator); ``tvd_real`` holds it exactly."""
         return {"column": self.name, "kind": self.kind, "cells": self.cells, "basis": self.basis, "tvd": self.tvd,
-                "tvd_real_reference": self.tvd_real}
+                "tvd_real_reference": shared_distance(self.tvd_real)}
 
 
 def column_fidelity(synthetic: np.ndarray, test: np.ndarray, schema: TableSchema, *,
@@ -457,6 +479,14 @@ class CorrelationDifference:
         return {"mean_abs_difference": self.mean, "largest_abs_difference": self.largest,
                 "largest_pair": None if self.pair is None else list(self.pair), "pairs": self.pairs,
                 "method": "Pearson correlation of numeric values and one 0/1 column per category"}
+
+    def to_shared_json(self) -> dict[str, Any]:
+        """:meth:`to_json` with both differences rounded by :func:`~pcevolve.evaluation.shipped.shared_distance`: for
+        a comparison that involves the private rows."""
+        out = self.to_json()
+        for key in ("mean_abs_difference", "largest_abs_difference"):
+            out[key] = shared_distance(out[key])
+        return out
 
 
 def correlation_difference(a: np.ndarray, b: np.ndarray, schema: TableSchema) -> CorrelationDifference:
@@ -536,14 +566,12 @@ class PrivacyJudgement:
     private_rows: int
 
     def to_json(self) -> dict[str, Any]:
-        """Shareable: the AUC and success rounded, whether any private row was copied, the test copy count."""
-        def rounded(value: float) -> float:
-            return round(value, AUC_DECIMALS)
-
+        """Shareable: the AUC and success rounded (:func:`~pcevolve.evaluation.shipped.shared_rate`), whether any
+        private row was copied, the test copy count."""
         auc, success = self.attack.auc, self.attack.success
         return {"attack": "distance to closest record",
-                "auc": rounded(auc.value), "auc_interval": [rounded(auc.low), rounded(auc.high)],
-                "success": rounded(success.value), "exceeds_dp_bound": self.attack.exceeds_dp_bound,
+                "auc": shared_rate(auc.value), "auc_interval": [shared_rate(auc.low), shared_rate(auc.high)],
+                "success": shared_rate(success.value), "exceeds_dp_bound": self.attack.exceeds_dp_bound,
                 "confidence": self.attack.confidence, "auc_decimals": AUC_DECIMALS,
                 "private_rows_copied": self.private_copies > 0, "test_rows_copied": self.test_copies}
 
@@ -602,16 +630,18 @@ class TableJudgement:
                          "mean_tvd": float(np.mean([c.tvd for c in self.columns])),
                          "correlation": self.correlation.to_json(),
                          "correlation_real_reference": (None if self.correlation_real is None
-                                                        else self.correlation_real.to_json())},
+                                                        else self.correlation_real.to_shared_json())},
             "privacy": None if self.privacy is None else {"caveat": PRIVATE_FIGURES_CAVEAT, **self.privacy.to_json()},
             "seed": self.seed,
         }
 
     def to_secure_json(self) -> dict[str, Any]:
-        """The exact private-derived figures :meth:`to_json` leaves out, and the timings."""
+        """The exact private-derived figures :meth:`to_json` leaves out or rounds, and the timings."""
         return {"privacy": None if self.privacy is None else self.privacy.to_secure_json(),
-                "utility": [{"line": r.line, "model": r.model, "train_size": r.train_size, "seconds": r.seconds}
-                            for r in self.utility],
+                "utility": [{**r.to_json(self.class_names), "seconds": r.seconds} for r in self.utility],
+                "fidelity_real_reference": {
+                    "tvd": {c.name: c.tvd_real for c in self.columns},
+                    "correlation": None if self.correlation_real is None else self.correlation_real.to_json()},
                 "seconds": dict(self.seconds)}
 
 

@@ -45,8 +45,10 @@ made one space); words are runs of two or more letters or digits (scikit-learn's
 
 What is computed on private data (the real reference lines, the private-vs-test MMD, the attack and the copy
 counts) is not covered by the DP guarantee: it is an audit inside the secure zone. :meth:`TextJudgement.to_json`
-holds what may leave it — the attack AUC rounded to :data:`AUC_DECIMALS` decimals and only *whether* a private text
-was copied; :meth:`TextJudgement.to_secure_json` holds the exact figures.
+holds what may leave it, rounded as :mod:`pcevolve.evaluation.shipped` rounds every modality's private-derived
+figures — the attack's AUC and success and the real reference's scores to :data:`AUC_DECIMALS` decimals, the
+private-vs-test MMD² and its bandwidth to 3 significant figures and at most 3 decimals — and only *whether* a
+private text was copied; :meth:`TextJudgement.to_secure_json` holds the exact figures.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ from pcevolve.evaluation.distribution import (
     mmd_rbf,
     per_class,
 )
+from pcevolve.evaluation.shipped import shared_distance, shared_rate
 from pcevolve.evaluation.tabular import (
     AUC_DECIMALS,
     ModelResult,
@@ -127,7 +130,8 @@ PRIVATE_FIGURES_CAVEAT = (
     "Not covered by the differential-privacy guarantee: these figures are computed on the private texts themselves "
     "— the real-reference probes (trained on the private texts) and their per-class scores, the private-vs-test "
     "distribution reference, the membership attack and the check for copied private texts. Read them as an audit of "
-    "this run, not as released statistics. Exact counts (private texts, attack members, copied texts) stay in the "
+    "this run, not as released statistics. They are rounded (scores and AUCs to two decimals, distances to three "
+    "decimals at most); the exact figures and counts (private texts, attack members, copied texts) stay in the "
     "run's secure/evaluation.json."
 )
 
@@ -349,11 +353,18 @@ class TextMmd:
     test_used: int
 
     def to_json(self) -> dict[str, Any]:
+        """Shareable: the private-vs-test MMD² and its bandwidth (computed on the private texts) rounded by
+        :func:`~pcevolve.evaluation.shipped.shared_distance`; :meth:`to_secure_json` holds them exactly."""
         return {"metric": "unbiased MMD², Gaussian kernel, median-heuristic bandwidth", "space": self.space,
-                "bandwidth": self.bandwidth, "real_bandwidth": self.real_bandwidth,
+                "bandwidth": self.bandwidth, "real_bandwidth": shared_distance(self.real_bandwidth),
                 "synthetic": self.synthetic.to_json(),
-                "real_reference": None if self.real is None else self.real.to_json(),
+                "real_reference": None if self.real is None else self.real.to_shared_json(),
                 "synthetic_used": self.synthetic_used, "test_used": self.test_used, "most_per_set": MMD_MAX}
+
+    def to_secure_json(self) -> dict[str, Any]:
+        """The private-vs-test comparison, exact."""
+        return {"real_bandwidth": self.real_bandwidth,
+                "real_reference": None if self.real is None else self.real.to_json()}
 
 
 def _thin(dataset: LabeledDataset, most: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -441,14 +452,12 @@ class TextPrivacyJudgement:
     threshold: float = NEAR_DUPLICATE_COSINE
 
     def to_json(self) -> dict[str, Any]:
-        """Shareable: the AUC and success rounded, whether any private text was copied, the test copy counts."""
-        def rounded(value: float) -> float:
-            return round(value, AUC_DECIMALS)
-
+        """Shareable: the AUC and success rounded (:func:`~pcevolve.evaluation.shipped.shared_rate`), whether any
+        private text was copied, the test copy counts."""
         auc, success = self.attack.auc, self.attack.success
         return {"attack": "closest synthetic text (TF-IDF cosine similarity)",
-                "auc": rounded(auc.value), "auc_interval": [rounded(auc.low), rounded(auc.high)],
-                "success": rounded(success.value), "exceeds_dp_bound": self.attack.exceeds_dp_bound,
+                "auc": shared_rate(auc.value), "auc_interval": [shared_rate(auc.low), shared_rate(auc.high)],
+                "success": shared_rate(success.value), "exceeds_dp_bound": self.attack.exceeds_dp_bound,
                 "confidence": self.attack.confidence, "auc_decimals": AUC_DECIMALS,
                 "near_duplicate_cosine": self.threshold,
                 "private_texts_copied": self.private_exact > 0, "private_texts_near_copied": self.private_near > 0,
@@ -512,10 +521,10 @@ class TextJudgement:
         }
 
     def to_secure_json(self) -> dict[str, Any]:
-        """The exact private-derived figures :meth:`to_json` leaves out, and the timings."""
+        """The exact private-derived figures :meth:`to_json` leaves out or rounds, and the timings."""
         return {"privacy": None if self.privacy is None else self.privacy.to_secure_json(),
-                "utility": [{"line": r.line, "model": r.model, "train_size": r.train_size, "seconds": r.seconds}
-                            for r in self.utility],
+                "utility": [{**r.to_json(self.class_names), "seconds": r.seconds} for r in self.utility],
+                "distribution": self.distribution.to_secure_json(),
                 "seconds": dict(self.seconds)}
 
 

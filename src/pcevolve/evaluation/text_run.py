@@ -9,7 +9,8 @@ texts no other. Every problem is one :class:`~pcevolve.evaluation.inputs.Evaluat
 
 The judges are those of :mod:`~pcevolve.evaluation.text`. They read private texts directly: their exact figures go
 to ``RUN/secure/evaluation.json``; :meth:`TextRunEvaluation.to_json` is what the shared report carries (the private
-set's size by the run's noisy DP counts, the attack AUC rounded, only whether a private text was copied).
+set's size by the run's noisy DP counts, every figure computed on the private texts rounded as
+:mod:`~pcevolve.evaluation.shipped` rounds them, only whether a private text was copied, every file by its name only).
 """
 
 from __future__ import annotations
@@ -80,20 +81,26 @@ class TextRunEvaluation(JudgedRun):
     judgement: TextJudgement
     seconds: dict[str, float] = field(default_factory=dict)
 
+    def paths(self) -> dict[str, str | None]:
+        """Where the run and every text file were read from, in full (for ``secure/`` only)."""
+        data = self.config.data
+        return {"run": str(self.folder), "synthetic": str(self.folder / SYNTHETIC_TEXTS), "private": str(data.private),
+                "test": self.test_path, "public": None if data.public is None else str(data.public)}
+
     def to_json(self) -> dict[str, Any]:
-        """Every figure that may leave the secure zone (``report/evaluation.json``)."""
+        """Every figure that may leave the secure zone (``report/evaluation.json``); each file by its name only."""
         data = self.config.data
         ledger = self.ledger
+        name = self.path_names()
         return {
             **self.shared_head(TEXT_EVALUATION_FORMAT, TEXT_EVALUATION_VERSION, "text"),
             "data": {"class_names": list(self.class_names), "text_field": text_field(data),
                      "label_field": data.label_column,
-                     "synthetic": {"path": str(self.folder / SYNTHETIC_TEXTS),
-                                   "per_class": list(self.judgement.synthetic_per_class)},
+                     "synthetic": {"path": name["synthetic"], "per_class": list(self.judgement.synthetic_per_class)},
                      # Exact private counts are not DP: a shared report carries the release's noisy counts.
-                     "private": {"path": data.private, "per_class_dp_estimate": self.dp_private_counts()},
-                     "test": {"path": self.test_path, "per_class": list(self.judgement.test_per_class)},
-                     "public": None if self.public_texts is None else {"path": data.public,
+                     "private": {"path": name["private"], "per_class_dp_estimate": self.dp_private_counts()},
+                     "test": {"path": name["test"], "per_class": list(self.judgement.test_per_class)},
+                     "public": None if self.public_texts is None else {"path": name["public"],
                                                                        "texts": self.public_texts}},
             "judgement": self.judgement.to_json(),
             "caveat": PRIVATE_FIGURES_CAVEAT,
@@ -140,7 +147,7 @@ def evaluate_text_run(run_dir: str | os.PathLike[str], test_path: str | os.PathL
     if not Path(data.private).is_file():
         raise EvaluationError(f"private texts {data.private} (data.private {where}) do not exist; run the "
                               "evaluation from the folder the run was started in")
-    private = _read_texts(data.private, "private texts", data, None)
+    private = _read_texts(data.private, "private texts", data, data.classes, min_per_class=0)  # as the run did
     names = private.class_names
     synthetic = _read_texts(folder / SYNTHETIC_TEXTS, "synthetic texts", data, names, min_per_class=0)
     test = _read_texts(test_file, "test texts", data, names)

@@ -1,5 +1,10 @@
 """An evaluation → the report document: headline, per class, hints, utility, distribution,
-privacy attacks, copy check, ledger, fitness curves, samples, settings."""
+privacy attacks, copy check, ledger, fitness curves, samples, settings.
+
+Every figure computed on the private images comes from :meth:`~pcevolve.evaluation.evaluate.RunEvaluation.to_json`,
+already rounded (:mod:`pcevolve.evaluation.shipped`), and is shown no finer than it ships: rates as whole percents
+(:func:`shared_pct`), AUCs with two decimals; the run and its data folders by their names only.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ import numpy as np
 from pcevolve.evaluation.attacks import FPR_LEVELS
 from pcevolve.evaluation.copies import NEAR_COPY_RMS
 from pcevolve.evaluation.evaluate import RunEvaluation
-from pcevolve.evaluation.utility import LINE_LABELS
+from pcevolve.evaluation.shipped import path_name
 from pcevolve.pipeline.plots import fitness_curve
 from pcevolve.report import figures
 from pcevolve.report.document import (
@@ -33,15 +38,27 @@ def pct(value: float | None, digits: int = 1) -> str:
     return _DASH if value is None or not math.isfinite(value) else f"{100 * value:.{digits}f}%"
 
 
+def shared_pct(value: float | None) -> str:
+    """A rate computed on private samples, shipped with two decimals, as a whole percent: 0.53 → ``53%`` (a decimal
+    more would claim a precision the figure no longer has)."""
+    return pct(value, 0)
+
+
+def line_pct(value: float | None, reference_only: bool) -> str:
+    """A score of a training line: :func:`shared_pct` for a line trained on the private samples, else :func:`pct`."""
+    return shared_pct(value) if reference_only else pct(value)
+
+
 def num(value: float | None, digits: int = 4) -> str:
     return _DASH if value is None or not math.isfinite(value) else f"{value:.{digits}g}"
 
 
 def interval(estimate: dict[str, float], *, percent: bool = True) -> str:
-    """``52.3% [50.1, 54.0]``: value and bootstrap interval."""
+    """``52% [50, 54]`` (or ``0.52 [0.50, 0.54]``): an attack figure, shipped with two decimals, and its bootstrap
+    interval."""
     if percent:
-        return f"{100 * estimate['value']:.1f}% [{100 * estimate['low']:.1f}, {100 * estimate['high']:.1f}]"
-    return f"{estimate['value']:.3f} [{estimate['low']:.3f}, {estimate['high']:.3f}]"
+        return f"{100 * estimate['value']:.0f}% [{100 * estimate['low']:.0f}, {100 * estimate['high']:.0f}]"
+    return f"{estimate['value']:.2f} [{estimate['low']:.2f}, {estimate['high']:.2f}]"
 
 
 def comparison_text(value: dict[str, float] | None) -> str:
@@ -70,19 +87,21 @@ def build_document(evaluation: RunEvaluation, *, grid_per_class: int = GRID_PER_
     ]
     inputs = evaluation.inputs
     return Document(title=f"pcevolve evaluation — run {inputs.config.name}", sections=tuple(sections),
-                    subtitle=f"{inputs.folder} · synthetic set judged on {len(inputs.test.labels)} real test "
-                             f"images · (ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g})")
+                    subtitle=f"{path_name(inputs.folder)} · synthetic set judged on {len(inputs.test.labels)} real "
+                             f"test images · (ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g})")
 
 
 def _headline(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     head = data["headline"]
     rows = []
     for key, line in head["lines"].items():
-        cnn = evaluation.result(key, "cnn")
         note = ("private images: a reference the user could not publish (not DP)" if line["reference_only"]
                 else "delivered synthetic set" if key.startswith("synthetic") else "real data reference")
-        rows.append((line["label"], pct(line["cnn_accuracy"]), pct(None if cnn is None else cnn.metrics.top1_error),
-                     pct(line["cnn_macro_f1"]), pct(line["probe_accuracy"]), pct(line["probe_macro_f1"]), note))
+        accuracy, private = line["cnn_accuracy"], line["reference_only"]
+        rows.append((line["label"], line_pct(accuracy, private),
+                     line_pct(None if accuracy is None else 1.0 - accuracy, private),
+                     line_pct(line["cnn_macro_f1"], private), line_pct(line["probe_accuracy"], private),
+                     line_pct(line["probe_macro_f1"], private), note))
     utility = Table(("training set", "CNN accuracy", "CNN top-1 error", "CNN macro-F1", "probe accuracy",
                      "probe macro-F1", "note"), tuple(rows), highlight=(0,) if rows else (),
                     caption="Downstream models trained on each set, tested on the real test folder. CNN: small CNN "
@@ -132,11 +151,11 @@ def _per_class(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
          "MMD² (search space)", "MMD² (independent)", "strongest attack success (AUC)",
          "nearest private (median RMS)", "near copies"),
         tuple((("▶ " if r["worst"] else "") + r["class"], str(r["synthetic"]), pct(r["cnn_accuracy"]),
-               pct(r["cnn_accuracy_fewshot"]), pct(r["probe_accuracy"]), num(r.get("mmd_search")),
+               shared_pct(r["cnn_accuracy_fewshot"]), pct(r["probe_accuracy"]), num(r.get("mmd_search")),
                num(r.get("mmd_independent")),
-               _DASH if r["attack_success"] is None else f"{pct(r['attack_success'])} ({r['attack_auc']:.3f}, "
+               _DASH if r["attack_success"] is None else f"{shared_pct(r['attack_success'])} ({r['attack_auc']:.2f}, "
                                                          f"{r['attack']})",
-               num(r["nearest_private_rms_median"], 3), str(r["near_copies"])) for r in rows),
+               num(r["nearest_private_rms_median"], 3), "YES" if r["any_near_copy"] else "none") for r in rows),
         highlight=(0,) if rows else (),
         caption="Worst class first (lowest CNN accuracy of ours), highlighted. Attack success per class is the "
                 f"best of the four attacks on that class's members alone; with about {members} members per class "
@@ -151,13 +170,13 @@ def _per_class(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     attacked = [r for r in rows if r["attack_success"] is not None]
     if attacked:
         most = max(attacked, key=lambda r: r["attack_success"])
-        notes.append(f"most exposed to membership inference: {most['class']} ({pct(most['attack_success'])})")
+        notes.append(f"most exposed to membership inference: {most['class']} ({shared_pct(most['attack_success'])})")
     if rows:
         blocks.insert(0, Paragraph(f"Worst class: {rows[0]['class']} (CNN accuracy {pct(rows[0]['cnn_accuracy'])})."
                                    + (" Also: " + "; ".join(notes) + "." if notes else "")))
-    lines = {LINE_LABELS[key]: evaluation.result(key, "cnn").metrics.per_class_accuracy
-             for key in LINE_LABELS if evaluation.result(key, "cnn") is not None and key in ("synthetic", "fewshot",
-                                                                                             "full")}
+    # From the shared figures: the few-shot line's per-class accuracies are drawn as rounded as they ship.
+    lines = {entry["label"]: [entry["per_class_accuracy"][name] for name in names] for entry in data["utility"]
+             if entry["model"] == "cnn" and entry["line"] in ("synthetic", "fewshot", "full")}
     worst = names.index(rows[0]["class"]) if rows else None
     blocks.append(Plot("per_class_accuracy", figures.per_class_accuracy(names, lines, worst=worst),
                        "Per-class CNN test accuracy; the worst class of ours in red."))
@@ -196,7 +215,8 @@ def _utility(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
                   tuple((r["label"], r["model"],
                          f"≈ {private_size} (DP count)" if r["train_size"] is None else str(r["train_size"]),
                          _DASH if r["epochs"] is None else str(r["epochs"]),
-                         _DASH if r["steps"] is None else str(r["steps"]), pct(r["accuracy"]), pct(r["macro_f1"]))
+                         _DASH if r["steps"] is None else str(r["steps"]), line_pct(r["accuracy"], r["reference_only"]),
+                         line_pct(r["macro_f1"], r["reference_only"]))
                         for r in results),
                   caption="Every (line, model) pair. Same CNN recipe for every line: Adam 1e-3, batch 32, the same "
                           "number of epochs; the probe picks its L2 strength by cross-validation on its training set. "
@@ -244,10 +264,11 @@ def _distribution(data: dict[str, Any]) -> Section:
 def _attacks(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     privacy = data["privacy"]
     rows = []
+    bound = privacy["dp_tpr_bound"]
     for space, by_name in privacy["attacks"].items():
         for name, result in by_name.items():
             result = result["overall"]
-            tpr, bound = result["tpr_at_fpr"], result.get("dp_tpr_bound", {})
+            tpr = result["tpr_at_fpr"]
             cells = [space, name, interval(result["auc"], percent=False), interval(result["success"])]
             for level in FPR_LEVELS:
                 cells += [interval(tpr[str(level)]), pct(bound.get(str(level)), 2)]
@@ -266,7 +287,8 @@ def _attacks(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
         Paragraph(privacy["caveat"], tone="note"),
         table,
         Plot("roc_curves", figures.roc_curves(evaluation.attacks, epsilon=evaluation.epsilon, delta=evaluation.delta),
-             "ROC curves of the attacks; dashed: the ε-DP bound; dotted: chance."),
+             "ROC curves of the attacks, at fixed false-positive rates (their own steps would show the member "
+             "count); dashed: the ε-DP bound; dotted: chance."),
         Paragraph(f"About {m} members (by the run's DP counts) and as many non-members (non-members are also in the "
                   "utility test set; the attacks score them against the synthetic set only). A TPR at an FPR below "
                   f"about 1/{m} is the TPR at FPR 0. Target for a private set: AUC and success ≈ 50% (the original "
@@ -277,21 +299,25 @@ def _attacks(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
 def _copies(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     copies = data["privacy"]["copies"]
     scale = copies["rms_scale"]
-    syn, priv = copies["candidate_to_private"], copies["private_to_private"]
-    rows = tuple((key, num(syn[key] / scale, 3), num(priv[key] / scale, 3)) for key in ("min", "p1", "p5", "median",
-                                                                                       "mean", "max"))
-    table = Table(("statistic (RMS grey levels)", "synthetic → nearest private", "private → nearest other private"),
-                  rows, caption="Nearest private image of every synthetic image, in pixels.")
+    syn = copies["candidate_to_private"]
+    rows = tuple((key, num(syn[key] / scale, 3)) for key in ("min", "p1", "p5", "median", "mean", "max"))
+    table = Table(("statistic (RMS grey levels)", "synthetic → nearest private"), rows,
+                  caption="Nearest private image of every synthetic image, in pixels, to three significant figures. "
+                          "The private images' distances to each other (the scale the 1st-percentile share above is "
+                          "read against) stay in the run's secure/evaluation.json: they are a statistic of the "
+                          "private images alone.")
     blocks: list[Any] = [
+        # Whether there are copies, not how many: when every private image was copied, that count is their number.
         Paragraph(f"{copies['candidates']} synthetic images; exact copies of a private image: "
-                  f"{copies['exact_copies']}; near copies (RMS difference ≤ {copies['near_copy_rms']:g}): "
-                  f"{copies['near_copies']}; closer to the private set than its own 1st-percentile neighbour "
-                  f"distance: {pct(copies['closer_than_private_p1'])} (about 1% for fresh real data).",
-                  tone="warning" if copies["near_copies"] else "text"),
+                  f"{'YES' if copies['any_exact_copy'] else 'none'}; near copies (RMS difference ≤ "
+                  f"{copies['near_copy_rms']:g}): {'YES' if copies['any_near_copy'] else 'none'}; closer to the "
+                  "private set than its own 1st-percentile neighbour distance: "
+                  f"{shared_pct(copies['closer_than_private_p1'])} (about 1% for fresh real data).",
+                  tone="warning" if copies["any_near_copy"] else "text"),
         table,
-        Plot("copy_distances", figures.distance_histogram(
-            evaluation.copies.nearest_distance / scale, evaluation.copies.private_nn_distance / scale,
-            threshold=copies["near_copy_rms"]), "Distance to the nearest private image."),
+        Plot("copy_distances",
+             figures.distance_histogram(evaluation.copies.nearest_distance / scale, threshold=copies["near_copy_rms"]),
+             "Distance of every synthetic image to the nearest private image."),
     ]
     return Section("Copy check", tuple(blocks), anchor="copies")
 
@@ -346,8 +372,9 @@ def _samples(evaluation: RunEvaluation, per_class: int) -> Section:
                       row_names=evaluation.inputs.class_names, sources=tuple(synthetic.sources[i] for i in index),
                       caption=f"Synthetic images, up to {per_class} per class, evenly spaced through each class "
                               "folder.")
-    skipped = (f" {int(near.sum())} synthetic image(s) within that distance of a private image were left out of "
-               "the grid (see the copy check)." if near.any() else "")
+    # Not how many: a count of near copies can be the number of private images.
+    skipped = (" Synthetic images within that distance of a private image were left out of the grid (see the copy "
+               "check)." if near.any() else "")
     return Section("Synthetic samples", (grid, Paragraph(
         "Before the report was written every image above was compared with every private image and would have "
         f"been refused had it been one, or within an RMS difference of {NEAR_COPY_RMS:g} grey levels of one. "

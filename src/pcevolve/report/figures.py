@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from pcevolve.evaluation.attacks import FPR_LEVELS, MembershipAttack
+from pcevolve.evaluation.shipped import shared_rate
 from pcevolve.pipeline.plots import figure_png, new_figure
 from pcevolve.report.document import SampleGrid
 
@@ -21,8 +22,22 @@ _WORST = "#d62728"
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
 
 
+#: False-positive rates at which the report draws an attack's ROC curve: every 5% on the linear axis, and 1-2-5 steps
+#: on the log axis. A coarse, fixed grid: the curve's own steps are 1/non-members wide (= 1/members), so drawn
+#: step by step the figure would show the member count the shared files leave out.
+ROC_GRID = np.unique(np.r_[np.linspace(0.0, 1.0, 21), [0.001, 0.002, 0.005, 0.01, 0.02]])
+
+
+def shared_roc(fpr: np.ndarray, tpr: np.ndarray, grid: np.ndarray = ROC_GRID) -> np.ndarray:
+    """An ROC curve as the report draws it: at each false-positive rate of ``grid``, the best TPR at that rate or
+    below, rounded like every shared rate (:func:`~pcevolve.evaluation.shipped.shared_rate`)."""
+    fpr, tpr = np.asarray(fpr, dtype=np.float64), np.asarray(tpr, dtype=np.float64)
+    return np.array([shared_rate(float(tpr[fpr <= level].max(initial=0.0))) for level in grid])
+
+
 def roc_curves(attacks: Mapping[str, Mapping[str, MembershipAttack]], *, epsilon: float, delta: float) -> bytes:
-    """ROC of every attack per space (linear axes on top, log FPR below) with the ε-DP bound and chance."""
+    """ROC of every attack per space (linear axes on top, log FPR below) with the ε-DP bound and chance; each curve
+    drawn at :data:`ROC_GRID` only (:func:`shared_roc`)."""
     spaces = list(attacks)
     figure = new_figure(figsize=(5.2 * len(spaces), 8.4))
     figure.set_layout_engine("constrained")
@@ -34,8 +49,9 @@ def roc_curves(attacks: Mapping[str, Mapping[str, MembershipAttack]], *, epsilon
             ax = axes[row][column]
             for colour, (name, result) in zip(_COLOURS, attacks[space].items()):
                 overall = result.overall
-                ax.step(np.maximum(overall.fpr, 1e-4) if log else overall.fpr, overall.tpr, where="post",
-                        color=colour, label=f"{name} (AUC {overall.auc.value:.3f})")
+                shown = ROC_GRID > 0 if log else ROC_GRID >= 0
+                ax.plot(ROC_GRID[shown], shared_roc(overall.fpr, overall.tpr)[shown], marker=".", color=colour,
+                        label=f"{name} (AUC {shared_rate(overall.auc.value):.2f})")
             ax.plot(grid, grid, ":", color="grey", label="chance")
             ax.plot(grid, bound, "--", color="black", lw=0.8, label=f"ε-DP bound (ε={epsilon:.2f})")
             if log:
@@ -101,16 +117,19 @@ def per_class_accuracy(class_names: Sequence[str], lines: Mapping[str, Sequence[
     return figure_png(figure)
 
 
-def distance_histogram(synthetic_to_private: np.ndarray, private_to_private: np.ndarray, *, threshold: float) -> bytes:
-    """Nearest-private distance of every synthetic image vs the private images' own NN distances (RMS grey levels)."""
+def distance_histogram(synthetic_to_private: np.ndarray, *, threshold: float) -> bytes:
+    """Nearest-private distance of every synthetic image (RMS grey levels) and the near-copy threshold.
+
+    The private images' distances to each other are not drawn: a histogram of them is a statistic of the private
+    images alone (its bars are multiples of 1/their number), and the report leaves the copy check's scale in
+    ``secure/``.
+    """
     figure = new_figure(figsize=(7, 3.4))
     ax = figure.subplots()
-    high = float(max(np.max(synthetic_to_private), np.max(private_to_private), threshold)) * 1.05
+    high = float(max(np.max(synthetic_to_private), threshold)) * 1.05
     bins = np.linspace(0, high, 50)
     ax.hist(synthetic_to_private, bins=bins, density=True, alpha=0.6, color=_COLOURS[0],
             label="synthetic → nearest private")
-    ax.hist(private_to_private, bins=bins, density=True, alpha=0.6, color=_COLOURS[1],
-            label="private → nearest other private")
     ax.axvline(threshold, color=_WORST, ls="--", label=f"near-copy threshold ({threshold:g})")
     ax.set_xlabel("pixel distance (RMS difference, grey levels)")
     ax.set_ylabel("density")

@@ -2,8 +2,9 @@
 synthetic rows, the ledger, the settings; and the writer, :func:`write_table_report`.
 
 Every number comes from :meth:`~pcevolve.evaluation.table_run.TableRunEvaluation.to_json` (the shareable figures),
-so the report shows nothing that ``evaluation.json`` does not hold; the previewed rows are synthetic rows, and the
-writer refuses the report if one of them equals a private row.
+so the report shows nothing that ``evaluation.json`` does not hold, and a figure computed on the private rows no finer
+than it ships there (rates as whole percents, AUCs with two decimals); files are named by their names only. The
+previewed rows are synthetic rows, and the writer refuses the report if one of them equals a private row.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from pcevolve.evaluation.shipped import path_name
 from pcevolve.evaluation.table_run import TableRunEvaluation
 from pcevolve.evaluation.tabular import LINES, MODELS, TVD_BINS, exact_copies
 from pcevolve.io import atomic_write_json
 from pcevolve.report import figures
-from pcevolve.report.build import ledger_section, num, pct
+from pcevolve.report.build import ledger_section, num, pct, shared_pct
 from pcevolve.report.document import (
     Document,
     Paragraph,
@@ -44,8 +46,9 @@ def build_table_document(evaluation: TableRunEvaluation, *, preview_per_class: i
                 _preview(evaluation, preview_per_class), ledger_section(data), _settings(data))
     judged = data["data"]["test"]
     return Document(title=f"pcevolve evaluation — table run {evaluation.config.name}", sections=sections,
-                    subtitle=f"{evaluation.folder} · synthetic table judged on {sum(judged['per_class'])} real test "
-                             f"rows ({judged['path']}) · (ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g})")
+                    subtitle=f"{path_name(evaluation.folder)} · synthetic table judged on {sum(judged['per_class'])} "
+                             f"real test rows ({judged['path']}) · (ε, δ) = ({evaluation.epsilon:.3f}, "
+                             f"{evaluation.delta:g})")
 
 
 def _auc(value: float | None) -> str:
@@ -62,8 +65,12 @@ def _result(data: dict[str, Any], line: str, model: str) -> dict[str, Any] | Non
 
 
 def _metric(result: dict[str, Any] | None, key: str, *, percent: bool = True) -> str:
+    """A model's score; for the real reference (trained on the private rows, its scores shipped with two decimals)
+    a whole percent or an AUC with two decimals."""
     if result is None or result.get(key) is None:
         return _DASH
+    if result["reference_only"]:
+        return shared_pct(result[key]) if percent else f"{result[key]:.2f}"
     return pct(result[key]) if percent else _auc(result[key])
 
 
@@ -156,7 +163,7 @@ def _utility(data: dict[str, Any]) -> Section:
             ours, real = _result(data, "synthetic", model), _result(data, "real", model)
             scores = ours["per_class"][name] if ours and "per_class" in ours else None
             cells += [_DASH if scores is None else pct(scores[key]) for key in ("precision", "recall", "f1")]
-            cells.append(pct(real["per_class"][name]["f1"]) if real and "per_class" in real else _DASH)
+            cells.append(shared_pct(real["per_class"][name]["f1"]) if real and "per_class" in real else _DASH)
         per_class.append(tuple(cells))
     table = Table(tuple(columns), tuple(per_class), highlight=(names.index(minority),),
                   caption=f"Per class, models trained on the synthetic rows unless marked; ▶ {minority}: the smallest "

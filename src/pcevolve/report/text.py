@@ -2,7 +2,9 @@
 class, the ledger, the settings; and the writer, :func:`write_text_report`.
 
 Every number comes from :meth:`~pcevolve.evaluation.text_run.TextRunEvaluation.to_json` (the shareable figures), so
-the report shows nothing that ``evaluation.json`` does not hold. The sample texts are synthetic texts that are
+the report shows nothing that ``evaluation.json`` does not hold, and a figure computed on the private texts no finer
+than it ships there (rates as whole percents, distances with three decimals); files are named by their names only.
+The sample texts are synthetic texts that are
 neither a private text nor a near duplicate of one (:func:`~pcevolve.evaluation.text.text_copies`), and the writer
 checks every one of them again (:func:`~pcevolve.report.safety.check_no_private_texts`) and refuses the report if
 one slipped through.
@@ -27,9 +29,10 @@ from pcevolve.evaluation.text import (
     shared_runs,
     text_copies,
 )
+from pcevolve.evaluation.shipped import path_name
 from pcevolve.evaluation.text_run import TextRunEvaluation
 from pcevolve.io import atomic_write_json
-from pcevolve.report.build import ledger_section, pct
+from pcevolve.report.build import ledger_section, pct, shared_pct
 from pcevolve.report.document import Document, Paragraph, Section, Table, TextPreview
 from pcevolve.report.wording import attack_warning
 from pcevolve.report.write import write_document
@@ -50,13 +53,20 @@ def build_text_document(evaluation: TextRunEvaluation, *, preview_per_class: int
                 _preview(evaluation, preview_per_class), ledger_section(data), _settings(data))
     judged = data["data"]["test"]
     return Document(title=f"pcevolve evaluation — text run {evaluation.config.name}", sections=sections,
-                    subtitle=f"{evaluation.folder} · synthetic texts judged on {sum(judged['per_class'])} real test "
-                             f"texts ({judged['path']}) · (ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g})")
+                    subtitle=f"{path_name(evaluation.folder)} · synthetic texts judged on {sum(judged['per_class'])} "
+                             f"real test texts ({judged['path']}) · (ε, δ) = ({evaluation.epsilon:.3f}, "
+                             f"{evaluation.delta:g})")
 
 
-def _mmd(value: float | None) -> str:
-    """MMD² with four decimals, sign kept (the unbiased estimate can be slightly negative)."""
-    return _DASH if value is None or not math.isfinite(value) else f"{value:.4f}"
+def _mmd(value: float | None, digits: int = 4) -> str:
+    """MMD² with four decimals (three for the private texts', shipped with no more), sign kept (the unbiased
+    estimate can be slightly negative)."""
+    return _DASH if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _real_mmd(value: float | None) -> str:
+    """The private texts' MMD², as precise as it ships (:func:`~pcevolve.evaluation.shipped.shared_distance`)."""
+    return _mmd(value, 3)
 
 
 def _result(data: dict[str, Any], line: str, model: str) -> dict[str, Any] | None:
@@ -64,7 +74,11 @@ def _result(data: dict[str, Any], line: str, model: str) -> dict[str, Any] | Non
 
 
 def _metric(result: dict[str, Any] | None, key: str) -> str:
-    return _DASH if result is None or result.get(key) is None else pct(result[key])
+    """A probe's score; for the real reference (trained on the private texts, shipped with two decimals) a whole
+    percent."""
+    if result is None or result.get(key) is None:
+        return _DASH
+    return shared_pct(result[key]) if result["reference_only"] else pct(result[key])
 
 
 def _pair(result: dict[str, Any] | None) -> str:
@@ -94,7 +108,7 @@ def _headline(evaluation: TextRunEvaluation, data: dict[str, Any]) -> Section:
              _pair(_result(data, "real", model)), "higher is better") for model in MODELS]
     rows.append(("distribution distance to the real test texts (MMD², all classes)",
                  _mmd(distribution["synthetic"]["overall"]),
-                 _DASH if real_mmd is None else _mmd(real_mmd["overall"]), "lower is closer; about 0: alike"))
+                 _DASH if real_mmd is None else _real_mmd(real_mmd["overall"]), "lower is closer; about 0: alike"))
     if privacy is not None:
         exact, near = _copy_words(privacy)
         rows.append(("membership attack AUC", f"{privacy['auc']:.2f}", _DASH, "0.5: the attacker cannot tell"))
@@ -147,7 +161,7 @@ def _utility(data: dict[str, Any]) -> Section:
             ours, real = _result(data, "synthetic", model), _result(data, "real", model)
             scores = ours["per_class"][name] if ours and "per_class" in ours else None
             cells += [_DASH if scores is None else pct(scores[key]) for key in ("precision", "recall", "f1")]
-            cells.append(pct(real["per_class"][name]["f1"]) if real and "per_class" in real else _DASH)
+            cells.append(shared_pct(real["per_class"][name]["f1"]) if real and "per_class" in real else _DASH)
         per_class.append(tuple(cells))
     table = Table(tuple(columns), tuple(per_class), highlight=(names.index(minority),),
                   caption=f"Per class, classifiers trained on the synthetic texts unless marked; ▶ {minority}: the "
@@ -173,8 +187,8 @@ def _distribution(data: dict[str, Any]) -> Section:
     distribution = judgement["distribution"]
     synthetic, real = distribution["synthetic"], distribution["real_reference"]
     names = judgement["class_names"]
-    rows = [("all classes", _mmd(synthetic["overall"]), _DASH if real is None else _mmd(real["overall"]))]
-    rows += [(name, _mmd(synthetic["per_class"][k]), _DASH if real is None else _mmd(real["per_class"][k]))
+    rows = [("all classes", _mmd(synthetic["overall"]), _DASH if real is None else _real_mmd(real["overall"]))]
+    rows += [(name, _mmd(synthetic["per_class"][k]), _DASH if real is None else _real_mmd(real["per_class"][k]))
              for k, name in enumerate(names)]
     worst = synthetic["worst_class"]
     table = Table(("class", "MMD² synthetic → test", "MMD² private → test (reference)"), tuple(rows),

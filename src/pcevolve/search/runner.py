@@ -15,7 +15,7 @@ only keep or improve on it as judged by the DP fitness.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -34,9 +34,21 @@ SURROGATE_DATA = "roundtrips.npz"
 CHECK_STREAM = 0xC4EC  # seeds the check draws apart from every other stream of the run
 
 
+#: Decimals of the fitness terms in a generation record. The terms are post-processing of the release (the attack
+#: term too: it compares candidates with the released statistics, never with a private sample), but the records ship
+#: with the run, and one rule serves every shipped file: no figure named like an attack, member or distance one
+#: carries more than three decimals. Three show every move that matters (a term's step is hundredths); the exact
+#: values stay in the search checkpoint.
+TERM_DECIMALS = 3
+
+
+def _shown(terms: Mapping[str, float]) -> dict[str, float]:
+    return {name: round(float(value), TERM_DECIMALS) for name, value in terms.items()}
+
+
 def _mean_terms(breakdowns: list) -> dict[str, float]:
     names = breakdowns[0].terms
-    return {name: float(np.mean([b.terms[name] for b in breakdowns])) for name in names}
+    return _shown({name: float(np.mean([b.terms[name] for b in breakdowns])) for name in names})
 
 
 @dataclass(frozen=True)
@@ -90,7 +102,7 @@ def run_search(problem: SearchProblem, settings: EvolutionSettings, *, seed: int
             summary = search.tell(totals)
             best_index = int(np.nanargmax(np.where(np.isfinite(totals), totals, -np.inf)))
             entry: dict[str, Any] = {"generation": summary.generation, "best": float(totals[best_index]),
-                                     "mean": float(np.nanmean(totals)), "terms": dict(breakdowns[best_index].terms),
+                                     "mean": float(np.nanmean(totals)), "terms": _shown(breakdowns[best_index].terms),
                                      "mean_terms": _mean_terms(breakdowns), "engine": summary.to_json()}
             if round_trip is not None and (summary.generation % check_every == 0 or search.done):
                 assert surrogate_data is not None
