@@ -350,8 +350,10 @@ def run_pcevolve(epsilon: float, seed: int, table: Table, args: argparse.Namespa
     mapping["seed"] = seed
     mapping["privacy"]["epsilon"] = epsilon
     mapping["privacy"]["delta"] = args.delta
+    # The benchmark's classes are its source's label values, known before any run (a user declares theirs).
     mapping["data"].update(private=str(table.private_csv), public=str(table.public_csv), test=str(table.test_csv),
-                           schema_file=str(table.schema_file), label_column=table.schema.label_column)
+                           schema_file=str(table.schema_file), label_column=table.schema.label_column,
+                           classes=list(table.class_names))
     config = parse_config(mapping, source=f"{args.pcevolve_config} (bench)")
     timing = work / f"{name}.json"
     stamp = {"config_sha256": config_hash(config), "data_sha256": table.fingerprint()}

@@ -72,12 +72,20 @@ def test_bad_inputs_are_named_before_anything_is_written(digits, tmp_path) -> No
     with pytest.raises(DataError) as caught:
         choose_config(broken, public=digits / "public")
     assert any("bad.png" in problem.path for problem in caught.value.problems)
+
+
+def test_a_pool_holding_a_private_image_is_a_warning_about_its_source_never_a_refusal(digits, tmp_path) -> None:
+    # The pool must be chosen without looking at the private set: refusing it, or asking for the shared image to
+    # be removed, would make what the run uses depend on the private data.
     leaked = tmp_path / "leaky_pool"
     shutil.copytree(digits / "public", leaked)
     shutil.copy(next((digits / "private" / "2").iterdir()), leaked / "copied.png")
-    with pytest.raises(DataError) as caught:
-        choose_config(digits / "private", public=leaked)
-    assert any("copied.png" in str(problem) for problem in caught.value.problems)
+    starter = choose_config(digits / "private", public=leaked)
+    warning = next(line for line in starter.findings if "also in the public pool" in line)
+    assert warning.startswith("warning: 1 private image(s)") and "choose the pool from another source" in warning
+    assert "Do not remove" in warning
+    clean = choose_config(digits / "private", public=digits / "public")
+    assert "no image is shared between the private set and the public pool" in clean.findings
 
 
 def test_run_name() -> None:

@@ -41,6 +41,12 @@ class NotFittedError(RuntimeError):
     """The synthesizer has no synthetic set yet: call :meth:`Synthesizer.fit` first."""
 
 
+def _log(line: str) -> None:
+    """A line the command line prints, as a log record: warnings (a pool holding private samples, a δ too large for
+    the data) at warning level, so a notebook shows them."""
+    logger.log(logging.WARNING if line.startswith("warning:") else logging.INFO, "%s", line)
+
+
 class Synthesizer:
     """A DP synthetic-data generator for one run.
 
@@ -93,7 +99,7 @@ class Synthesizer:
                                     epsilon=self._overrides.get("privacy.epsilon", 8.0),
                                     name=self._overrides.get("name"), overrides=overrides)
             for line in starter.findings:
-                logger.info("%s", line)
+                _log(line)
             return starter.config
         paths = {key: str(Path(value).resolve()) for key, value in
                  (("data.private", private), ("data.public", public), ("data.test", test), ("data.full", full))
@@ -126,7 +132,7 @@ class Synthesizer:
         self.config = config
         try:
             self._outcome = run_pipeline(config, folder, progress=self.progress,
-                                         say=lambda text: logger.info("%s", text))
+                                         say=_log)
         except BaseException:
             # As the CLI: a new run that failed before spending anything leaves no folder behind; any other
             # is continued by the next fit(), as `pcevolve run --resume` would.

@@ -24,15 +24,23 @@ def test_check_bad_folder_lists_every_problem_and_exits_1(good_folder):
     (good_folder / "dog" / "empty.png").touch()
     cut = write_png(good_folder / "cat" / "cut.png", random_pixels(np.random.default_rng(1)))
     cut.write_bytes(cut.read_bytes()[:40])
-    (good_folder / "bird").mkdir()
+    (good_folder / "bird").mkdir()  # an empty class: declared by its folder, accepted as a run accepts it
     result = runner.invoke(app, ["check", str(good_folder)])
     assert result.exit_code == 1
     assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
     lines = result.stdout.splitlines()
-    assert lines[-1] == "3 problems found"
+    assert lines[-1] == "2 problems found"
     assert f"{good_folder / 'dog' / 'empty.png'}: empty file (0 bytes)" in lines
     assert any(line.startswith(f"{cut}: ") for line in lines)
-    assert any(line.startswith(f"{good_folder / 'bird'}: ") for line in lines)
+    assert not any(line.startswith(f"{good_folder / 'bird'}: ") for line in lines)
+
+
+def test_check_notes_a_class_with_fewer_than_two_images_and_passes(good_folder):
+    (good_folder / "bird").mkdir()
+    result = runner.invoke(app, ["check", str(good_folder)])
+    assert result.exit_code == 0, result.output
+    assert "'bird' (0)" in result.stderr and "fewer than two private samples" in result.stderr
+    assert result.stdout.splitlines()[-1] == "OK"
 
 
 def test_check_with_size_mode_and_mixed_modes_warning(good_folder):
@@ -55,6 +63,25 @@ def test_check_against_reports_shared_samples_naming_both_files(tmp_path):
     assert result.exit_code == 1
     (line,) = [line for line in result.stdout.splitlines() if "same content" in line]
     assert line.startswith(str(test / "b" / "leak.png")) and str(private / "a" / "001.png") in line
+
+
+def test_check_against_a_pool_warns_about_a_shared_private_image_and_still_passes(tmp_path):
+    private = make_class_folders(tmp_path / "private", {"a": 2, "b": 2}, seed=0)
+    test = make_class_folders(tmp_path / "test", {"a": 2, "b": 2}, seed=1)
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    for i in range(4):
+        write_png(pool / f"{i}.png", random_pixels(np.random.default_rng(10 + i)))
+    Image.open(private / "a" / "001.png").save(pool / "same.png")
+    result = runner.invoke(app, ["check", str(private), "--against", str(test), "--against", str(pool)])
+    # The pool is chosen without looking at the private set: an overlap says the source may not be public, and
+    # never asks for the pool to be edited (that would make it depend on the private set).
+    assert result.exit_code == 0, result.output
+    assert "warning: 1 private sample(s) are also in the public pool" in result.stderr
+    assert "choose the pool from another source" in result.stderr and "same.png" not in result.output
+    Image.open(test / "b" / "001.png").save(pool / "from_test.png")
+    leaked = runner.invoke(app, ["check", str(private), "--against", str(test), "--against", str(pool)])
+    assert leaked.exit_code == 1 and "from_test.png" in leaked.stdout  # the test set in the pool stays an error
 
 
 def test_check_csv(tmp_path):

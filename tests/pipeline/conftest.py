@@ -81,7 +81,8 @@ def table_config(table_data):
     """``table_config(name=..., **{"section.key": value})`` → a validated tabular RunConfig, every stage small."""
     def make(name="table", **overrides):
         data = {"modality": "tabular", "private": str(table_data / "private.csv"),
-                "public": str(table_data / "public.csv"), "test": str(table_data / "test.csv")}
+                "public": str(table_data / "public.csv"), "test": str(table_data / "test.csv"),
+                "classes": ["fraud", "ok"]}
         representation = {"feature_dim": 64, "proj_hidden_dim": 32, "public_epochs": 2, "public_batch_size": 64}
         return _file_config(name, data, overrides, "table", representation=representation)
     return make
@@ -135,7 +136,8 @@ def text_config(text_data):
 
     def make(name="text", **overrides):
         data = {"modality": "text", "private": str(text_data / "private.jsonl"),
-                "public": str(text_data / "public.jsonl"), "test": str(text_data / "test.jsonl")}
+                "public": str(text_data / "public.jsonl"), "test": str(text_data / "test.jsonl"),
+                "classes": ["bad", "good"]}
         return _file_config(name, data, overrides, "text")
     return make
 

@@ -58,8 +58,8 @@ def _guarded_run(config, folder, monkeypatch):
 
     load, release = run_module._load_data, stages_module.release_statistics
 
-    def guarded_load(cfg, modality):
-        layout, private, public = load(cfg, modality)
+    def guarded_load(cfg, modality, say):
+        layout, private, public = load(cfg, modality, say)
         return layout, dataclasses.replace(private, samples=private.samples.view(Guarded)), public
 
     def release_then_arm(coordinates, labels, **kwargs):

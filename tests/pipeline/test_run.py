@@ -300,8 +300,14 @@ def test_a_vote_config_the_data_cannot_serve_is_refused_with_the_data_checks(tin
 
     config = tiny_config(name="votes", **{"search.class_means": "votes", "search.vote_clusters_per_class": 2})
     pool = np.zeros((30, 16, 16), dtype=np.uint8)
-    with pytest.raises(RunError, match="has 17 classes; search.class_means: votes takes at most 16"):
-        _check_data(config, SimpleNamespace(class_names=tuple(map(str, range(17)))), pool, "image")
+
+    def folders(count):  # an image run without data.classes: one class per folder, the folders being declared
+        return SimpleNamespace(class_names=tuple(map(str, range(count))), labels=np.zeros(5, dtype=np.int64))
+
+    with pytest.raises(RunError, match="has 17 class folders; search.class_means: votes takes at most 16"):
+        _check_data(config, folders(17), pool, "image")
     with pytest.raises(RunError, match="fewer than the 32 clusters the classes vote among"):
-        _check_data(config, SimpleNamespace(class_names=tuple(map(str, range(16)))), pool[:20], "image")
-    _check_data(config, SimpleNamespace(class_names=("a", "b", "c")), pool, "image")  # 6 clusters: fine
+        _check_data(config, folders(16), pool[:20], "image")
+    _check_data(config, folders(3), pool, "image")  # 6 clusters: fine
+    with pytest.raises(ValueError, match="data.classes: 17 classes; search.class_means: votes takes at most 16"):
+        tiny_config(name="votes", **{"search.class_means": "votes", "data.classes": list(map(str, range(17)))})

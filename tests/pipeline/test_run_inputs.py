@@ -1,23 +1,33 @@
-"""Inputs a run refuses before its ledger exists: a public pool that holds a private image, a missing folder."""
+"""Inputs a run refuses before its ledger exists (a missing folder, a bad image), and one it warns about instead."""
 
+import json
 import shutil
 
 import pytest
 
 from pcevolve.pipeline import RunError, open_run, run_pipeline
-from pcevolve.pipeline.secure_zone import SecureZone
 
 
-def test_a_pool_holding_a_private_image_is_refused_before_any_budget_exists(tiny_config, tiny_data, tmp_path):
+def test_a_pool_holding_a_private_image_is_a_console_warning_never_a_refusal(tiny_config, tiny_data, tmp_path):
+    # The pool must be chosen without looking at the private set: refusing it would make whether the run proceeds
+    # depend on the private data, and cleaning it would make the pool (and with retrieval the delivered set) depend
+    # on it. The run says what is true and goes on; the count stays on the console.
     pool = tmp_path / "pool"
     shutil.copytree(tiny_data / "public", pool)
     private_image = sorted((tiny_data / "private").rglob("*.png"))[3]
     shutil.copy(private_image, pool / "looks-public.png")
-    config, folder, _ = open_run(tiny_config(name="leaky", **{"data.public": str(pool)}), root=tmp_path / "runs")
-    with pytest.raises(RunError, match="shares 1 image") as caught:
-        run_pipeline(config, folder)
-    assert "looks-public.png" in str(caught.value)
-    assert not SecureZone(folder).has_ledger()
+    config, folder, _ = open_run(tiny_config(name="leaky", **{"data.public": str(pool),
+                                                              "privacy.split": {"release": 1.0}}),
+                                 root=tmp_path / "runs")
+    said: list[str] = []
+    outcome = run_pipeline(config, folder, say=said.append)
+    (warning,) = [line for line in said if "also in the public pool" in line]
+    assert warning.startswith("warning: 1 private image(s) are also in the public pool")
+    assert "choose the pool from another source" in warning and "Do not remove" in warning
+    assert sum(outcome.synthetic_counts) > 0
+    shipped = [path for path in folder.path.rglob("*") if path.is_file() and "secure" not in path.parts]
+    assert not any("also in the public pool" in path.read_text(errors="ignore") for path in shipped)
+    assert json.loads((folder.path / "ledger.json").read_text())["dp"] is True
 
 
 def test_a_missing_data_folder_leaves_no_run_folder(tiny_config, tmp_path):

@@ -28,19 +28,6 @@ def _drop_label(path: Path) -> None:
     path.write_text("\n".join(",".join(line.split(",")[:-1]) for line in lines) + "\n", encoding="utf-8")
 
 
-def _one_class(path: Path) -> None:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    path.write_text("\n".join([lines[0]] + [line for line in lines[1:] if line.endswith(",ok")]) + "\n",
-                    encoding="utf-8")
-
-
-def _one_fraud(path: Path) -> None:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    fraud = [line for line in lines[1:] if line.endswith(",fraud")]
-    path.write_text("\n".join([lines[0], fraud[0]] + [line for line in lines[1:] if line.endswith(",ok")]) + "\n",
-                    encoding="utf-8")
-
-
 # name -> (edit of private.csv, texts the message must contain)
 PRIVATE_CASES = {
     "nan_cell": (_cell(3, 0, "nan"), ["private.csv:row 3", "'amount'", "NaN"]),
@@ -50,8 +37,9 @@ PRIVATE_CASES = {
     "unseen_category": (_cell(7, 2, "crypto"), ["private.csv:row 7", "'kind'", "'crypto'", "schema"]),
     "ragged_row": (lambda p: _edit_line(p, 8, lambda line: line + ",extra"), ["private.csv:row 8", "fields"]),
     "missing_label_column": (_drop_label, ["private.csv:row 1", "label column 'label'"]),
-    "single_class": (_one_class, ["private.csv", "every row has label 'ok'"]),
-    "class_with_one_row": (_one_fraud, ["private.csv", "class 'fraud' has only 1 row(s)"]),
+    # A row whose label is not a declared class (a class with one row or none is accepted: test_declared_classes.py).
+    "label_outside_the_classes": (_cell(5, 5, "theft"), ["private.csv:row 5", "unknown label 'theft'",
+                                                         "declared classes are ['fraud', 'ok']"]),
     "not_utf8": (lambda p: p.write_bytes(p.read_bytes().replace(b"north", b"n\xe9rth", 1)), ["private.csv", "UTF-8"]),
 }
 

@@ -101,6 +101,35 @@ def test_init_on_a_table_chooses_from_the_public_table_only(table_data, tmp_path
     assert missing.exit_code == 1 and "no label column 'Class'" in missing.output
 
 
+def test_init_proposes_the_classes_for_the_user_to_declare_and_a_one_label_table_needs_them(table_data, tmp_path):
+    """The classes are the user's declaration: init proposes the label values it finds and says so in the file; a
+    table whose rows all carry one label gets through once the task's classes are declared (a class may be empty)."""
+    from typer.testing import CliRunner
+
+    from pcevolve.cli.main import app
+    from pcevolve.config import load_config
+
+    public = str(table_data / "public.csv")
+    result = CliRunner().invoke(app, ["init", str(table_data / "private.csv"), "--public", public,
+                                      "--out", str(tmp_path / "a.yaml")])
+    assert result.exit_code == 0, result.output
+    comments = " ".join(line.strip().removeprefix("# ") for line in (tmp_path / "a.yaml").read_text().splitlines())
+    assert load_config(tmp_path / "a.yaml").data.classes == ("fraud", "ok")
+    assert "proposed from the values of column 'label' in private.csv" in comments
+    assert "This list is your declaration of what the task's classes are, not something the run learns" in comments
+    only_ok = tmp_path / "ok.csv"
+    lines = (table_data / "private.csv").read_text(encoding="utf-8").splitlines()
+    only_ok.write_text("\n".join([lines[0], *(line for line in lines[1:] if line.endswith(",ok"))]) + "\n",
+                       encoding="utf-8")
+    one = CliRunner().invoke(app, ["init", str(only_ok), "--public", public, "--out", str(tmp_path / "b.yaml")])
+    assert one.exit_code == 1 and "declare the task's classes" in " ".join(one.output.split()), one.output
+    declared = CliRunner().invoke(app, ["init", str(only_ok), "--public", public, "--out", str(tmp_path / "b.yaml"),
+                                        "--set", "data.classes=[fraud, ok]"])
+    assert declared.exit_code == 0, declared.output
+    assert load_config(tmp_path / "b.yaml").data.classes == ("fraud", "ok")
+    assert "'fraud' (0)" in " ".join(declared.output.split())  # the empty class, said on the console
+
+
 def test_the_python_api_fits_samples_saves_and_evaluates_a_table(table_config, table_data, tmp_path):
     from pcevolve import Synthesizer
 

@@ -42,11 +42,9 @@ PRIVATE_CASES = {
                    ["line 5", "'text'", "empty"]),
     "missing_label": (lambda p: _put(p, _lines(p)[:5] + ['{"text": "fine film"}'] + _lines(p)[6:]),
                       ["line 6", "'label'", "missing"]),
-    "single_class": (lambda p: _put(p, [line for line in _lines(p) if '"good"' in line]),
-                     ["every text has label 'good'"]),
-    "class_with_one_text": (lambda p: _put(p, [line for line in _lines(p) if '"good"' in line]
-                                           + [next(line for line in _lines(p) if '"bad"' in line)]),
-                            ["class 'bad' has only 1 text(s)"]),
+    # A text whose label is not a declared class (a class with one text or none is accepted: test_declared_classes.py).
+    "label_outside_the_classes": (lambda p: _put(p, _lines(p)[:3] + ['{"text": "so-so film", "label": "meh"}']
+                                                 + _lines(p)[4:]), ["line 4", "unknown label 'meh'"]),
     "not_utf8": (lambda p: p.write_bytes(p.read_bytes().replace(b"film", b"f\xefilm", 1)),
                  ["private.jsonl:line ", "not UTF-8 text (byte 0xef"]),
 }

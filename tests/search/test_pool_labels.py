@@ -75,7 +75,8 @@ def test_co_training_on_the_pixels_corrects_the_class_model_and_flags_the_outsid
 
 def test_the_pool_labeller_is_resolved_by_modality_and_pixel_cnn_needs_images():
     assert parse_config({}).pool_labeller == "pixel-cnn"
-    table = {"data": {"modality": "tabular", "label_column": "y", "schema_file": "schema.json"},
+    table = {"data": {"modality": "tabular", "label_column": "y", "schema_file": "schema.json",
+                      "classes": ["no", "yes"]},
              "decoder": {"name": "nearest-public"}}
     assert parse_config(table).pool_labeller == "class-model"
     with pytest.raises(ValueError, match="search.pool_labeller: pixel-cnn learns from image pixels"):

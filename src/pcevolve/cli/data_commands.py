@@ -24,10 +24,13 @@ from pcevolve.data import (
     UnlabeledImages,
     describe_images,
     find_duplicates,
+    pool_overlap,
+    pool_overlap_warning,
     prepare_demo,
     read_image_folder,
     read_labeled_csv,
     read_unlabeled_images,
+    small_classes_note,
 )
 from pcevolve.data.errors import problem_lines
 from pcevolve.data.image_folder import looks_like_class_folders
@@ -199,14 +202,16 @@ def schema_command(
 
 def _read(path: Path, *, size: int | None, mode: str | None, label_column: str,
           schema: TableSchema | None = None) -> Dataset:
+    # A class with fewer than two samples passes, as in a run (a class's size never decides whether a run proceeds);
+    # check_command notes it.
     if path.is_file() and path.suffix.lower() == ".csv":
-        return read_labeled_csv(path, label_column=label_column, schema=schema)
+        return read_labeled_csv(path, label_column=label_column, schema=schema, min_per_class=0)
     if path.is_file() and path.suffix.lower() == ".jsonl":
-        return read_labeled_texts(path, label_field=label_column)
+        return read_labeled_texts(path, label_field=label_column, min_per_class=0)
     if path.is_dir() and not looks_like_class_folders(path):
         return read_unlabeled_images(path, size=size, mode=mode)  # type: ignore[arg-type]
     if path.is_dir() or not path.exists():
-        return read_image_folder(path, size=size, mode=mode)  # type: ignore[arg-type]
+        return read_image_folder(path, size=size, mode=mode, min_per_class=0)  # type: ignore[arg-type]
     raise DataError([DataProblem(str(path), "unsupported input; expected a folder of images, a .csv table or a "
                                             ".jsonl file of texts")])
 
@@ -305,8 +310,10 @@ def check_command(
                 problems += exc.problems
     for warning in caught:
         typer.echo(f"warning: {warning.message}", err=True)
+    pool_warning = None
     if not problems and len(loaded) > 1:
-        problems += find_duplicates(loaded)
+        shared, pool_warning = _shared_samples(loaded)
+        problems += shared
     if problems:
         _fail(_problem_lines(problems), err=False)
     console = Console()
@@ -314,6 +321,28 @@ def check_command(
         heading, table = _summary(Path(name), data, size=size, mode=mode)
         typer.echo(heading)
         console.print(table)
-    if len(loaded) > 1:
+    for name, data in loaded.items():
+        note = small_classes_note(data) if isinstance(data, LabeledDataset) else None
+        if note:
+            typer.echo(f"note: {name}: {note}", err=True)
+    if pool_warning:
+        typer.echo(f"warning: {pool_warning}", err=True)
+    elif len(loaded) > 1:
         console.print(f"no sample is shared between the {len(loaded)} datasets")
     console.print("OK")
+
+
+def _shared_samples(loaded: dict[str, Dataset]) -> tuple[list[DataProblem], str | None]:
+    """Samples shared between the datasets: problems, except between the labelled set checked first (the private
+    set) and an unlabelled public pool, which is a warning about the pool's source (never a reason to edit the pool,
+    which must be chosen without looking at the private set)."""
+    labelled = [name for name, data in loaded.items() if isinstance(data, LabeledDataset)]
+    pools = [name for name in loaded if name not in labelled]
+    private = labelled[0] if labelled else None
+    problems = find_duplicates({name: loaded[name] for name in labelled})
+    for pool in pools:
+        problems += find_duplicates({pool: loaded[pool], **{n: loaded[n] for n in labelled if n != private}})
+    shared = 0
+    if private is not None:
+        shared = sum(pool_overlap(loaded[private], loaded[pool]) for pool in pools)  # type: ignore[arg-type]
+    return problems, pool_overlap_warning(shared)

@@ -102,8 +102,12 @@ def load_config(path: str | os.PathLike[str] | None) -> RunConfig:
 
 def config_hash(config: RunConfig) -> str:
     """SHA-256 of the canonical JSON of the resolved config (every default filled in), without ``executor``:
-    where the work runs does not change what it computes."""
-    canonical = json.dumps(config.model_dump(mode="json", exclude={"executor"}), sort_keys=True, separators=(",", ":"))
+    where the work runs does not change what it computes. ``data.classes`` left null is left out too, so a run
+    started before that setting existed keeps its hash and can be resumed."""
+    resolved = config.model_dump(mode="json", exclude={"executor"})
+    if resolved["data"]["classes"] is None:
+        del resolved["data"]["classes"]
+    canonical = json.dumps(resolved, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

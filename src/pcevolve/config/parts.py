@@ -52,6 +52,7 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         problems.append(f"privacy.split.representation: with data.modality {modality.name} the encoder is not trained "
                         f"on the private {modality.noun}s (it is fitted on public data or used as pretrained, free); "
                         "give the representation stage no share (its budget goes to the release)")
+    problems += _class_problems(config)
     if config.data.modality == "tabular":
         if config.data.public is None and config.data.schema_file is None:
             problems.append("data.schema_file: a table run needs its column types, bounds and categories from public "
@@ -100,6 +101,32 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     if uses_private and stages.get("decoder", 0.0) <= 0.0:
         problems.append(f"privacy.split.decoder: decoder.training {decoder.training!r} trains on the private "
                         "data under DP and needs a share above 0 (or use training: public)")
+    return problems
+
+
+def _class_problems(config: "RunConfig") -> list[str]:
+    """The declared classes (``data.classes``): given for files, fit for folder names, few enough for the vote.
+
+    Decided from the config alone, so whether a run proceeds never depends on which labels the private data holds.
+    """
+    from pcevolve.privacy.cluster_vote import MAX_CLASSES
+
+    classes, modality = config.data.classes, config.data.modality
+    if classes is None:
+        if modality in ("tabular", "text"):
+            return [f"data.classes: a {modality} run reads its classes from the config, not from the private labels "
+                    "(one record more or less must not change them): list the task's classes, e.g. classes: [bad, "
+                    "good]; `pcevolve init` proposes the label values it finds for you to confirm"]
+        return []  # images: one class per folder of data.private, the folders being the declaration
+    problems = []
+    if modality == "image":
+        bad = [name for name in classes if "/" in name or "\\" in name or name.startswith(".")]
+        if bad:
+            problems.append(f"data.classes: {bad} cannot name a folder (each image class is a folder of "
+                            "data.private and of the delivered set)")
+    if config.search.class_means == "votes" and len(classes) > MAX_CLASSES:
+        problems.append(f"data.classes: {len(classes)} classes; search.class_means: votes takes at most "
+                        f"{MAX_CLASSES} (set it to sums)")
     return problems
 
 

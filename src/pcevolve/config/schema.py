@@ -15,6 +15,30 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
 
+def class_names_from(value: object) -> tuple[str, ...]:
+    """Declared class names (``data.classes``) as text, or ``ValueError`` saying what is wrong with them.
+
+    Numbers are read as their text (a label column holds ``0``/``1`` as text); booleans and floats are refused,
+    since YAML reads ``yes`` and ``1.0`` so while the data holds the text.
+    """
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ValueError("a list of class names, e.g. [bad, good]")
+    names = []
+    for name in value:
+        if isinstance(name, bool) or not isinstance(name, (str, int)):
+            raise ValueError(f"class name {name!r} is not text; quote it in the YAML file (\"{name}\")")
+        text = str(name).strip()
+        if not text:
+            raise ValueError("a class name is empty")
+        names.append(text)
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"class names must be unique; repeated: {repeated}")
+    if len(names) < 2:
+        raise ValueError(f"a labelled synthetic set needs at least two classes, got {names}")
+    return tuple(names)
+
+
 class DataConfig(_Frozen):
     """Where the data lives, what kind of samples it holds, and how images are normalised on reading."""
 
@@ -33,6 +57,18 @@ class DataConfig(_Frozen):
     schema_file: str | None = None
     # Texts (modality: text; JSONL or CSV files): the field holding the text (the label is label_column's).
     text_column: str = Field("text", min_length=1)
+    # The task's classes, in label order: the user's declaration, never learnt from the private data (one record
+    # more or less must not change K, the files shipped, or whether a run proceeds). The private data is read
+    # against it: a class with no or one private sample is accepted (its statistics are mostly noise), a label
+    # outside it is an error naming the row. Required for tables and texts (`pcevolve init` proposes the label
+    # values it finds, for the user to confirm); for images, null means one class per folder of data.private,
+    # the folders being the declaration.
+    classes: tuple[str, ...] | None = None
+
+    @field_validator("classes", mode="before")
+    @classmethod
+    def _class_names(cls, value: object) -> object:
+        return None if value is None else class_names_from(value)
 
 
 class AugmentConfig(_Frozen):

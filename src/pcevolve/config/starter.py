@@ -26,14 +26,18 @@ import numpy as np
 import yaml
 
 from pcevolve.config.loader import parse_config, with_dotted
-from pcevolve.config.schema import RunConfig
+from pcevolve.config.schema import RunConfig, class_names_from
 from pcevolve.data import (
     DataError,
     DataProblem,
+    LabeledDataset,
     describe_images,
     find_duplicates,
+    pool_overlap,
+    pool_overlap_warning,
     read_image_folder,
     read_unlabeled_images,
+    small_classes_note,
 )
 from pcevolve.data.image_files import list_folder
 from pcevolve.io import read_json
@@ -187,6 +191,45 @@ def _public_images(public: Path) -> tuple[int, int, str]:
     return len(infos), side, ("L" if grey > len(infos) - grey else "RGB")
 
 
+def declared_classes(overrides: Mapping[str, Any] | None) -> tuple[str, ...] | None:
+    """The classes the user declared (``--set data.classes=[...]``), to read the private data against; ``None``
+    when they are to be proposed from the data."""
+    value = (overrides or {}).get("data.classes")
+    if value is None:
+        return None
+    try:
+        return class_names_from(value)
+    except ValueError as error:
+        raise StarterError(f"data.classes: {error}") from None
+
+
+def classes_choice(names: tuple[str, ...], found_in: str, noun: str, outside: str) -> Choice:
+    """``data.classes`` as ``init`` writes it: the proposal (``found_in`` says from what), for the user to confirm
+    as their declaration of the task's classes; ``outside`` says what happens to data outside it."""
+    return Choice("data.classes", list(names),
+                  f"the task's classes, in label order, proposed from {found_in}. This list is your declaration of "
+                  "what the task's classes are, not something the run learns from the data: confirm or edit it. A "
+                  f"class with no private {noun}s is allowed (its part of the set is then mostly noise); {outside}")
+
+
+def check_splits(private: LabeledDataset, public: Any, extras: Mapping[str, Any], paths: DataPaths) -> None:
+    """Refuse a sample shared between the evaluation sets (``extras``: test, full) and the private set or the pool,
+    which would make the evaluation read its own training data. Between the private set and the pool a shared sample
+    is no error: :func:`data_notes` warns about it."""
+    overlap = find_duplicates({str(paths.private): private, **extras})
+    for name, extra in extras.items():
+        overlap += find_duplicates({str(paths.public): public, name: extra})
+    if overlap:
+        raise DataError(overlap)
+
+
+def data_notes(private: LabeledDataset, public: Any, noun: str) -> tuple[str, ...]:
+    """What the private data shows about the assumptions (pool overlap, small classes), for the screen only."""
+    overlap, small = pool_overlap_warning(pool_overlap(private, public), noun), small_classes_note(private, noun)
+    return (f"warning: {overlap}" if overlap else f"no {noun} is shared between the private set and the public pool",
+            *((f"note: {small}",) if small else ()))
+
+
 def file_run_choices(paths: DataPaths, name: str | None, modality: str, what: str) -> list[Choice]:
     """The first choices of a run read from files (tables, texts): its name, seed and modality."""
     private = paths.private
@@ -282,19 +325,22 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
     pool_size, side, mode = _public_images(paths.public)
     size = min(max(side, 8), MAX_IMAGE_SIZE)
     public_set = read_unlabeled_images(paths.public, size=size, mode=mode)  # type: ignore[arg-type]
-    private_set = read_image_folder(paths.private, size=size, mode=mode)  # type: ignore[arg-type]
-    splits: dict[str, Any] = {str(paths.private): private_set, str(paths.public): public_set}
+    # As a run reads it: against the declared classes (--set data.classes=[...], else one per class folder), a class
+    # with no image accepted.
+    private_set = read_image_folder(paths.private, size=size, mode=mode,  # type: ignore[arg-type]
+                                    class_names=declared_classes(overrides), min_per_class=0)
+    extras: dict[str, Any] = {}
     for extra in (paths.test, paths.full):
         if extra is not None:
-            splits[str(extra)] = read_image_folder(extra, size=size, mode=mode,  # type: ignore[arg-type]
+            extras[str(extra)] = read_image_folder(extra, size=size, mode=mode,  # type: ignore[arg-type]
                                                    class_names=private_set.class_names)
-    overlap = find_duplicates(splits)
-    if overlap:
-        raise DataError(overlap)
+    check_splits(private_set, public_set, extras, paths)
 
     k = len(private_set.class_names)
     if k < 2:
-        raise DataError([DataProblem(str(paths.private), "one class only; a labelled synthetic set needs two")])
+        raise DataError([DataProblem(str(paths.private), "one class folder only; a labelled synthetic set needs two "
+                                                         "classes (declare them with --set data.classes=[a,b]; a "
+                                                         "class may have no images)")])
     used = min(pool_size, 20_000)
     per_class = int(min(MAX_IMAGES_PER_CLASS, max(MIN_PER_CLASS, used // (2 * k))))
     territory = round(min(2.0, max(1.0, TERRITORY_SHARE * used / (per_class * k))), 2)
@@ -314,6 +360,8 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
         Choice("seed", 0, "drives the public choices only (which public images, the search's moves), never the "
                           "privacy noise, which comes from the operating system's secure source"),
         Choice("data.private", str(paths.private.resolve()), f"{k} classes, one folder each"),
+        classes_choice(private_set.class_names, "the class folders of data.private", "image",
+                       "a class folder not in the list is an error"),
         Choice("data.public", str(paths.public.resolve()), f"{pool_size} unlabelled public images"),
         Choice("data.test", None if paths.test is None else str(paths.test.resolve()),
                "real held-out images for `pcevolve evaluate` (never used by the run)"),
@@ -351,7 +399,7 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
     findings = ((f"private: {len(private_set)} images in {k} classes ({counts}) — checked (these counts stay on "
                  "this screen; the config does not record them)"),
                 f"public: {pool_size} images, read at {size} x {size} {mode}",
-                *(f"{label}: {len(splits[str(p)])} images, same classes — checked"
+                *(f"{label}: {len(extras[str(p)])} images, same classes — checked"
                   for label, p in (("test", paths.test), ("full", paths.full)) if p is not None),
-                "no image is shared between these folders")
+                *data_notes(private_set, public_set, "image"))
     return finish_starter(paths, choices, overrides, findings, len(private_set))

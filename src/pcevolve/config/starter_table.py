@@ -15,11 +15,15 @@ from pcevolve.config.starter import (
     DataPaths,
     Starter,
     StarterError,
+    check_splits,
+    classes_choice,
+    data_notes,
+    declared_classes,
     file_run_choices,
     finish_starter,
     retrieval_choices,
 )
-from pcevolve.data import DataError, DataProblem, find_duplicates
+from pcevolve.data import DataError, DataProblem
 from pcevolve.data.table_schema import TableSchema, draft_schema, read_csv_cells
 from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
 
@@ -53,14 +57,12 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
     schema = (TableSchema.load(paths.schema) if paths.schema is not None
               else draft_schema(paths.public, label_column=label))
     public = read_unlabeled_table(paths.public, schema)
-    private = read_labeled_table(paths.private, schema)
-    splits: dict[str, Any] = {str(paths.private): private, str(paths.public): public}
+    private = read_labeled_table(paths.private, schema, class_names=declared_classes(overrides), min_per_class=0)
+    extras: dict[str, Any] = {}
     if paths.test is not None:
-        splits[str(paths.test)] = read_labeled_table(paths.test, schema, class_names=private.class_names,
+        extras[str(paths.test)] = read_labeled_table(paths.test, schema, class_names=private.class_names,
                                                      min_per_class=1)
-    overlap = find_duplicates(splits)
-    if overlap:
-        raise DataError(overlap)
+    check_splits(private, public, extras, paths)
     k = len(private.class_names)
     used = min(len(public), 20_000)
     basis = 16
@@ -70,6 +72,8 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
     choices = [
         *file_run_choices(paths, name, "tabular", "table rows"),
         Choice("data.private", str(paths.private.resolve()), f"{k} classes in column {label!r}"),
+        classes_choice(private.class_names, f"the values of column {label!r} in {paths.private.name}", "row",
+                       "a label outside the list is an error naming its row"),
         Choice("data.public", str(paths.public.resolve()), f"{len(public)} unlabelled public rows"),
         Choice("data.test", None if paths.test is None else str(paths.test.resolve()),
                "real held-out rows for `pcevolve evaluate` (never used by the run)"),
@@ -89,6 +93,6 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
     findings = (f"private: {len(private)} rows in {k} classes ({counts}) — checked (these counts stay on this "
                 "screen; the config does not record them)",
                 f"public: {len(public)} rows, {len(schema.columns)} columns — checked against the schema",
-                *((f"test: {len(splits[str(paths.test)])} rows — checked",) if paths.test is not None else ()),
-                "no row is shared between these tables")
+                *((f"test: {len(extras[str(paths.test)])} rows — checked",) if paths.test is not None else ()),
+                *data_notes(private, public, "row"))
     return finish_starter(paths, choices, overrides, findings, len(private))

@@ -14,11 +14,15 @@ from pcevolve.config.starter import (
     DataPaths,
     Starter,
     StarterError,
+    check_splits,
+    classes_choice,
+    data_notes,
+    declared_classes,
     file_run_choices,
     finish_starter,
     retrieval_choices,
 )
-from pcevolve.data import DataError, DataProblem, find_duplicates
+from pcevolve.data import DataError, DataProblem
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
 
 
@@ -38,15 +42,14 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
     if paths.public is None or paths.public.is_dir():
         raise StarterError("a private JSONL file needs a public pool of texts like it: a JSONL file with the same "
                            f"{text_field!r} field and no label. Give it with --public FILE.jsonl")
-    private = read_labeled_texts(paths.private, text_field=text_field, label_field=label_field)
+    private = read_labeled_texts(paths.private, text_field=text_field, label_field=label_field,
+                                 class_names=declared_classes(overrides), min_per_class=0)
     public = read_unlabeled_texts(paths.public, text_field=text_field, label_field=label_field)
-    splits: dict[str, Any] = {str(paths.private): private, str(paths.public): public}
+    extras: dict[str, Any] = {}
     if paths.test is not None:
-        splits[str(paths.test)] = read_labeled_texts(paths.test, text_field=text_field, label_field=label_field,
+        extras[str(paths.test)] = read_labeled_texts(paths.test, text_field=text_field, label_field=label_field,
                                                      class_names=private.class_names, min_per_class=1)
-    overlap = find_duplicates(splits)
-    if overlap:
-        raise DataError(overlap)
+    check_splits(private, public, extras, paths)
     k = len(private.class_names)
     used = min(len(public), 20_000)
     if used <= 32:
@@ -55,6 +58,8 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
     choices = [
         *file_run_choices(paths, name, "text", "texts"),
         Choice("data.private", str(paths.private.resolve()), f"{k} classes in field {label_field!r}"),
+        classes_choice(private.class_names, f"the values of field {label_field!r} in {paths.private.name}", "text",
+                       "a label outside the list is an error naming its line"),
         Choice("data.public", str(paths.public.resolve()), f"{len(public)} unlabelled public texts"),
         Choice("data.test", None if paths.test is None else str(paths.test.resolve()),
                "real held-out texts for `pcevolve evaluate` (never used by the run)"),
@@ -68,6 +73,6 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
     findings = (f"private: {len(private)} texts in {k} classes ({counts}) — checked (these counts stay on this "
                 "screen; the config does not record them)",
                 f"public: {len(public)} texts — checked",
-                *((f"test: {len(splits[str(paths.test)])} texts — checked",) if paths.test is not None else ()),
-                "no text is shared between these files")
+                *((f"test: {len(extras[str(paths.test)])} texts — checked",) if paths.test is not None else ()),
+                *data_notes(private, public, "text"))
     return finish_starter(paths, choices, overrides, findings, len(private))

@@ -9,12 +9,15 @@ Modules, one concept each:
 * :mod:`~pcevolve.data.tabular` — CSV with a label column
 * :mod:`~pcevolve.data.load` — :func:`read_labeled`, choosing the reader by path
 * :mod:`~pcevolve.data.duplicates` — the same sample in two splits
+* :mod:`~pcevolve.data.assumptions` — what the guarantee assumes of the data (a pool chosen without the private set,
+  declared classes) and the console notes where the private data meets it
 * :mod:`~pcevolve.data.sources` / :mod:`~pcevolve.data.prepare` — demo datasets from public benchmarks
 
 Every reader collects all problems and raises one :class:`DataError` listing them,
 each naming its file or ``file.csv:row N``.
 """
 
+from pcevolve.data.assumptions import pool_overlap, pool_overlap_warning, small_classes_note
 from pcevolve.data.dataset import LabeledDataset, Modality, UnlabeledImages
 from pcevolve.data.duplicates import check_disjoint, find_duplicates
 from pcevolve.data.errors import DataError, DataProblem, DataWarning
@@ -41,6 +44,8 @@ __all__ = [
     "describe_images",
     "find_duplicates",
     "load_demo_source",
+    "pool_overlap",
+    "pool_overlap_warning",
     "prepare_demo",
     "read_idx",
     "read_idx_dataset",
@@ -48,5 +53,6 @@ __all__ = [
     "read_labeled",
     "read_labeled_csv",
     "read_unlabeled_images",
+    "small_classes_note",
     "write_idx",
 ]

@@ -4,6 +4,9 @@ Samples are compared by content hash (decoded pixels or feature values, see
 :mod:`pcevolve.data.hashing`), so a renamed or re-encoded copy is still caught.
 Samples are comparable only when read the same way (same size and mode).
 Repeats inside one split are not reported here.
+
+Between the private set and the public pool a shared sample is never a problem, only a console warning
+(:mod:`pcevolve.data.assumptions`).
 """
 
 from __future__ import annotations

@@ -49,9 +49,11 @@ def read_image_folder(
         root: The dataset folder.
         size: Resize all images to ``size x size``; ``None`` requires one common size.
         mode: ``"L"`` or ``"RGB"``; ``None`` uses the mode most images have.
-        class_names: The expected classes, in label order. A folder not in the list and a
-            listed class without a folder are problems. ``None``: every subfolder is a class.
-        min_per_class: Fewest images a class may have (a class needs two to form a pair).
+        class_names: The expected classes, in label order. A folder not in the list is a problem; a
+            listed class without a folder is one too unless ``min_per_class`` is 0 (it is read as an empty
+            class). ``None``: every subfolder is a class.
+        min_per_class: Fewest images a class may have; 0 accepts empty classes (a run reads its private data
+            so: the classes are declared, and a class's size must never decide whether it proceeds).
 
     Returns:
         The dataset; ``sources`` are the image paths.
@@ -81,7 +83,7 @@ def read_image_folder(
         for unknown in sorted(set(found) - set(names), key=natural_key):
             problems.append(DataProblem(str(found[unknown]), f"unknown class {unknown!r}; expected one of {names}"))
         for missing in names:
-            if missing not in found:
+            if missing not in found and min_per_class > 0:
                 problems.append(DataProblem(str(root / missing), f"declared class {missing!r} has no folder"))
     if not names:
         problems.append(DataProblem(str(root), "no class folders found; expected root/<class_name>/*.png"))
@@ -94,7 +96,7 @@ def read_image_folder(
         images, nested, unsupported = list_folder(found[name])
         problems += unsupported
         problems += [DataProblem(str(p), "nested folder inside a class folder is not supported") for p in nested]
-        if not images:
+        if not images and min_per_class > 0:
             problems.append(DataProblem(str(found[name]), f"class {name!r} has no images (empty class folder)"))
         elif len(images) < min_per_class:
             problems.append(

@@ -119,7 +119,9 @@ def read_labeled_table(path: str | Path, schema: TableSchema, *, class_names: Se
     Raises:
         DataError: Every problem found — as :func:`read_unlabeled_table`, plus a missing label column, empty
             labels, unknown labels (when ``class_names`` is given), classes under ``min_per_class`` rows, a single
-            class.
+            class (when the classes are read from the labels). With declared ``class_names`` and ``min_per_class``
+            0 (how a run reads its private table) a table with no data rows is accepted: whether a run proceeds
+            must not depend on how many private rows there are.
     """
     path = Path(path)
     header, rows, ragged = read_csv_cells(path)
@@ -138,10 +140,12 @@ def read_labeled_table(path: str | Path, schema: TableSchema, *, class_names: Se
         label_texts.append(label)
     names, labels, label_problems = _resolve_labels(path, label_texts, keep_sources, class_names, min_per_class)
     problems += label_problems
-    if len(names) == 1 and not problems:
+    declared = class_names is not None
+    if len(names) == 1 and not problems and not declared:
         problems.append(DataProblem(str(path), f"every row has label {names[0]!r}; a labelled synthetic set needs "
-                                               "at least two classes"))
-    if not rows and not problems:
+                                               "at least two classes: declare the task's classes (data.classes; "
+                                               "init: --set data.classes=[a,b]); a class may have no rows"))
+    if not rows and not problems and not (declared and min_per_class == 0):
         problems.append(DataProblem(str(path), "no data rows"))
     raise_if_problems(problems)
     return LabeledDataset(

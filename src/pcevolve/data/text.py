@@ -77,12 +77,12 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any] | None, str | Non
             yield where, record, None
 
 
-def _read(path: str | Path, text_field: str, label_field: str | None,
+def _read(path: str | Path, text_field: str, label_field: str | None, *, may_be_empty: bool = False,
           ) -> tuple[list[str], list[str], list[str], list[DataProblem]]:
     path = Path(path)
     if not path.is_file():
         raise DataError([DataProblem(str(path), "file does not exist")])
-    if path.stat().st_size == 0:
+    if path.stat().st_size == 0 and not may_be_empty:
         raise DataError([DataProblem(str(path), "empty file (0 bytes)")])
     texts, labels, sources, problems = [], [], [], []
     try:
@@ -108,7 +108,7 @@ def _read(path: str | Path, text_field: str, label_field: str | None,
         raise DataError([not_utf8_problem(path, unit="line")]) from None
     except csv.Error as error:
         raise DataError(problems + [DataProblem(str(path), f"malformed CSV: {error}")]) from None
-    if not texts and not problems:
+    if not texts and not problems and not may_be_empty:
         problems.append(DataProblem(str(path), "no texts"))
     return texts, labels, sources, problems
 
@@ -117,15 +117,21 @@ def read_labeled_texts(path: str | Path, *, text_field: str = "text", label_fiel
                        class_names: Sequence[str] | None = None, min_per_class: int = 2) -> LabeledDataset:
     """Labelled texts from a JSONL or CSV file (a ``"text"`` dataset: ``samples`` a 1-D unicode array).
 
+    With declared ``class_names`` and ``min_per_class`` 0 (how a run reads its private texts) a file with no
+    texts is accepted: whether a run proceeds must not depend on how many private texts there are.
+
     Raises:
         DataError: Every problem found, each naming its line and field.
     """
-    texts, label_texts, sources, problems = _read(path, text_field, label_field)
+    declared = class_names is not None
+    texts, label_texts, sources, problems = _read(path, text_field, label_field,
+                                                  may_be_empty=declared and min_per_class == 0)
     names, labels, label_problems = _resolve_labels(Path(path), label_texts, sources, class_names, min_per_class)
     problems += [DataProblem(p.path, p.message.replace("row(s)", "text(s)")) for p in label_problems]
-    if len(names) == 1 and not problems:
+    if len(names) == 1 and not problems and not declared:
         problems.append(DataProblem(str(path), f"every text has label {names[0]!r}; a labelled synthetic set needs "
-                                               "at least two classes"))
+                                               "at least two classes: declare the task's classes (data.classes; "
+                                               "init: --set data.classes=[a,b]); a class may have no texts"))
     raise_if_problems(problems)
     return LabeledDataset(samples=np.array(texts, dtype=str), labels=labels, class_names=names, modality="text",
                           sources=tuple(sources))

@@ -7,7 +7,9 @@ their ``modalities``; its judges (``pcevolve evaluate``) are the entry of the sa
 
 Privacy contract of the readers: ``read_public`` and ``layout`` read public data and the config only; a layout
 (an image shape, a table schema) must never be learnt from private samples, since it shapes every released file.
-``read_private`` reads and validates the private samples against the layout and releases nothing.
+``read_private`` reads and validates the private samples against the layout and the declared classes
+(``data.classes``; for images without it, the class folders) and releases nothing; a class with no private sample
+is accepted, so no count decides whether the run proceeds.
 """
 
 from __future__ import annotations

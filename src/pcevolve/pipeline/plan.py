@@ -124,11 +124,11 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
         caps: The ledger's stage caps to plan with; default :func:`stage_caps` (what a run uses).
 
     Raises:
-        ValueError: ``num_samples`` < 1.
+        ValueError: ``num_samples`` < 1 with a DP-SGD stage (its sampling rate is batch / n); the release needs no n.
     """
-    if num_samples < 1:
-        raise ValueError(f"the number of private samples must be at least 1, got {num_samples}")
     privacy = config.privacy
+    if num_samples < 1 and (privacy.split["representation"] > 0 or config.decoder.training != "public"):
+        raise ValueError(f"DP-SGD needs at least one private sample (q = batch / n), got n = {num_samples}")
     caps = stage_caps(config, num_samples) if caps is None else caps
     # Each stage calibrates against its own cap, as in a run; the simulated ledger's total is left roomy so that
     # the plan can report what a set of caps composes to (stage_caps keeps a run's caps within the true total).

@@ -35,7 +35,7 @@ import numpy as np
 
 from pcevolve.augment.mirror import mirror_advice, mirror_test
 from pcevolve.config import RunConfig, config_hash, load_config
-from pcevolve.data import LabeledDataset, find_duplicates
+from pcevolve.data import LabeledDataset, pool_overlap, pool_overlap_warning, small_classes_note
 from pcevolve.executors import use_executor
 from pcevolve.modalities import MODALITIES, Modality
 from pcevolve.pipeline.plan import plan_budget, stage_caps
@@ -133,26 +133,32 @@ def _ledger(folder: RunFolder, config: RunConfig, num_samples: int) -> BudgetLed
     return ledger
 
 
-def _load_data(config: RunConfig, modality: Modality) -> tuple[object, LabeledDataset, np.ndarray | None]:
-    """The sample layout (from the config and public files), the private set read against it, the public pool."""
+def _load_data(config: RunConfig, modality: Modality,
+               say: Callable[[str], None]) -> tuple[object, LabeledDataset, np.ndarray | None]:
+    """The sample layout (from the config and public files), the private set read against it and the declared
+    classes, the public pool.
+
+    A private sample that is also in the pool is a warning on the console, never a refusal: the pool must be chosen
+    without looking at the private set, and a refusal (or the cleaning it asks for) would depend on the private data.
+    """
     data = config.data
     layout = modality.layout(data)
     private = modality.read_private(data, layout)
     public = modality.read_public(data, layout) if data.public else None
     if public is None:
         return layout, private, None
-    # A private sample in the "public" pool would be delivered or learnt from as if it were public: refused,
-    # before the ledger exists. Exact copies (same content after reading); near copies are the report's job.
-    shared = find_duplicates({str(data.private): private, str(data.public): public})
-    if shared:
-        raise RunError(f"the public pool shares {len(shared)} {modality.noun}(s) with the private set; remove them "
-                       "from the pool (it must hold no private sample):\n" + "\n".join(f"  {problem}" for problem in shared[:10])
-                       + (f"\n  ... and {len(shared) - 10} more" if len(shared) > 10 else ""))
+    warning = pool_overlap_warning(pool_overlap(private, public), modality.noun)
+    if warning:
+        say(f"warning: {warning}")
     return layout, private, public.samples
 
 
 def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray | None, noun: str) -> None:
-    """What the data must satisfy for every stage to run, checked before any budget is spent."""
+    """What the data must satisfy for every stage to run, checked before any budget is spent.
+
+    Only public quantities decide here (the pool's size, the declared classes, the config): one private record
+    more or less never turns a run that parsed into an error.
+    """
     search = config.search
     if public is None or len(public) < 2:
         raise RunError(f"the public pool {config.data.public} holds {0 if public is None else len(public)} "
@@ -161,18 +167,25 @@ def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray |
     if len(public) <= search.basis_dim:
         raise RunError(f"the public pool {config.data.public} holds {len(public)} {noun}s, not more than "
                        f"search.basis_dim = {search.basis_dim}; give a larger pool or lower basis_dim")
-    if len(private.class_names) < 2:
-        raise RunError(f"the private data at {config.data.private} has one class; a labelled synthetic set needs "
-                       "at least two")
+    # The classes are the config's (data.classes) or, for images, the class folders: both declared by the user.
+    classes = len(private.class_names)
+    if classes < 2:
+        raise RunError(f"{config.data.private} has one class folder; a labelled synthetic set needs at least two "
+                       "classes (declare them with data.classes; a class may have no images)")
     if search.class_means == "votes":
-        if len(private.class_names) > MAX_VOTE_CLASSES:
-            raise RunError(f"the private data at {config.data.private} has {len(private.class_names)} classes; "
-                           f"search.class_means: votes takes at most {MAX_VOTE_CLASSES} (set it to sums)")
-        clusters = search.vote_clusters(len(private.class_names))
+        if classes > MAX_VOTE_CLASSES:
+            raise RunError(f"{config.data.private} has {classes} class folders; search.class_means: votes takes "
+                           f"at most {MAX_VOTE_CLASSES} (set it to sums)")
+        clusters = search.vote_clusters(classes)
         if len(public) < clusters:
             raise RunError(f"the public pool {config.data.public} holds {len(public)} {noun}s, fewer than the "
                            f"{clusters} clusters the classes vote among; give a larger pool or lower "
                            "search.vote_clusters_per_class")
+    trains_under_dp = config.privacy.split["representation"] > 0 or config.decoder.training != "public"
+    if trains_under_dp and len(private.labels) == 0:
+        # DP-SGD's sampling rate is batch / n, with n treated as public (docs/privacy.md §2): it has none to use.
+        raise RunError(f"{config.data.private} holds no {noun}s, and DP-SGD training (privacy.split.representation "
+                       "or decoder.training) samples its batches from them; give that stage no share")
 
 
 def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False,
@@ -220,12 +233,15 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
 
     t = time.perf_counter()
     say("data: reading and checking the private and public data")
-    layout, private, public = _load_data(config, modality)
+    layout, private, public = _load_data(config, modality, say)
     try:
         secure.check_private_unchanged(private, config.data.private)
     except SecureZoneError as error:
         raise RunError(str(error)) from None
     _check_data(config, private, public, modality.noun)
+    note = small_classes_note(private, modality.noun)
+    if note:
+        say(f"note: {note}")
     advice = delta_advice(config.privacy.delta, len(private.labels))
     if advice:
         say(f"warning: {advice}")
