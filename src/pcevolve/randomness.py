@@ -51,6 +51,11 @@ NOT_DP_WARNING = ("NOT DIFFERENTIALLY PRIVATE: this run used reproducible noise 
                   "config, so anyone holding config.yaml or manifest.json can regenerate every noise draw and "
                   "remove it. Use it for tests and research only; never share its outputs as private.")
 
+#: Said beside every ε a user reads (run summary, ledger view, export README): the accountant's ε is for noise drawn
+#: as real numbers, and the noise is drawn in floating point (docs/privacy.md §7).
+FLOATING_POINT_NOTE = ("the ε is for noise drawn as real numbers; the noise is drawn in floating point, and attacks "
+                       "on floating-point arithmetic are not defended against")
+
 
 def _key(table: MappingProxyType, family: str, name: str) -> int:
     if name not in table:

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pcevolve.randomness import NOT_DP_WARNING
+from pcevolve.randomness import FLOATING_POINT_NOTE, NOT_DP_WARNING
 from pcevolve.run_folder import RunFolder
 
 app = typer.Typer(help="Inspect privacy ledgers.", no_args_is_help=True, add_completion=False)
@@ -77,6 +77,8 @@ def show(
     claim = "" if ledger.is_dp else " — NOT DP: reproducible noise"
     console.print(f"Total: ε = {total.epsilon:.4f} of {ledger.total_epsilon:g} at δ = {ledger.delta:g} "
                   f"(reported bound: {total.bound}; PLD+basic {total.pld_bound:.4f}, RDP {rdp}){claim}")
+    if ledger.is_dp:
+        console.print(f"({FLOATING_POINT_NOTE})")
 
 
 _SHORT = {"sampling_probability": "q", "noise_multiplier": "σ", "steps": "steps", "count": "×", "epsilon": "ε"}

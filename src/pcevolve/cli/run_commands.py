@@ -27,7 +27,7 @@ from pcevolve.cli.init_commands import (
 )
 from pcevolve.config import ConfigError, RunConfig, load_config, parse_config, with_dotted
 from pcevolve.data import DataError
-from pcevolve.randomness import NOT_DP_WARNING
+from pcevolve.randomness import FLOATING_POINT_NOTE, NOT_DP_WARNING
 
 if TYPE_CHECKING:  # imported by the commands that use them (see cli/main.py)
     from pcevolve.pipeline import RunOutcome
@@ -143,7 +143,8 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
         table.add_row(stage, "" if spent is None else f"{spent:.3f}", shown)
     table.add_row("[bold]total[/bold]", f"[bold]{outcome.total_epsilon:.3f}[/bold]", "secure/")
     console.print(table)
-    claim = "by the accountant (composed, not summed)" if outcome.is_dp else "— NOT DP (reproducible noise)"
+    claim = (f"by the accountant (composed, not summed); {FLOATING_POINT_NOTE}" if outcome.is_dp
+             else "— NOT DP (reproducible noise)")
     console.print(f"(ε, δ) = ({outcome.total_epsilon:.3f}, {outcome.delta:g}) {claim}")
     if outcome.private_stages:
         console.print(f"times of the stages that read private data ({', '.join(outcome.private_stages)}) and the "

@@ -29,6 +29,7 @@ from pathlib import Path
 from pcevolve.config import RunConfig, dump_config, load_config
 from pcevolve.io import atomic_directory, atomic_write_text
 from pcevolve.modalities import MODALITIES
+from pcevolve.randomness import FLOATING_POINT_NOTE
 from pcevolve.run_folder import RunFolder
 
 #: Files of a run folder an export copies as they are (besides the synthetic set and, if asked, the report); the
@@ -134,18 +135,31 @@ def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, 
     change = (f"adding or removing any one private {noun}" if neighbouring == "add_remove"
               else f"replacing any one private {noun} with another")
     if dp:
-        guarantee = (f"Privacy: ({epsilon:.4f}, {delta:g})-differential privacy for everything the run did with the "
-                     f"private data: {change} changes the probability of any result of the run, this folder "
-                     f"included, by at most a factor e^{epsilon:.4f} (and by at most {delta:g} beyond that). "
-                     "The noise came from the operating system's secure random source, so nobody can regenerate it.")
+        guarantee = [
+            f"Privacy: ({epsilon:.4f}, {delta:g})-differential privacy for the synthetic set, ledger.json, config.yaml "
+            f"and manifest.json: {change} changes the probability of any of them by at most a factor "
+            f"e^{epsilon:.4f} (and by at most {delta:g} beyond that). The epsilon is the composition, by Google's "
+            "dp-accounting library, of every noisy release listed in ledger.json. The noise came from the operating "
+            f"system's secure random source, so nobody can regenerate it. Note: {FLOATING_POINT_NOTE}.",
+            "",
+            "The guarantee holds when:",
+            "  - the public pool the run learnt from and drew from was chosen without looking at the private data (a "
+            f"private {noun} that was also in it counts as public);",
+            "  - the classes were declared by the data's owner, not read off the private data;",
+            "  - the settings were chosen without looking at results on the private data (each run on the same data "
+            "spends its own budget, and choosing between runs by their results is not covered);",
+            f"  - the private data could be read: a {noun} the run cannot read stops it with an error that names "
+            "it, and such an error is not covered;",
+            f"  - each person contributed one private {noun} (someone with several is protected less).",
+        ]
     else:
-        guarantee = ("NOT DIFFERENTIALLY PRIVATE: this run drew its noise reproducibly (for tests and research), so "
-                     "anyone holding its config can regenerate the noise and undo it. Do not share it as private.")
+        guarantee = ["NOT DIFFERENTIALLY PRIVATE: this run drew its noise reproducibly (for tests and research), so "
+                     "anyone holding its config can regenerate the noise and undo it. Do not share it as private."]
     what = "one folder per class" if not Path(delivered).suffix else "one file"
     lines = [
         f"Synthetic dataset '{name}', made by pcevolve from a private labelled dataset.",
         "",
-        guarantee,
+        *guarantee,
         "",
         "Files:",
         f"  {delivered:<15} the synthetic set ({what}, in the input's format)",
@@ -155,6 +169,8 @@ def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, 
         "  manifest.json   the software versions the run used",
     ]
     if with_report:
-        lines.append("  report/         the evaluation report. Its membership-attack, copy-check and few-shot figures "
-                     "were computed on the private data and are NOT covered by the guarantee above")
+        lines.append("  report/         the evaluation report, which is not part of the private product: it compares the "
+                     f"synthetic set with the private {noun}s. Its membership-attack, copy-check and few-shot figures "
+                     "were computed on the private data (rounded, but without noise) and are NOT covered by the "
+                     "guarantee above")
     return "\n".join(lines) + "\n"
