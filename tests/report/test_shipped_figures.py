@@ -23,6 +23,7 @@ from pcevolve.evaluation.shipped import (
     shared_distance,
     shared_rate,
     shipped_violations,
+    shown_distance,
 )
 from pcevolve.report import write_report
 from pcevolve.report.figures import ROC_GRID, shared_roc
@@ -201,6 +202,12 @@ def test_distances_ship_to_three_significant_figures_and_at_most_three_decimals(
     assert shared_distance(value) == distance
     if distance is not None:
         assert decimals(distance) <= 3
+
+
+def test_a_distance_that_ships_as_zero_reads_as_below_the_last_decimal():
+    # The demo's private images sit at an MMD² of about 1e-4 from the test set: 0 (or -0) would say more than is known.
+    assert shown_distance(shared_distance(-0.00004)) == shown_distance(shared_distance(0.0004)) == "≈ 0 (below 0.001)"
+    assert shown_distance(0.046) == "0.046" and shown_distance(None) == "—"
 
 
 def test_rates_ship_with_two_decimals():

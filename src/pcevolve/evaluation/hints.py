@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pcevolve.evaluation.shipped import shared_distance, shared_rate
+from pcevolve.evaluation.shipped import shared_distance, shared_rate, shown_distance
 
 ATTACK_SUCCESS_LIMIT = 0.60
 ATTACK_SUCCESS_WATCH = 0.55
@@ -188,8 +188,8 @@ def troubleshooting_hints(*, attack_success: float, exceeds_dp_bound: bool, near
     ]
     small = mmd_ours is not None and mmd_fewshot is not None and mmd_ours <= mmd_fewshot
     observed = ("unknown" if mmd_ours is None or mmd_fewshot is None else
-                f"MMD² ours {mmd_ours:.4g} vs few-shot real {shared_distance(mmd_fewshot):.4g}; best attack "
-                f"{_percent(attack_success)}"
+                f"MMD² ours {mmd_ours:.4g} vs few-shot real {shown_distance(shared_distance(mmd_fewshot))}; "
+                f"best attack {_percent(attack_success)}"
                 + ("; an attack beats the ε-DP bound" if exceeds_dp_bound else ""))
     hints.append(Hint("distance_attack", (small and attack_success > ATTACK_SUCCESS_WATCH) or exceeds_dp_bound,
                       observed, "as close as the private images (MMD² ours ≤ few-shot) and success > "

@@ -73,6 +73,16 @@ def shared_distance(value: float | None) -> float | None:
     return float(round(value, min(DISTANCE_DECIMALS, figures)))
 
 
+def shown_distance(shipped: float | None, digits: int = 4) -> str:
+    """A distance as it shipped (:func:`shared_distance`), for a reader: one that rounded to zero reads "≈ 0 (below
+    0.001)" — an image MMD² is of the order of 1e-4, and a bare 0 (or -0) would say more than is known."""
+    if shipped is None:
+        return "—"
+    if shipped == 0:
+        return f"≈ 0 (below {10.0 ** -DISTANCE_DECIMALS:g})"
+    return f"{shipped:.{digits}g}"
+
+
 def shared_estimate(estimate: Mapping[str, float]) -> dict[str, float | None]:
     """An estimate's JSON (``value``, ``low``, ``high``; a rate) with every bound rounded by :func:`shared_rate`."""
     return {key: shared_rate(value) for key, value in estimate.items()}

@@ -16,7 +16,7 @@ import numpy as np
 from pcevolve.evaluation.attacks import FPR_LEVELS
 from pcevolve.evaluation.copies import NEAR_COPY_RMS
 from pcevolve.evaluation.evaluate import RunEvaluation
-from pcevolve.evaluation.shipped import path_name
+from pcevolve.evaluation.shipped import path_name, shown_distance
 from pcevolve.pipeline.plots import fitness_curve
 from pcevolve.report import figures
 from pcevolve.report.document import (
@@ -249,7 +249,7 @@ def _distribution(data: dict[str, Any]) -> Section:
             worst = ours["worst_class"]
             per_class = ", ".join(f"{name} {num(v, 3)}" for name, v in zip(names, ours["per_class"]))
             rows.append((spaces.get(space, space), labels.get(metric, metric), num(ours["overall"]),
-                         num(fewshot["overall"]), _DASH if worst is None else names[worst], per_class))
+                         shown_distance(fewshot["overall"]), _DASH if worst is None else names[worst], per_class))
     table = Table(("feature space", "metric", "ours → test", "few-shot real → test", "worst class (ours)",
                    "per class (ours)"), tuple(rows),
                   caption="Lower is closer. Ours and the private images are compared with the real test set on one "
