@@ -52,3 +52,16 @@ def test_csv_rows_duplicated_across_files(tmp_path):
     (problem,) = find_duplicates(splits)
     assert problem.path == f"{tmp_path / 'test.csv'}:row 4"
     assert f"{tmp_path / 'train.csv'}:row 4" in problem.message
+
+
+def test_splits_that_may_share_are_not_reported_and_every_other_pair_still_is(tmp_path):
+    # The private set and its pool may share samples (a warning, never a problem); the test set may share none.
+    private = make_class_folders(tmp_path / "private", {"a": 2, "b": 2}, seed=0)
+    pool = make_class_folders(tmp_path / "pool", {"x": 2}, seed=1)
+    test = make_class_folders(tmp_path / "test", {"a": 2, "b": 2}, seed=2)
+    Image.open(private / "a" / "000.png").save(pool / "x" / "shared.png")
+    Image.open(pool / "x" / "001.png").save(test / "b" / "leak.png")
+    splits = {"private": read_image_folder(private), "pool": read_image_folder(pool), "test": read_image_folder(test)}
+    assert {p.path for p in find_duplicates(splits)} == {str(pool / "x" / "shared.png"), str(test / "b" / "leak.png")}
+    (problem,) = find_duplicates(splits, may_share=[("pool", "private")])
+    assert problem.path == str(test / "b" / "leak.png")

@@ -338,11 +338,9 @@ def _shared_samples(loaded: dict[str, Dataset]) -> tuple[list[DataProblem], str 
     which must be chosen without looking at the private set)."""
     labelled = [name for name, data in loaded.items() if isinstance(data, LabeledDataset)]
     pools = [name for name in loaded if name not in labelled]
-    private = labelled[0] if labelled else None
-    problems = find_duplicates({name: loaded[name] for name in labelled})
-    for pool in pools:
-        problems += find_duplicates({pool: loaded[pool], **{n: loaded[n] for n in labelled if n != private}})
-    shared = 0
-    if private is not None:
-        shared = sum(pool_overlap(loaded[private], loaded[pool]) for pool in pools)  # type: ignore[arg-type]
+    if not labelled:
+        return find_duplicates(loaded), None
+    private = labelled[0]
+    problems = find_duplicates(loaded, may_share=[(private, pool) for pool in pools])
+    shared = sum(pool_overlap(loaded[private], loaded[pool]) for pool in pools)  # type: ignore[arg-type]
     return problems, pool_overlap_warning(shared)

@@ -478,6 +478,12 @@ class RunConfig(_Frozen):
         return "pixel-cnn" if self.data.modality == "image" else "class-model"
 
     @property
+    def trains_with_dp_sgd(self) -> bool:
+        """Whether a stage trains on the private samples with DP-SGD (the representation given a share, or a decoder
+        trained under DP): the only part of a run whose sampling rate, batch / n, needs the private set's size."""
+        return self.privacy.split["representation"] > 0 or self.decoder.training != "public"
+
+    @property
     def basis_size(self) -> int:
         """Directions of the search basis: ``search.basis_dim`` principal ones plus, per image channel, the pixel
         view's ``search.pixel_frequencies``² lowest spatial frequencies."""

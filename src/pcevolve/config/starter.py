@@ -216,9 +216,8 @@ def check_splits(private: LabeledDataset, public: Any, extras: Mapping[str, Any]
     """Refuse a sample shared between the evaluation sets (``extras``: test, full) and the private set or the pool,
     which would make the evaluation read its own training data. Between the private set and the pool a shared sample
     is no error: :func:`data_notes` warns about it."""
-    overlap = find_duplicates({str(paths.private): private, **extras})
-    for name, extra in extras.items():
-        overlap += find_duplicates({str(paths.public): public, name: extra})
+    overlap = find_duplicates({str(paths.private): private, str(paths.public): public, **extras},
+                              may_share=[(str(paths.private), str(paths.public))])
     if overlap:
         raise DataError(overlap)
 

@@ -11,29 +11,33 @@ Between the private set and the public pool a shared sample is never a problem, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from pcevolve.data.dataset import LabeledDataset, UnlabeledImages
 from pcevolve.data.errors import DataProblem, raise_if_problems
 
 
-def find_duplicates(splits: Mapping[str, LabeledDataset | UnlabeledImages]) -> list[DataProblem]:
+def find_duplicates(splits: Mapping[str, LabeledDataset | UnlabeledImages], *,
+                    may_share: Collection[tuple[str, str]] = ()) -> list[DataProblem]:
     """Samples whose content appears in more than one split.
 
     Args:
         splits: Split name (``"private"``, ``"test"``, ...) to its data.
+        may_share: Pairs of split names (either order) whose shared samples are not problems: the private set
+            and its public pool (:mod:`pcevolve.data.assumptions` warns about those instead).
 
     Returns:
         One problem per sample that repeats content from an earlier split (in mapping
         order), naming both files and both splits; empty if the splits are disjoint.
     """
+    allowed = {frozenset(pair) for pair in may_share}
     first_seen: dict[str, tuple[str, str]] = {}
     problems: list[DataProblem] = []
     for split, data in splits.items():
         seen_here: dict[str, str] = {}
         for digest, source in zip(data.sample_hashes(), data.sources):
             earlier = first_seen.get(digest)
-            if earlier is not None and earlier[0] != split:
+            if earlier is not None and earlier[0] != split and frozenset((earlier[0], split)) not in allowed:
                 problems.append(
                     DataProblem(
                         source,

@@ -127,7 +127,7 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
         ValueError: ``num_samples`` < 1 with a DP-SGD stage (its sampling rate is batch / n); the release needs no n.
     """
     privacy = config.privacy
-    if num_samples < 1 and (privacy.split["representation"] > 0 or config.decoder.training != "public"):
+    if num_samples < 1 and config.trains_with_dp_sgd:
         raise ValueError(f"DP-SGD needs at least one private sample (q = batch / n), got n = {num_samples}")
     caps = stage_caps(config, num_samples) if caps is None else caps
     # Each stage calibrates against its own cap, as in a run; the simulated ledger's total is left roomy so that

@@ -181,8 +181,7 @@ def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray |
             raise RunError(f"the public pool {config.data.public} holds {len(public)} {noun}s, fewer than the "
                            f"{clusters} clusters the classes vote among; give a larger pool or lower "
                            "search.vote_clusters_per_class")
-    trains_under_dp = config.privacy.split["representation"] > 0 or config.decoder.training != "public"
-    if trains_under_dp and len(private.labels) == 0:
+    if config.trains_with_dp_sgd and len(private.labels) == 0:
         # DP-SGD's sampling rate is batch / n, with n treated as public (docs/privacy.md §2): it has none to use.
         raise RunError(f"{config.data.private} holds no {noun}s, and DP-SGD training (privacy.split.representation "
                        "or decoder.training) samples its batches from them; give that stage no share")

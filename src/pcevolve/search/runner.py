@@ -37,8 +37,8 @@ CHECK_STREAM = 0xC4EC  # seeds the check draws apart from every other stream of 
 #: Decimals of the fitness terms in a generation record. The terms are post-processing of the release (the attack
 #: term too: it compares candidates with the released statistics, never with a private sample), but the records ship
 #: with the run, and one rule serves every shipped file: no figure named like an attack, member or distance one
-#: carries more than three decimals. Three show every move that matters (a term's step is hundredths); the exact
-#: values stay in the search checkpoint.
+#: carries more than three decimals. Three show every move that matters (a term's step is hundredths); the totals the
+#: search ranks by (``best``, ``mean``) stay exact.
 TERM_DECIMALS = 3
 
 
