@@ -90,3 +90,32 @@ def test_an_append_after_a_torn_line_cuts_it_off_first(tmp_path):
     path.write_text('{"x"')  # torn first line
     append_jsonl(path, {"d": 4})
     assert read_jsonl(path) == [{"d": 4}]
+
+
+def test_writers_of_a_synthetic_set_refuse_what_is_already_there(tmp_path) -> None:
+    import numpy as np
+
+    from pcevolve.data.writers import write_image_folder, write_texts_jsonl
+    from pcevolve.io import TargetExistsError
+
+    samples, labels = np.zeros((2, 4, 4), np.uint8), np.array([0, 1])
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("mine")
+    a_file = tmp_path / "x.txt"
+    a_file.write_text("mine")
+    with pytest.raises(TargetExistsError, match="already exists; nothing was written"):
+        write_image_folder(mine, samples, labels, ["a", "b"])
+    for overwrite in (False, True):
+        with pytest.raises(TargetExistsError, match="is a file"):
+            write_image_folder(a_file, samples, labels, ["a", "b"], overwrite=overwrite)
+        with pytest.raises(TargetExistsError, match="is a folder"):
+            write_texts_jsonl(mine, np.array(["t", "u"]), labels, ["a", "b"], overwrite=overwrite)
+    with pytest.raises(TargetExistsError, match="already exists"):
+        write_texts_jsonl(a_file, np.array(["t", "u"]), labels, ["a", "b"])
+    assert (mine / "keep.txt").read_text() == "mine" and a_file.read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "x.txt"]  # no staging left behind
+    write_texts_jsonl(a_file, np.array(["t", "u"]), labels, ["a", "b"], overwrite=True)
+    assert a_file.read_text().count("\n") == 2
+    write_image_folder(mine, samples, labels, ["a", "b"], overwrite=True)
+    assert sorted(p.name for p in mine.iterdir()) == ["a", "b"]

@@ -7,6 +7,8 @@ problems are listed one per line, each naming its file, without a traceback);
 
 from __future__ import annotations
 
+import csv
+import json
 import time
 import warnings
 from collections import Counter, defaultdict
@@ -34,11 +36,12 @@ from pcevolve.data import (
 )
 from pcevolve.data.errors import problem_lines
 from pcevolve.data.image_folder import looks_like_class_folders
+from pcevolve.data.kinds import MODALITY_OF, Kind, kind_of, private_context, split_kind_problem
 from pcevolve.data.prepare_table import TABLE_SOURCES, prepare_table_demo
 from pcevolve.data.prepare_text import prepare_text_demo
 from pcevolve.data.table_schema import TableSchema, draft_schema, merge_schemas
-from pcevolve.data.tabular import read_unlabeled_table
-from pcevolve.data.text import read_labeled_texts
+from pcevolve.data.tabular import UnlabeledRows, read_unlabeled_table
+from pcevolve.data.text import UnlabeledTexts, read_labeled_texts, read_unlabeled_texts
 from pcevolve.io import read_json
 
 if TYPE_CHECKING:
@@ -54,7 +57,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-Dataset = LabeledDataset | UnlabeledImages
+Dataset = LabeledDataset | UnlabeledImages | UnlabeledRows | UnlabeledTexts
 
 
 def _fail(lines: list[str], *, err: bool) -> None:
@@ -200,32 +203,65 @@ def schema_command(
                f"categorical) from {public}; review the bounds and category lists, then set data.schema_file: {out}")
 
 
-def _read(path: Path, *, size: int | None, mode: str | None, label_column: str,
-          schema: TableSchema | None = None) -> Dataset:
+def _read(path: Path, kind: Kind, *, pool: bool, texts: bool, size: int | None, mode: str | None,
+          label_column: str, schema: TableSchema | None = None) -> Dataset:
+    """``path`` read by its ``kind`` (:func:`~pcevolve.data.kinds.kind_of`): as a public pool when ``pool`` (a file
+    without the label) or when it is a flat image folder, else as labelled data; a CSV file as texts when ``texts``
+    (the private data is JSONL texts), else as a table against ``schema``."""
     # A class with fewer than two samples passes, as in a run (a class's size never decides whether a run proceeds);
     # check_command notes it.
-    if path.is_file() and path.suffix.lower() == ".csv":
-        return read_labeled_csv(path, label_column=label_column, schema=schema, min_per_class=0)
-    if path.is_file() and path.suffix.lower() == ".jsonl":
-        return read_labeled_texts(path, label_field=label_column, min_per_class=0)
-    if path.is_dir() and not looks_like_class_folders(path):
-        return read_unlabeled_images(path, size=size, mode=mode)  # type: ignore[arg-type]
-    if path.is_dir() or not path.exists():
+    if kind == "images":
+        if not looks_like_class_folders(path):
+            return read_unlabeled_images(path, size=size, mode=mode)  # type: ignore[arg-type]
         return read_image_folder(path, size=size, mode=mode, min_per_class=0)  # type: ignore[arg-type]
-    raise DataError([DataProblem(str(path), "unsupported input; expected a folder of images, a .csv table or a "
-                                            ".jsonl file of texts")])
+    if kind == "jsonl" or texts:
+        if pool:
+            return read_unlabeled_texts(path, label_field=label_column)
+        return read_labeled_texts(path, label_field=label_column, min_per_class=0)
+    if pool:
+        return read_unlabeled_table(path, schema or draft_schema(path, label_column=label_column))
+    return read_labeled_csv(path, label_column=label_column, schema=schema, min_per_class=0)
 
 
-def _shared_schema(targets: list[Path], label_column: str) -> TableSchema | None:
-    """Tables compared with each other are read against one schema (their drafts merged), so that a category is
-    stored as the same number in each and the overlap check compares like with like; None for fewer than two."""
-    tables = [target for target in targets if target.is_file() and target.suffix.lower() == ".csv"]
-    if len(tables) < 2:
-        return None
+def _has_label(path: Path, kind: Kind, label_column: str) -> bool:
+    """Whether a CSV file's header names ``label_column``, or a JSONL record has it as a field: a file without it is
+    a public pool (as a flat image folder is). A file that cannot be read so far counts as labelled: its reader then
+    names what is wrong."""
     try:
-        return merge_schemas([draft_schema(table, label_column=label_column) for table in tables])
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            if kind == "csv":
+                return label_column in [name.strip() for name in next(csv.reader(handle), [])]
+            return any(label_column in record for record in map(_json_object, handle))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return True
+
+
+def _json_object(line: str) -> dict:
+    """One JSONL line's object, or an empty one (a bad line is the reader's to name)."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _shared_schema(tables: list[Path], pools: list[Path], label_column: str) -> TableSchema | None:
+    """One schema for tables compared with each other, so that a category is stored as the same number in each and
+    the overlap check compares like with like; None when there is none (each file is then read on its own).
+
+    With a public pool among them, the schema drafted from the (first) pool: a run reads its tables against it, so
+    a column or category the pool lacks is named as the run would name it. Else, for two or more labelled tables
+    with the same columns, their drafts merged.
+    """
+    try:
+        if pools:
+            return draft_schema(pools[0], label_column=label_column)
+        drafts = [draft_schema(table, label_column=label_column) for table in tables]
     except DataError:
         return None  # each file is then read on its own, and reports its own problems
+    if len(drafts) < 2 or len({frozenset(draft.names) for draft in drafts}) > 1:
+        return None
+    return merge_schemas(drafts)
 
 
 def _expand(path: Path) -> list[Path]:
@@ -256,6 +292,13 @@ def _summary(path: Path, data: Dataset, *, size: int | None, mode: str | None) -
         if data.modality == "text":
             return f"{path}: {len(data)} texts", table
         return f"{path}: {len(data)} rows, {len(data.feature_names)} features", table
+    if isinstance(data, UnlabeledRows | UnlabeledTexts):  # a public pool: no classes to count
+        table.add_column("class")
+        table.add_column("count", justify="right")
+        table.add_row("(unlabelled)", str(len(data)))
+        if isinstance(data, UnlabeledTexts):
+            return f"{path}: {len(data)} texts, unlabelled", table
+        return f"{path}: {len(data)} rows, {data.samples.shape[1]} features, unlabelled", table
     sizes: dict[str, Counter[str]] = defaultdict(Counter)
     modes: dict[str, Counter[str]] = defaultdict(Counter)
     names = (
@@ -288,26 +331,25 @@ def check_command(
     mode: Annotated[Literal["L", "RGB"] | None, typer.Option(help="Convert images to this mode.")] = None,
     against: Annotated[
         list[Path] | None,
-        typer.Option(help="Other split(s) that must share no sample with PATH (repeatable)."),
+        typer.Option(help="Other split(s) that must share no sample with PATH (repeatable), of PATH's kind. A flat "
+                          "image folder, or a file without the label column (field), is read as the public pool."),
     ] = None,
     label_column: Annotated[
         str, typer.Option(help="Label column of a CSV file (label field of a JSONL file).")
     ] = "label",
 ) -> None:
-    """Validate a dataset: a per-class summary and exit 0, or every problem (one per line) and exit 1."""
+    """Validate a dataset: a per-class summary and exit 0, or every problem (one per line) and exit 1.
+
+    Every path's kind is checked first (``pcevolve.data.kinds``): a split of another kind than PATH's is one line
+    naming both, and is not read.
+    """
     from rich.console import Console
 
     targets = [expanded for given in [path, *(against or [])] for expanded in _expand(given)]
-    problems: list[DataProblem] = []
-    loaded: dict[str, Dataset] = {}
+    problems, kinds = _kinds(targets)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DataWarning)
-        schema = _shared_schema(targets, label_column)
-        for target in targets:
-            try:
-                loaded[str(target)] = _read(target, size=size, mode=mode, label_column=label_column, schema=schema)
-            except DataError as exc:
-                problems += exc.problems
+        loaded = _load(targets, kinds, problems, size=size, mode=mode, label_column=label_column)
     for warning in caught:
         typer.echo(f"warning: {warning.message}", err=True)
     pool_warning = None
@@ -330,6 +372,54 @@ def check_command(
     elif len(loaded) > 1:
         console.print(f"no sample is shared between the {len(loaded)} datasets")
     console.print("OK")
+
+
+def _load(targets: list[Path], kinds: dict[Path, Kind], problems: list[DataProblem], *, size: int | None,
+          mode: str | None, label_column: str) -> dict[str, Dataset]:
+    """Every target whose kind is known, read by it; the readers' problems are added to ``problems``.
+
+    PATH (the first target) is the labelled data; a later file without the label is a public pool and is read as
+    one, as a flat image folder is wherever it comes. A CSV file is read as texts when the first target is JSONL.
+    """
+    texts = kinds.get(targets[0]) == "jsonl"
+    pools = {target for target in targets[1:] if kinds.get(target) in ("csv", "jsonl")
+             and not _has_label(target, kinds[target], label_column)}
+    tables = [target for target in targets if kinds.get(target) == "csv" and not texts]
+    schema = _shared_schema([t for t in tables if t not in pools], [t for t in tables if t in pools], label_column)
+    loaded: dict[str, Dataset] = {}
+    for target in targets:
+        if target not in kinds:
+            continue
+        try:
+            loaded[str(target)] = _read(target, kinds[target], pool=target in pools, texts=texts, size=size,
+                                        mode=mode, label_column=label_column, schema=schema)
+        except DataError as exc:
+            problems += exc.problems
+    return loaded
+
+
+def _kinds(targets: list[Path]) -> tuple[list[DataProblem], dict[Path, Kind]]:
+    """Each target's kind, before any is read, and the problems of those that are missing, of a type pcevolve does
+    not read, or of another kind than the first target's (the private data's): those are left out of the reading,
+    so that a mismatch is one line naming both paths, not what a reader of the other kind makes of the file."""
+    problems: list[DataProblem] = []
+    kinds: dict[Path, Kind] = {}
+    for target in targets:
+        try:
+            kinds[target] = kind_of(target)
+        except DataError as exc:
+            problems += exc.problems
+    first = kinds.get(targets[0])
+    if first is None:
+        return problems, kinds
+    context = private_context(targets[0], first)
+    for target in targets[1:]:
+        problem = (split_kind_problem(target, kinds[target], "any", MODALITY_OF[first], context)
+                   if target in kinds else None)
+        if problem is not None:
+            problems.append(problem)
+            del kinds[target]
+    return problems, kinds
 
 
 def _shared_samples(loaded: dict[str, Dataset]) -> tuple[list[DataProblem], str | None]:

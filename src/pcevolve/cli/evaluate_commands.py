@@ -41,6 +41,7 @@ def evaluate(
     from pcevolve.report import PrivateSampleInReport
 
     try:
+        check_test_kinds(run_dir, test, full)
         verdict = judge_run(run_dir, test, full=full, seed=seed, epochs=epochs, full_max=full_max,
                             progress=not quiet)
     except (EvaluationError, PrivateSampleInReport) as exc:
@@ -53,6 +54,40 @@ def evaluate(
     folder = verdict.report
     console.print(f"report: {folder / 'report.html'} · {folder / 'report.md'} · {folder / 'evaluation.json'}; "
                   f"exact private figures and timings: {verdict.secure}", soft_wrap=True, highlight=False)
+
+
+def check_test_kinds(run_dir: Path, test: Path | None, full: Path | None) -> None:
+    """Check, before any file is read, that the test data (``test``, else the run's ``data.test``) and ``full`` are
+    of a kind the run's modality reads (:mod:`pcevolve.data.kinds`): a JSONL test file for a table run, or a CSV one
+    for an image run, is then one line naming both the file and the run, not what a reader of the other kind makes
+    of it.
+
+    Raises:
+        EvaluationError: The run folder cannot be read, or a path is missing, of a type pcevolve does not read, or
+            of another kind than the run's data — one line naming the path and what to give instead.
+    """
+    from pcevolve.data import DataError
+    from pcevolve.data.kinds import Role, kind_of, run_context, split_kind_problem
+    from pcevolve.evaluation import EvaluationError
+    from pcevolve.evaluation.judges import read_run_config
+
+    folder, config = read_run_config(run_dir)
+    context = run_context(folder, config.data.modality)
+    if test is None and config.data.test is not None:
+        test = Path(config.data.test)
+    # --full beside a table or text run is the judge's to refuse (it says why); only its kind is checked here.
+    splits: tuple[tuple[Role, Path | None], ...] = (("test", test), ("full", full))
+    for role, path in splits:
+        if role == "full" and config.data.modality != "image":
+            continue
+        if path is None:
+            continue
+        try:
+            problem = split_kind_problem(path, kind_of(path), role, config.data.modality, context)
+        except DataError as error:
+            problem = error.problems[0]  # kind_of names one problem
+        if problem is not None:
+            raise EvaluationError(str(problem))
 
 
 def print_headline(evaluation: RunEvaluation, console: Console) -> None:

@@ -2,6 +2,7 @@
 
 from pcevolve.config.loader import (
     ConfigError,
+    check_budget,
     config_hash,
     dump_config,
     load_config,
@@ -33,6 +34,7 @@ __all__ = [
     "RunConfig",
     "SearchConfig",
     "VariationConfig",
+    "check_budget",
     "config_hash",
     "dump_config",
     "load_config",

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from pcevolve.config.schema import RunConfig
+from pcevolve.config.schema import PrivacyConfig, RunConfig
 from pcevolve.io import atomic_write_text
 
 
@@ -37,19 +37,39 @@ def parse_config(mapping: dict[str, Any] | None, *, source: str = "<config>") ->
     try:
         return RunConfig.model_validate(mapping)
     except ValidationError as exc:
-        lines = []
-        for error in exc.errors():
-            key = ".".join(str(part) for part in error["loc"])
-            message = error["msg"].removeprefix("Value error, ")
-            if not key:  # a rule across fields: its message names the keys, one line per problem
-                lines.extend(f"{source}: {line}" for line in message.splitlines())
-            elif isinstance(error["input"], dict):  # a rule of a whole section: the section, not its contents
-                lines.extend(f"{source}: section '{key}': {line}" for line in message.splitlines())
-            elif error["type"] == "extra_forbidden":
-                lines.append(f"{source}: unknown key '{key}' (value {error['input']!r})")
-            else:
-                lines.append(f"{source}: key '{key}' has bad value {error['input']!r}: {error['msg']}")
-        raise ConfigError("\n".join(lines)) from None
+        raise ConfigError("\n".join(_problem_lines(exc, source))) from None
+
+
+def check_budget(epsilon: object = None, delta: object = None, *, source: str) -> None:
+    """Check a total ε and δ given apart from a config (a command-line flag, an API argument) as ``privacy.epsilon``
+    and ``privacy.delta`` would be checked, alone: nothing else of the config is built (no registry, no torch),
+    so a bad budget is refused in well under a second, before any data is read or any folder made.
+
+    Raises:
+        ConfigError: One line per bad value, naming its key, the value and the allowed range.
+    """
+    given = {key: value for key, value in (("epsilon", epsilon), ("delta", delta)) if value is not None}
+    try:
+        PrivacyConfig.model_validate(given)
+    except ValidationError as exc:
+        raise ConfigError("\n".join(_problem_lines(exc, source, prefix="privacy."))) from None
+
+
+def _problem_lines(exc: ValidationError, source: str, *, prefix: str = "") -> list[str]:
+    """One line per validation error, naming the dotted key (under ``prefix``) and the value."""
+    lines = []
+    for error in exc.errors():
+        key = prefix + ".".join(str(part) for part in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        if not key:  # a rule across fields: its message names the keys, one line per problem
+            lines.extend(f"{source}: {line}" for line in message.splitlines())
+        elif isinstance(error["input"], dict):  # a rule of a whole section: the section, not its contents
+            lines.extend(f"{source}: section '{key}': {line}" for line in message.splitlines())
+        elif error["type"] == "extra_forbidden":
+            lines.append(f"{source}: unknown key '{key}' (value {error['input']!r})")
+        else:
+            lines.append(f"{source}: key '{key}' has bad value {error['input']!r}: {message}")
+    return lines
 
 
 def packaged_configs() -> dict[str, str]:
@@ -102,11 +122,12 @@ def load_config(path: str | os.PathLike[str] | None) -> RunConfig:
 
 def config_hash(config: RunConfig) -> str:
     """SHA-256 of the canonical JSON of the resolved config (every default filled in), without ``executor``:
-    where the work runs does not change what it computes. ``data.classes`` left null is left out too, so a run
-    started before that setting existed keeps its hash and can be resumed."""
+    where the work runs does not change what it computes. ``data.classes`` and ``data.public_text_column`` left
+    null are left out too, so a run started before those settings existed keeps its hash and can be resumed."""
     resolved = config.model_dump(mode="json", exclude={"executor"})
-    if resolved["data"]["classes"] is None:
-        del resolved["data"]["classes"]
+    for key in ("classes", "public_text_column"):
+        if resolved["data"][key] is None:
+            del resolved["data"][key]
     canonical = json.dumps(resolved, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -6,36 +6,72 @@ error that names the key instead of a silently ignored setting.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
 
-def class_names_from(value: object) -> tuple[str, ...]:
-    """Declared class names (``data.classes``) as text, or ``ValueError`` saying what is wrong with them.
+#: A declared class as YAML gives it: text, a whole number, or (texts only) true/false.
+ClassLabel = str | int | bool
 
-    Numbers are read as their text (a label column holds ``0``/``1`` as text); booleans and floats are refused,
-    since YAML reads ``yes`` and ``1.0`` so while the data holds the text.
+# YAML 1.1 (PyYAML) reads these unquoted words as booleans, so a class list [yes, no] arrives as [True, False].
+_YAML_BOOLEANS = "YAML reads unquoted yes/no/on/off/true/false as booleans"
+
+
+def _label_text(value: ClassLabel) -> str:
+    """A class's text form: how a CSV cell, a folder name and a report spell it. The same rule as
+    :func:`pcevolve.data.dataset.label_text` (the config does not import the data readers)."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _label_kind(value: ClassLabel) -> str:
+    return "booleans" if isinstance(value, bool) else "numbers" if isinstance(value, int) else "text"
+
+
+def class_names_from(value: object, *, typed: bool = False) -> tuple[ClassLabel, ...]:
+    """Declared class names (``data.classes``), or ``ValueError`` saying what is wrong with them.
+
+    Untyped (images, tables: a class is a folder name or a CSV cell, both text): numbers are read as their text;
+    booleans and floats are refused, since YAML reads ``yes`` and ``1.0`` so while the data holds the text.
+
+    Typed (texts: a JSON Lines label has a JSON type, which the delivered file keeps): text, whole numbers and
+    booleans keep their YAML type, so ``0`` declares the number 0 and ``"0"`` the text "0". They must share one
+    type, as every label of one JSON Lines file must. Floats are refused (1.0 and 1 are the same JSON number, and
+    a fraction's digits do not survive every writer): a label is text, a whole number or true/false.
+
+    In both, text is stripped and the text forms (``0`` and ``"0"`` are both "0") must be unique, two or more.
     """
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise ValueError("a list of class names, e.g. [bad, good]")
-    names = []
+    names: list[ClassLabel] = []
     for name in value:
-        if isinstance(name, bool) or not isinstance(name, (str, int)):
-            raise ValueError(f"class name {name!r} is not text; quote it in the YAML file (\"{name}\")")
-        text = str(name).strip()
+        if isinstance(name, bool) and not typed:
+            raise ValueError(f"class name {name!r} is not text ({_YAML_BOOLEANS}); quote it in the YAML file "
+                             f"(\"{_label_text(name)}\")")
+        if not isinstance(name, (str, int)):
+            raise ValueError(f"class name {name!r} is not text or a whole number; quote it in the YAML file "
+                             f"(\"{name}\")")
+        text = _label_text(name).strip()
         if not text:
             raise ValueError("a class name is empty")
-        names.append(text)
-    repeated = sorted({name for name in names if names.count(name) > 1})
+        names.append(text if isinstance(name, str) or not typed else name)
+    texts = [_label_text(name) for name in names]
+    repeated = sorted({text for text in texts if texts.count(text) > 1})
     if repeated:
         raise ValueError(f"class names must be unique; repeated: {repeated}")
     if len(names) < 2:
         raise ValueError(f"a labelled synthetic set needs at least two classes, got {names}")
+    kinds = sorted({_label_kind(name) for name in names})
+    if len(kinds) > 1:
+        hint = f" ({_YAML_BOOLEANS})" if "booleans" in kinds else ""
+        raise ValueError(f"the classes {names} mix {' and '.join(kinds)}{hint}; every label of a JSON Lines file "
+                         "has one type, so the classes must too: quote every class (\"0\") for text labels, or none "
+                         "for number labels")
     return tuple(names)
 
 
@@ -55,20 +91,25 @@ class DataConfig(_Frozen):
     # public table. Never from the private rows: the schema shapes every file the run ships.
     label_column: str = Field("label", min_length=1)
     schema_file: str | None = None
-    # Texts (modality: text; JSONL or CSV files): the field holding the text (the label is label_column's).
+    # Texts (modality: text; JSONL or CSV files): the field holding the text (the label is label_column's), and
+    # the one holding it in the public pool when that differs (null: the same field, text_column).
     text_column: str = Field("text", min_length=1)
+    public_text_column: str | None = Field(None, min_length=1)
     # The task's classes, in label order: the user's declaration, never learnt from the private data (one record
     # more or less must not change K, the files shipped, or whether a run proceeds). The private data is read
     # against it: a class with no or one private sample is accepted (its statistics are mostly noise), a label
     # outside it is an error naming the row. Required for tables and texts (`pcevolve init` proposes the label
     # values it finds, for the user to confirm); for images, null means one class per folder of data.private,
-    # the folders being the declaration.
-    classes: tuple[str, ...] | None = None
+    # the folders being the declaration. For texts each class keeps its YAML type, which the delivered JSON Lines
+    # file writes and the private file's labels must have (0 a number, "0" text, true a boolean); for images and
+    # tables a class is text (0 reads as "0").
+    classes: tuple[ClassLabel, ...] | None = None
 
     @field_validator("classes", mode="before")
     @classmethod
-    def _class_names(cls, value: object) -> object:
-        return None if value is None else class_names_from(value)
+    def _class_names(cls, value: object, info: ValidationInfo) -> object:
+        # modality is declared before classes, so it has been validated by now (absent only when it is invalid)
+        return None if value is None else class_names_from(value, typed=info.data.get("modality") == "text")
 
 
 class AugmentConfig(_Frozen):
@@ -374,6 +415,10 @@ class DecoderConfig(_Frozen):
     variation: VariationConfig = VariationConfig()
 
 
+#: The largest total ε a run accepts (``privacy.epsilon``).
+MAX_EPSILON = 100.0
+
+
 # The ledger's stages: the stages of a run that may pay (``pipeline/stages.py``), and delivery (always 0).
 StageName = Literal["representation", "decoder", "release", "delivery"]
 
@@ -389,8 +434,10 @@ class PrivacyConfig(_Frozen):
     caps that merely summed to ``epsilon`` would leave budget unspent (3 + 5 composes to 6.07, not 8).
     """
 
-    epsilon: float = Field(8.0, gt=0.0)
-    delta: float = Field(1e-5, gt=0.0, lt=1.0)
+    # At most MAX_EPSILON: far above it a DP guarantee says nothing (e^100 bounds no attacker), and the accountant's
+    # distributions grow with ε (ε = 10,000 ran out of memory at 7.4 GB after 89 s).
+    epsilon: float = 8.0
+    delta: float = 1e-5
     # Default: the whole budget on the release (the seed splits 3 : 5 between representation and the release). Measured
     # on the demo at ε = 8, two seeds, secure noise: the seed's split gave CNN 73.6% / 72.5%, labels right 73.8% /
     # 67.9%; all on the release 76.7% / 74.6%, 75.9% / 72.2%, and ran faster in less memory. Stage 2 still trains
@@ -403,6 +450,22 @@ class PrivacyConfig(_Frozen):
     # ``seed`` instead — reproducible, for tests and research only: anyone with the config can regenerate the noise,
     # so the run is NOT differentially private and its ledger, summary and report say so.
     reproducible_noise: bool = False
+
+    @field_validator("epsilon")
+    @classmethod
+    def _epsilon_in_range(cls, value: float) -> float:
+        if not 0.0 < value <= MAX_EPSILON:  # NaN and infinities fail too
+            raise ValueError(f"ε must be a number in (0, {MAX_EPSILON:g}]: 8 is the usual choice, 1 a strong guarantee; "
+                             f"beyond {MAX_EPSILON:g} a DP guarantee bounds no attacker")
+        return value
+
+    @field_validator("delta")
+    @classmethod
+    def _delta_in_range(cls, value: float) -> float:
+        if not 0.0 < value < 1.0:
+            raise ValueError("δ must be a number strictly between 0 and 1, well below 1 / (the number of private samples), "
+                             "e.g. 1e-5")
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -451,7 +514,8 @@ class RunConfig(_Frozen):
     """A whole run. ``seed`` drives every public random generator of the run; mechanism noise is secure unless
     ``privacy.reproducible_noise`` is set (see ``pcevolve.randomness``)."""
 
-    name: str = Field("demo", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    # The run folder's name (runs/NAME): one path component, portable to every file system.
+    name: str = "demo"
     seed: int = Field(0, ge=0)
     data: DataConfig = DataConfig()
     augment: AugmentConfig = AugmentConfig()
@@ -462,6 +526,14 @@ class RunConfig(_Frozen):
     # Where the work runs does not change a result, so it is not part of the config's hash: a run started on a
     # cluster may be resumed on one machine and the other way round.
     executor: ExecutorConfig = ExecutorConfig()
+
+    @field_validator("name")
+    @classmethod
+    def _folder_name(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value):
+            raise ValueError("a run name is the name of its folder: letters, digits, '.', '_' and '-', starting with "
+                             "a letter or digit (e.g. clinic-2026)")
+        return value
 
     @model_validator(mode="before")
     @classmethod

@@ -40,6 +40,7 @@ from pcevolve.data import (
     small_classes_note,
 )
 from pcevolve.data.image_files import list_folder
+from pcevolve.data.kinds import check_run_kinds
 from pcevolve.io import read_json
 
 # Images are held in memory at this size; the encoder sees ENCODER_INPUT_SIZE a side whatever the input, so larger only
@@ -283,43 +284,41 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
     """Check the data and choose a run configuration for it.
 
     Args:
-        private: The private labelled images, one folder per class, or a CSV table (or a prepared root with
-            ``dataset.json``).
-        public: A folder of unlabelled public images like the private ones, or a public CSV table with the same
-            columns and no label column (required by the search).
-        test, full: Optional real labelled folders for ``pcevolve evaluate`` (held-out test; a larger real set).
+        private: The private labelled images, one folder per class, a CSV table or a JSONL file of texts (or a
+            prepared root with ``dataset.json``); its kind decides the run's modality (:mod:`pcevolve.data.kinds`).
+        public: Unlabelled public data of the same kind: a folder of images, a CSV table with the same columns and
+            no label column, or texts (required by the search).
+        test, full: Optional real labelled data of the same kind for ``pcevolve evaluate`` (held-out test; a
+            larger real set, image runs only).
         epsilon: The total privacy budget.
         name: The run's name (default: from the private folder's name).
         overrides: Dotted keys set last, e.g. ``{"search.synthetic_per_class": 200}``.
 
     Raises:
         StarterError: The input is not something a run can read (with what to do instead).
-        DataError: Problems in the files, each naming its path (as ``pcevolve data check``).
+        DataError: Problems in the files, each naming its path (as ``pcevolve data check``); first, before any file
+            is read, a path that does not exist, a file type pcevolve does not read, or a split whose kind does not
+            go with the private data's (one line naming both and what to give instead).
         ConfigError: The chosen settings with ``overrides`` do not validate.
     """
     paths = DataPaths.resolve(private, public=public, test=test, full=full)
-    if paths.private.suffix.lower() == ".csv":
+    # Every given split's kind is checked against the private data's before any file is opened: a split of the
+    # wrong kind is then one line naming both, not what a reader of the other kind makes of it.
+    kind = check_run_kinds(paths.private, {"public": paths.public, "test": paths.test, "full": paths.full})
+    if kind == "csv":
         from pcevolve.config.starter_table import (
             choose_table_config,  # uses this module
         )
 
         return choose_table_config(paths, epsilon=epsilon, name=name, overrides=overrides)
-    if paths.private.suffix.lower() == ".jsonl":
+    if kind == "jsonl":
         from pcevolve.config.starter_text import choose_text_config  # uses this module
 
         return choose_text_config(paths, epsilon=epsilon, name=name, overrides=overrides)
-    if paths.private.is_file():
-        raise StarterError(f"{paths.private}: is a file `pcevolve init` does not read; it reads images (one folder "
-                           "per class, private/<class name>/*.png), tables (a .csv file with a label column) and "
-                           "texts (a .jsonl file, one {\"text\": …, \"label\": …} object per line)")
-    if not paths.private.is_dir():
-        raise DataError([DataProblem(str(paths.private), "folder does not exist")])
     if paths.public is None:
         raise StarterError("no public pool given: pcevolve needs a folder of unlabelled images like yours that "
                            "may be published (e.g. an open dataset of the same kind); it learns its features and "
                            "draws the delivered images from it. Give it with --public FOLDER")
-    if not paths.public.is_dir():
-        raise DataError([DataProblem(str(paths.public), "public pool folder does not exist")])
 
     pool_size, side, mode = _public_images(paths.public)
     size = min(max(side, 8), MAX_IMAGE_SIZE)

@@ -1,14 +1,17 @@
 """The starter configuration for texts (``pcevolve init private.jsonl --public public.jsonl``).
 
 As for images and tables, the choices depend on the public pool, the class names and the user's flags only; the
-private file is read to check it and its counts are shown on the console, never written.
+private file is read to check it and its counts are shown on the console, never written. The proposed classes are
+the private file's labels with their JSON type (``0`` stays a number, ``"0"`` text), for the user to confirm.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from pcevolve.config.schema import ClassLabel, class_names_from
 from pcevolve.config.starter import (
     Choice,
     DataPaths,
@@ -17,20 +20,45 @@ from pcevolve.config.starter import (
     check_splits,
     classes_choice,
     data_notes,
-    declared_classes,
     file_run_choices,
     finish_starter,
     retrieval_choices,
 )
 from pcevolve.data import DataError, DataProblem
-from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
+from pcevolve.data.text import fields_of, read_labeled_texts, read_unlabeled_texts
+
+
+def _declared_classes(overrides: Mapping[str, Any]) -> tuple[ClassLabel, ...] | None:
+    """The classes the user declared (``--set data.classes=[...]``) with their types, as a text run reads them;
+    ``None`` when they are to be proposed from the private labels."""
+    value = overrides.get("data.classes")
+    if value is None:
+        return None
+    try:
+        return class_names_from(value, typed=True)
+    except ValueError as error:
+        raise StarterError(f"data.classes: {error}") from None
+
+
+def _pool_text_field(public: Path, text_field: str, label_field: str, chosen: object) -> str | None:
+    """The public pool's text field when it is not the private file's: the user's (``--set
+    data.public_text_column=...``), else — when the pool's records lack ``text_field`` — the one field that holds
+    text in them, if there is exactly one (the pool is public: looking at it is free). None: the same field."""
+    if chosen is not None:
+        return str(chosen)
+    fields = fields_of(public)
+    if not fields or text_field in fields:
+        return None
+    candidates = [name for name, holds_text in fields.items() if holds_text and name != label_field]
+    return candidates[0] if len(candidates) == 1 else None  # else the reader names the fields and the setting
 
 
 def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
                        overrides: Mapping[str, Any] | None) -> Starter:
     """Check a private JSONL file (and its public pool) and choose a run configuration for it.
 
-    The fields are ``data.text_column`` / ``data.label_column`` from ``overrides``, else ``text`` / ``label``.
+    The fields are ``data.text_column`` / ``data.label_column`` from ``overrides``, else ``text`` / ``label``; the
+    pool's text field is ``data.public_text_column`` from ``overrides``, else proposed from the pool's records.
 
     Raises:
         StarterError: No public pool.
@@ -40,15 +68,17 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
     text_field = str(overrides.pop("data.text_column", "text"))
     label_field = str(overrides.pop("data.label_column", paths.label_column or "label"))
     if paths.public is None or paths.public.is_dir():
-        raise StarterError("a private JSONL file needs a public pool of texts like it: a JSONL file with the same "
-                           f"{text_field!r} field and no label. Give it with --public FILE.jsonl")
+        raise StarterError("a private JSONL file needs a public pool of texts like it: a JSONL file with the texts "
+                           f"in field {text_field!r} (another: --set data.public_text_column=FIELD) and no label. "
+                           "Give it with --public FILE.jsonl")
     private = read_labeled_texts(paths.private, text_field=text_field, label_field=label_field,
-                                 class_names=declared_classes(overrides), min_per_class=0)
-    public = read_unlabeled_texts(paths.public, text_field=text_field, label_field=label_field)
+                                 class_names=_declared_classes(overrides), min_per_class=0)
+    pool_field = _pool_text_field(paths.public, text_field, label_field, overrides.get("data.public_text_column"))
+    public = read_unlabeled_texts(paths.public, text_field=pool_field or text_field, label_field=label_field)
     extras: dict[str, Any] = {}
     if paths.test is not None:
         extras[str(paths.test)] = read_labeled_texts(paths.test, text_field=text_field, label_field=label_field,
-                                                     class_names=private.class_names, min_per_class=1)
+                                                     class_names=private.class_labels, min_per_class=1)
     check_splits(private, public, extras, paths)
     k = len(private.class_names)
     used = min(len(public), 20_000)
@@ -58,13 +88,18 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
     choices = [
         *file_run_choices(paths, name, "text", "texts"),
         Choice("data.private", str(paths.private.resolve()), f"{k} classes in field {label_field!r}"),
-        classes_choice(private.class_names, f"the values of field {label_field!r} in {paths.private.name}", "text",
-                       "a label outside the list is an error naming its line"),
+        classes_choice(private.class_labels, f"the values of field {label_field!r} in {paths.private.name}, with "
+                       "their JSON type (0 a number, \"0\" text: the delivered file writes them so)", "text",
+                       "a label outside the list, or of another type, is an error naming its line"),
         Choice("data.public", str(paths.public.resolve()), f"{len(public)} unlabelled public texts"),
         Choice("data.test", None if paths.test is None else str(paths.test.resolve()),
                "real held-out texts for `pcevolve evaluate` (never used by the run)"),
         Choice("data.full", None, "not used for texts"),
         Choice("data.text_column", text_field, "the field holding each text"),
+        Choice("data.public_text_column", pool_field,
+               "the field holding each text of the public pool" + (f", whose records have no {text_field!r}"
+                                                                   if pool_field else
+                                                                   "; null: the same as data.text_column")),
         Choice("data.label_column", label_field, "the class label of each private text"),
         *retrieval_choices("text", pool=used, classes=k, basis=16, epsilon=epsilon,
                            encoder_why="the sentence encoder is used as pretrained"),

@@ -5,7 +5,9 @@ Invariants (checked on construction, relied on everywhere downstream):
 * ``samples``, ``labels`` and ``sources`` have one entry per sample, in the same order.
 * Images are ``uint8`` — ``(N, H, W)`` for mode ``"L"``, ``(N, H, W, 3)`` for ``"RGB"``;
   tabular samples are ``float64`` ``(N, F)`` and finite; text is a 1-D unicode array.
-* ``labels`` are ``int64`` indices into ``class_names``.
+* ``labels`` are ``int64`` indices into ``class_names``; a class name is text. A JSON Lines file's labels have a
+  JSON type, kept as ``label_type`` (``class_labels`` gives each class back with it), so that a delivered file
+  writes ``0`` where the input had ``0`` and ``"0"`` where it had ``"0"``.
 * The arrays are read-only views: a dataset never changes after construction.
 * :meth:`LabeledDataset.fingerprint` holds counts and hashes only, never content,
   so it may go into a run manifest.
@@ -25,6 +27,40 @@ Modality = Literal["image", "tabular", "text"]
 MODALITIES: tuple[str, ...] = ("image", "tabular", "text")
 
 IndexLike = Sequence[int] | np.ndarray
+
+#: The JSON type every label of one file has: text (every CSV label, folder name, JSON string), a whole number or
+#: a boolean. JSON Lines labels are never fractional numbers, lists or objects (see pcevolve.data.text).
+LabelType = Literal["text", "number", "boolean"]
+LABEL_TYPES: tuple[str, ...] = ("text", "number", "boolean")
+ClassLabel = str | int | bool
+
+
+def label_type(value: ClassLabel) -> LabelType:
+    """The JSON type of one label value (``True`` is a boolean, not the number 1)."""
+    return "boolean" if isinstance(value, bool) else "number" if isinstance(value, int) else "text"
+
+
+def label_text(value: ClassLabel) -> str:
+    """A label's text form, by which its class is found: ``0`` → ``"0"``, ``True`` → ``"true"`` (JSON's spelling),
+    text as it is."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def typed_label(name: str, kind: str) -> ClassLabel:
+    """The label value whose :func:`label_text` is ``name``, with the JSON type ``kind`` (``ValueError`` if none)."""
+    if kind == "number":
+        try:
+            number = int(name)
+        except ValueError:
+            number = None
+        if number is None or str(number) != name:  # the canonical spelling only, so that the text form round-trips
+            raise ValueError(f"class name {name!r} is not a whole number, but the labels are numbers")
+        return number
+    if kind == "boolean":
+        if name not in ("true", "false"):
+            raise ValueError(f"class name {name!r} is not true or false, but the labels are booleans")
+        return name == "true"
+    return name
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -71,6 +107,8 @@ class LabeledDataset:
         modality: ``"image"``, ``"tabular"`` or ``"text"``.
         sources: Where each sample came from (``path`` or ``file.csv:row 17``), for error messages.
         feature_names: Column names of tabular samples (empty for other modalities).
+        label_type: The labels' JSON type — the declared classes', else the file's (``"text"`` for anything but
+            JSON Lines): each class name is the text form of a label of that type (see :attr:`class_labels`).
     """
 
     samples: np.ndarray
@@ -79,6 +117,7 @@ class LabeledDataset:
     modality: Modality
     sources: tuple[str, ...]
     feature_names: tuple[str, ...] = field(default=())
+    label_type: LabelType = "text"
 
     def __post_init__(self) -> None:
         samples = np.asarray(self.samples)
@@ -117,6 +156,10 @@ class LabeledDataset:
             raise ValueError(f"text samples must be a 1-D unicode array, got {samples.dtype} {samples.shape}")
         if self.modality != "tabular" and feature_names:
             raise ValueError("feature_names are only meaningful for tabular data")
+        if self.label_type not in LABEL_TYPES:
+            raise ValueError(f"label_type must be one of {LABEL_TYPES}, got {self.label_type!r}")
+        for name in class_names:
+            typed_label(name, self.label_type)  # every class name must be a label of that type
         object.__setattr__(self, "samples", _readonly(samples))
         object.__setattr__(self, "labels", _readonly(labels))
         object.__setattr__(self, "class_names", class_names)
@@ -125,6 +168,11 @@ class LabeledDataset:
 
     def __len__(self) -> int:
         return len(self.labels)
+
+    @property
+    def class_labels(self) -> tuple[ClassLabel, ...]:
+        """Each class as the file writes its label: ``class_names`` with their JSON type (``label_type``)."""
+        return tuple(typed_label(name, self.label_type) for name in self.class_names)
 
     @property
     def image_mode(self) -> str | None:
@@ -155,6 +203,7 @@ class LabeledDataset:
             modality=self.modality,
             sources=tuple(self.sources[i] for i in chosen),
             feature_names=self.feature_names,
+            label_type=self.label_type,
         )
 
     def split(self, fraction: float, *, seed: int | np.random.Generator) -> tuple[LabeledDataset, LabeledDataset]:

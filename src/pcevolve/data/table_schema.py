@@ -16,6 +16,7 @@ import csv
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,9 +28,6 @@ from pcevolve.data.ordering import natural_key
 
 ColumnKind = Literal["numeric", "categorical"]
 
-#: Most decimals a drafted numeric column is written with.
-MAX_DECIMALS = 6
-
 
 @dataclass(frozen=True)
 class Column:
@@ -40,7 +38,9 @@ class Column:
         kind: ``"numeric"`` or ``"categorical"``.
         low, high: Bounds of a numeric column (values outside are clipped when encoded).
         integer: A numeric column whose values are whole numbers (written without decimals).
-        decimals: Decimals a numeric value is written with.
+        decimals: Decimals a numeric value is written with (drafted: the most any public cell shows, so a public
+            value is written back as exactly the same number, and as the same text when its column's cells all show
+            that many).
         categories: The values of a categorical column, in index order.
     """
 
@@ -84,13 +84,19 @@ class Column:
         return value, None
 
     def format(self, value: float) -> str:
-        """One stored value as the cell text written to a CSV."""
+        """One stored value as the cell text written to a CSV: a category by name, an integer without decimals, any
+        other number clipped to the bounds and written with ``decimals`` decimals.
+
+        Formatting is correctly rounded, so a float read from a cell that shows at most ``decimals`` decimals is
+        written as that cell's number exactly (``12.50`` stays ``12.50``; ``1e-10`` becomes ``0.0000000001``), and
+        reads back as the same float.
+        """
         if self.kind == "categorical":
             return self.categories[int(np.clip(round(value), 0, len(self.categories) - 1))]
         value = float(np.clip(value, self.low, self.high))
         if self.integer:
             return str(round(value))
-        return f"{round(value, self.decimals):.{self.decimals}f}"
+        return f"{value:.{self.decimals}f}"
 
     @property
     def _index(self) -> dict[str, int]:
@@ -161,13 +167,18 @@ class TableSchema:
 
 
 def _decimals(texts: Iterable[str]) -> int:
+    """The most decimals any of the numeric cell texts shows, without a cap: ``2.50`` shows 2, ``1e-10`` 10,
+    ``1.5e20`` none. Written with that many decimals, a float read from any of them is that cell's number exactly,
+    so the delivered table can write public values without losing a digit."""
     most = 0
     for text in texts:
-        if "e" in text.lower():
-            return MAX_DECIMALS
-        if "." in text:
-            most = max(most, len(text.split(".", 1)[1].rstrip("0")))
-    return min(most, MAX_DECIMALS)
+        try:
+            exponent = Decimal(text.strip()).as_tuple().exponent
+        except InvalidOperation:  # not a number the way Decimal reads it: float() read it, so it shows no decimals
+            continue
+        if isinstance(exponent, int):  # NaN and infinities have a letter for exponent
+            most = max(most, -exponent)
+    return most
 
 
 def draft_column(name: str, texts: Sequence[str]) -> Column:
@@ -176,7 +187,7 @@ def draft_column(name: str, texts: Sequence[str]) -> Column:
     Numeric if at least half the cells are finite numbers (the others, NaN or words, are then reported as errors
     when the table is read against the schema), else categorical with every distinct text as a category.
     """
-    values = []
+    values, numeric = [], []
     for text in texts:
         try:
             value = float(text)
@@ -184,10 +195,11 @@ def draft_column(name: str, texts: Sequence[str]) -> Column:
             continue
         if math.isfinite(value):
             values.append(value)
+            numeric.append(text)
     if values and 2 * len(values) >= len(texts):
         integer = all(float(v).is_integer() for v in values)
         return Column(name, "numeric", low=min(values), high=max(values), integer=integer,
-                      decimals=0 if integer else _decimals(texts))
+                      decimals=0 if integer else _decimals(numeric))
     return Column(name, "categorical", categories=tuple(sorted(set(texts), key=natural_key)))
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pcevolve.data.dataset import LabeledDataset
+from pcevolve.data.dataset import LabeledDataset, label_text
 from pcevolve.data.errors import DataError, DataProblem, name_some, raise_if_problems
 from pcevolve.data.hashing import combined_hash, sample_hashes
 from pcevolve.data.ordering import natural_key
@@ -51,8 +51,13 @@ class UnlabeledRows:
 
 
 def _column_order(path: Path, header: list[str], schema: TableSchema, *, label: bool) -> list[DataProblem]:
+    """The problems of ``header`` (of ``path``, a labelled table when ``label``, else a public one) against
+    ``schema``: the label column missing (labelled) or present (public), and feature columns that differ.
+
+    Differing columns are one problem naming both sides in the user's terms: the public table the schema was
+    drafted from (its ``source`` is a ``.csv``), or the schema file the user gave — only then is a "schema" named.
+    """
     where = f"{path}:row 1"
-    expected = set(schema.names) | ({schema.label_column} if label else set())
     problems = []
     if label and schema.label_column not in header:
         problems.append(DataProblem(where, f"no label column {schema.label_column!r}; columns are {header}"))
@@ -60,13 +65,18 @@ def _column_order(path: Path, header: list[str], schema: TableSchema, *, label: 
         problems.append(DataProblem(where, f"has the label column {schema.label_column!r}; the public table must be "
                                            "unlabelled (its labels are never used): remove that column"))
     missing = [name for name in schema.names if name not in header]
-    if missing:
-        problems.append(DataProblem(where, f"missing column(s) {', '.join(map(repr, missing))} of the schema "
-                                           f"({schema.source or 'the public table'})"))
-    extra = [name for name in header if name not in expected and name != schema.label_column]
-    if extra:
-        problems.append(DataProblem(where, f"column(s) {', '.join(map(repr, extra))} are not in the schema "
-                                           f"({schema.source or 'the public table'})"))
+    extra = [name for name in header if name not in schema.names and name != schema.label_column]
+    if not (missing or extra):
+        return problems
+    source = schema.source or "the table schema"
+    from_table = source.lower().endswith(".csv")
+    other = f"the public table {source}" if from_table else f"the schema file {source}" if schema.source else source
+    lacks = f"lacks column(s) {', '.join(map(repr, missing))} of {other}" if missing else ""
+    has = f"has column(s) {', '.join(map(repr, extra))} that {'it' if missing else other} lacks" if extra else ""
+    fix = (f"{Path(path).name} and {Path(source).name} need the same columns (the label column "
+           f"{schema.label_column!r} aside)" if from_table
+           else "a table read against a schema file needs exactly its columns: edit the table or the schema file")
+    problems.append(DataProblem(where, f"{' and '.join(part for part in (lacks, has) if part)}; {fix}"))
     return problems
 
 
@@ -180,7 +190,7 @@ def _resolve_labels(
     if class_names is None:
         names = tuple(sorted(set(label_texts), key=natural_key))
     else:
-        names = tuple(str(name) for name in class_names)
+        names = tuple(label_text(name) for name in class_names)
         if len(set(names)) != len(names):
             raise ValueError(f"class_names must be unique, got {names}")
     index = {name: i for i, name in enumerate(names)}

@@ -1,5 +1,7 @@
 """Writers of a synthetic set in the input's own format, built under a temporary name so a crash leaves nothing
-half-written and an existing set is replaced only once the new one is complete."""
+half-written. Each refuses a path that already holds something unless told ``overwrite=True`` (then the old set
+is replaced only once the new one is complete), and never puts a folder where a file is or a file where a folder
+is."""
 
 from __future__ import annotations
 
@@ -14,21 +16,25 @@ import numpy as np
 from PIL import Image
 
 from pcevolve.data.table_schema import TableSchema
-from pcevolve.io import atomic_directory, atomic_write_bytes
+from pcevolve.io import atomic_directory, atomic_write_bytes, refuse_existing
 
 
 def write_image_folder(path: str | os.PathLike[str], samples: np.ndarray, labels: np.ndarray,
-                       class_names: Sequence[str]) -> Path:
+                       class_names: Sequence[str], *, overwrite: bool = False) -> Path:
     """``path/<class name>/<class name>_<index>.png`` for every sample, built under a temporary name.
 
-    Grey samples are (N, H, W) uint8, colour ones (N, H, W, 3); an existing folder is replaced
-    only once the new one is complete.
+    Grey samples are (N, H, W) uint8, colour ones (N, H, W, 3). An existing empty folder is filled; a non-empty
+    one is replaced (once the new one is complete) only with ``overwrite``; a file is never replaced.
+
+    Raises:
+        pcevolve.io.TargetExistsError: ``path`` holds something and may not be replaced.
     """
     samples = np.asarray(samples)
     labels = np.asarray(labels)
     if samples.dtype != np.uint8 or samples.ndim not in (3, 4) or len(samples) != len(labels):
         raise ValueError(f"expected uint8 samples (N, H, W[, 3]) with N labels, got {samples.dtype} "
                          f"{samples.shape} and {labels.shape}")
+    refuse_existing(path, overwrite=overwrite, folder=True)
     with atomic_directory(path, overwrite=True) as staging:
         for k, name in enumerate(class_names):
             folder = staging / name
@@ -39,12 +45,17 @@ def write_image_folder(path: str | os.PathLike[str], samples: np.ndarray, labels
 
 
 def write_table_csv(path: str | os.PathLike[str], samples: np.ndarray, labels: np.ndarray,
-                    class_names: Sequence[str], schema: TableSchema) -> Path:
+                    class_names: Sequence[str], schema: TableSchema, *, overwrite: bool = False) -> Path:
     """A CSV with the schema's columns, in order, then the label column; each value written as its column says
     (categories by name, integers without decimals, numbers clipped to the column's public bounds).
 
-    Written to a temporary file and renamed, so a crash leaves no half-written table.
+    Written to a temporary file and renamed, so a crash leaves no half-written table. An existing file is
+    replaced only with ``overwrite``; a folder never.
+
+    Raises:
+        pcevolve.io.TargetExistsError: ``path`` holds something and may not be replaced.
     """
+    refuse_existing(path, overwrite=overwrite, folder=False)
     samples = np.asarray(samples, dtype=np.float64)
     labels = np.asarray(labels)
     if samples.ndim != 2 or samples.shape[1] != len(schema.columns) or len(samples) != len(labels):
@@ -60,8 +71,15 @@ def write_table_csv(path: str | os.PathLike[str], samples: np.ndarray, labels: n
 
 
 def write_texts_jsonl(path: str | os.PathLike[str], samples: np.ndarray, labels: np.ndarray,
-                      class_names: Sequence[str], *, text_field: str = "text", label_field: str = "label") -> Path:
-    """JSON Lines, one ``{text_field: text, label_field: class name}`` object per text, written atomically."""
+                      class_names: Sequence[str | int | bool], *, text_field: str = "text",
+                      label_field: str = "label", overwrite: bool = False) -> Path:
+    """JSON Lines, one ``{text_field: text, label_field: class}`` object per text, written atomically; an
+    existing file is replaced only with ``overwrite``, a folder never (:class:`pcevolve.io.TargetExistsError`).
+
+    Each class is written with its own JSON type — ``0`` a number, ``"0"`` text, ``True`` ``true`` — so pass the
+    classes as the input's labels have them (``dataset.class_labels``, or the declared ``data.classes``), not their
+    text forms, for a delivered file whose labels read back exactly as the input's."""
+    refuse_existing(path, overwrite=overwrite, folder=False)
     texts = np.asarray(samples)
     labels = np.asarray(labels)
     if texts.ndim != 1 or len(texts) != len(labels):

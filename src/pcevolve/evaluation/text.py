@@ -615,8 +615,9 @@ def judge_text_files(synthetic_path: str | os.PathLike[str], test_path: str | os
     """
     fields = {"text_field": text_field, "label_field": label_field}
     private = None if private_path is None else read_labeled_texts(private_path, **fields)
-    test = read_labeled_texts(test_path, class_names=None if private is None else private.class_names, **fields)
-    synthetic = read_labeled_texts(synthetic_path, class_names=test.class_names, min_per_class=0, **fields)
+    # class_labels: the classes with their labels' JSON type, which the other JSON Lines files must share
+    test = read_labeled_texts(test_path, class_names=None if private is None else private.class_labels, **fields)
+    synthetic = read_labeled_texts(synthetic_path, class_names=test.class_labels, min_per_class=0, **fields)
     public = None if public_path is None else read_unlabeled_texts(public_path, **fields).samples
     judgement = judge_texts(synthetic, test, private=private, public=public, seed=seed)
     return {**judgement.to_json(), "secure": judgement.to_secure_json()}

@@ -2,10 +2,12 @@
 
 Reading rules, as for tables (:mod:`~pcevolve.evaluation.table_run`): ``RUN/config.yaml`` says where the private and
 public texts are (``data.private``, ``data.public``; relative paths are relative to the working directory, as for
-``pcevolve run``) and which fields hold the text and the label (``data.text_column``, ``data.label_column``); every
-file — private, public, test, synthetic — is read with those fields (JSON Lines, or CSV by the ``.csv`` suffix).
-Class names and order come from the private texts; the test texts must have exactly those classes, the synthetic
-texts no other. Every problem is one :class:`~pcevolve.evaluation.inputs.EvaluationError` naming the path.
+``pcevolve run``) and which fields hold the text and the label (``data.text_column``, ``data.label_column``; the
+pool's text is ``data.public_text_column`` when set); every file — private, public, test, synthetic — is read with
+those fields (JSON Lines, or CSV by the ``.csv`` suffix). Class names, order and label type come from the private
+texts read against ``data.classes``; the test texts must have exactly those classes, the synthetic texts no other,
+and a JSON Lines file's labels that type. Every problem is one :class:`~pcevolve.evaluation.inputs.EvaluationError`
+naming the path.
 
 The judges are those of :mod:`~pcevolve.evaluation.text`. They read private texts directly: their exact figures go
 to ``RUN/secure/evaluation.json``; :meth:`TextRunEvaluation.to_json` is what the shared report carries (the private
@@ -49,6 +51,11 @@ REQUIRED_TEXT_RUN_FILES = ("config.yaml", "ledger.json", SYNTHETIC_TEXTS)
 def text_field(data: DataConfig) -> str:
     """The field holding each record's text (``data.text_column``; ``"text"`` for a config that predates it)."""
     return str(getattr(data, "text_column", "text"))
+
+
+def public_text_field(data: DataConfig) -> str:
+    """The field holding each text of the public pool (``data.public_text_column``, else :func:`text_field`)."""
+    return str(getattr(data, "public_text_column", None) or text_field(data))
 
 
 @dataclass
@@ -112,8 +119,8 @@ class TextRunEvaluation(JudgedRun):
         return self.secure_json(TEXT_EVALUATION_FORMAT, TEXT_EVALUATION_VERSION)
 
 
-def _read_texts(path: str | os.PathLike[str], what: str, data: DataConfig, class_names: tuple[str, ...] | None, *,
-                min_per_class: int = 2) -> LabeledDataset:
+def _read_texts(path: str | os.PathLike[str], what: str, data: DataConfig,
+                class_names: tuple[str | int | bool, ...] | None, *, min_per_class: int = 2) -> LabeledDataset:
     if not Path(path).is_file():
         raise EvaluationError(f"{what} {path} does not exist or is not a file")
     try:
@@ -148,13 +155,13 @@ def evaluate_text_run(run_dir: str | os.PathLike[str], test_path: str | os.PathL
         raise EvaluationError(f"private texts {data.private} (data.private {where}) do not exist; run the "
                               "evaluation from the folder the run was started in")
     private = _read_texts(data.private, "private texts", data, data.classes, min_per_class=0)  # as the run did
-    names = private.class_names
+    names = private.class_labels  # the class names with the labels' JSON type, which every JSON Lines file must have
     synthetic = _read_texts(folder / SYNTHETIC_TEXTS, "synthetic texts", data, names, min_per_class=0)
     test = _read_texts(test_file, "test texts", data, names)
     public = None
     if data.public is not None:
         try:
-            public = read_unlabeled_texts(data.public, text_field=text_field(data),
+            public = read_unlabeled_texts(data.public, text_field=public_text_field(data),
                                           label_field=data.label_column).samples
         except (DataError, ValueError, OSError) as error:
             raise EvaluationError(f"public texts {data.public}: {one_line(error)}") from None

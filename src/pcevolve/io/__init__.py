@@ -1,6 +1,7 @@
 """Durable file output: every file pcevolve writes goes through here."""
 
 from pcevolve.io.atomic import (
+    TargetExistsError,
     append_jsonl,
     atomic_directory,
     atomic_write_bytes,
@@ -9,9 +10,11 @@ from pcevolve.io.atomic import (
     atomic_write_text,
     read_json,
     read_jsonl,
+    refuse_existing,
 )
 
 __all__ = [
+    "TargetExistsError",
     "append_jsonl",
     "atomic_directory",
     "atomic_write_bytes",
@@ -20,4 +23,5 @@ __all__ = [
     "atomic_write_text",
     "read_json",
     "read_jsonl",
+    "refuse_existing",
 ]

@@ -36,6 +36,36 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+class TargetExistsError(FileExistsError):
+    """A writer was pointed at something that already exists (and was not told to replace it)."""
+
+
+def refuse_existing(path: str | os.PathLike[str], *, overwrite: bool, folder: bool) -> Path:
+    """Check that writing a ``folder`` (else a file) at ``path`` destroys nothing the caller did not offer.
+
+    An existing empty folder is fine for a folder; anything else that exists is refused unless ``overwrite``,
+    and a folder never replaces a file nor a file a folder, whatever ``overwrite`` says (a wrong suffix or a
+    mistyped path must not cost the user a file). Returns ``path`` as a :class:`Path`.
+
+    Raises:
+        TargetExistsError: The message names the path and what to do.
+    """
+    target = Path(path)
+    if not (target.exists() or target.is_symlink()):
+        return target
+    if folder and not target.is_dir():
+        raise TargetExistsError(f"{target} is a file; the synthetic set is a folder: give a new folder's path")
+    if not folder and target.is_dir():
+        raise TargetExistsError(f"{target} is a folder; the synthetic set is one file: give a file path in it "
+                                "or a new one")
+    if folder and not any(target.iterdir()):
+        return target
+    if not overwrite:
+        raise TargetExistsError(f"{target} already exists; nothing was written: give a new path, or pass "
+                                "overwrite=True to replace it")
+    return target
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temp file + fsync + rename).
 

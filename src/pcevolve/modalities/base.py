@@ -53,6 +53,8 @@ class Modality:
         delivered_name: Where a run delivers its synthetic set, under the run folder (``synthetic`` for image
             class folders, ``synthetic.csv`` for tables).
         write_synthetic: Writes labelled samples at a path in the input's own format, atomically; returns the path.
+            Called as ``(path, samples, labels, class_names, layout, overwrite=...)``: without ``overwrite`` a
+            path that holds something is refused (:class:`pcevolve.io.TargetExistsError`).
         read_synthetic: Reads a set written by ``write_synthetic`` back (its round trip), classes in the given order.
         encoder_trains_under_dp: Whether the encoder can be fine-tuned on the private samples under DP-SGD (a
             ``privacy.split.representation`` share is refused on load when it cannot).
@@ -68,6 +70,6 @@ class Modality:
     train_representation: Callable[..., Any]
     load_encoder: Callable[[Path], Any]
     delivered_name: str
-    write_synthetic: Callable[[Path, np.ndarray, np.ndarray, tuple[str, ...], Any], Path]
+    write_synthetic: Callable[..., Path]
     read_synthetic: Callable[[Path, Any, tuple[str, ...]], LabeledDataset]
     encoder_trains_under_dp: bool = True

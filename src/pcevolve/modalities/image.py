@@ -30,8 +30,8 @@ IMAGE = Modality(
     train_representation=train_representation,
     load_encoder=lambda folder: ImageEncoder.load(folder).eval(),
     delivered_name="synthetic",
-    write_synthetic=lambda path, samples, labels, class_names, _: write_image_folder(path, samples, labels,
-                                                                                      class_names),
+    write_synthetic=lambda path, samples, labels, class_names, _, overwrite=False: write_image_folder(
+        path, samples, labels, class_names, overwrite=overwrite),
     read_synthetic=lambda path, shape, class_names: read_image_folder(
         path, size=shape[0], mode="L" if len(shape) == 2 else "RGB", class_names=class_names, min_per_class=1),
 )

@@ -1,12 +1,14 @@
 """Texts: JSONL (or CSV) in — labelled private texts, an unlabelled public pool — the packaged sentence encoder
 (used as pretrained, or with an adapter trained under DP when the representation stage has a budget),
-``synthetic.jsonl`` out with the input's own field names."""
+``synthetic.jsonl`` out with the input's own field names and each label with the declared class's JSON type."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pcevolve.data.dataset import ClassLabel, label_text
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
 from pcevolve.data.writers import write_texts_jsonl
 from pcevolve.encoders.text import SentenceEncoder, train_text_representation
@@ -18,14 +20,37 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class TextFields:
-    """Where the text and the label are in each record (the layout of a text sample)."""
+    """Where the text and the label are in each record, and what a label is (the layout of a text sample).
+
+    Attributes:
+        text: The private (and test, and delivered) records' text field.
+        label: Their label field.
+        public_text: The public pool's text field, when it differs (None: ``text``).
+        classes: The declared classes with their JSON types (``data.classes``), which the delivered file writes and
+            reads back; None: labels are written as text.
+    """
 
     text: str = "text"
     label: str = "label"
+    public_text: str | None = None
+    classes: tuple[ClassLabel, ...] | None = None
+
+    @property
+    def pool_text(self) -> str:
+        """The field holding each text of the public pool."""
+        return self.public_text or self.text
+
+    def as_declared(self, class_names: Sequence[ClassLabel]) -> tuple[ClassLabel, ...]:
+        """Classes given by name (their text forms, as a run carries them) as declared, with their JSON types: the
+        name "0" is the number 0 when ``data.classes`` declares 0. A name the declaration lacks stays text."""
+        declared = {label_text(value): value for value in self.classes or ()}
+        return tuple(declared.get(label_text(name), name) for name in class_names)
 
 
 def text_fields(data: DataConfig) -> TextFields:
-    return TextFields(text=data.text_column, label=data.label_column)
+    """The layout from the config alone (never from the private file: it shapes the delivered file)."""
+    return TextFields(text=data.text_column, label=data.label_column, public_text=data.public_text_column,
+                      classes=data.classes)
 
 
 TEXT = Modality(
@@ -35,14 +60,15 @@ TEXT = Modality(
     sample_shape=lambda fields: (),
     read_private=lambda data, f: read_labeled_texts(data.private, text_field=f.text, label_field=f.label,
                                                     class_names=data.classes, min_per_class=0),
-    read_public=lambda data, f: read_unlabeled_texts(data.public, text_field=f.text, label_field=f.label),
+    read_public=lambda data, f: read_unlabeled_texts(data.public, text_field=f.pool_text, label_field=f.label),
     build_encoder=lambda config, fields, seed: SentenceEncoder(seed=seed),
     train_representation=train_text_representation,
     load_encoder=SentenceEncoder.load,
     delivered_name="synthetic.jsonl",
-    write_synthetic=lambda path, samples, labels, class_names, f: write_texts_jsonl(
-        path, samples, labels, class_names, text_field=f.text, label_field=f.label),
+    write_synthetic=lambda path, samples, labels, class_names, f, overwrite=False: write_texts_jsonl(
+        path, samples, labels, f.as_declared(class_names), text_field=f.text, label_field=f.label,
+        overwrite=overwrite),
     read_synthetic=lambda path, f, class_names: read_labeled_texts(
-        path, text_field=f.text, label_field=f.label, class_names=class_names, min_per_class=1),
+        path, text_field=f.text, label_field=f.label, class_names=f.as_declared(class_names), min_per_class=1),
     encoder_trains_under_dp=True,
 )
