@@ -186,3 +186,17 @@ def test_invalid_arguments():
         account([dp_accounting.GaussianDpEvent(1.0)], delta=DELTA)
     with pytest.raises(ValueError):
         pld_delta([ExponentialSelection(1.0)], epsilon=1.0)
+
+
+def test_the_pld_interval_grows_with_a_large_total_only() -> None:
+    """Up to ε = 10 every ledger keeps the default interval (runs and their ledgers are unchanged); above it the
+    interval grows with ε so that planning at the ceiling stays fast, and the bound stays sound and tight."""
+    from pcevolve.privacy import BudgetLedger
+    from pcevolve.privacy.accounting import DEFAULT_PLD_DISCRETIZATION, pld_discretization_for
+
+    assert pld_discretization_for(0.5) == pld_discretization_for(10.0) == DEFAULT_PLD_DISCRETIZATION
+    assert pld_discretization_for(100.0) == pytest.approx(10 * DEFAULT_PLD_DISCRETIZATION)
+    assert BudgetLedger(100.0, 1e-5, {"release": 100.0}).pld_discretization == pytest.approx(0.01)
+    fine = account([GaussianRelease(0.1, 2)], delta=1e-5, pld_discretization=DEFAULT_PLD_DISCRETIZATION).pld_epsilon
+    coarse = account([GaussianRelease(0.1, 2)], delta=1e-5, pld_discretization=0.01).pld_epsilon
+    assert fine <= coarse <= fine * (1 + 1e-5)  # pessimistic: never below the finer bound, and barely above it

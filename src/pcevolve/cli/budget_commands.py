@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from pcevolve.config import ConfigError, RunConfig, load_config
+from pcevolve.config import ConfigError, RunConfig, check_budget, load_config, parse_config, with_dotted
 from pcevolve.randomness import NOT_DP_WARNING
 
 if TYPE_CHECKING:  # imported by the commands that use them (see cli/main.py)
     from pcevolve.pipeline.plan import BudgetPlan, DPSGDStagePlan, ReleasePlan, VotePlan
+
+T = TypeVar("T")
 
 app = typer.Typer(help="Plan the privacy budget.", no_args_is_help=True, add_completion=False)
 
@@ -41,17 +43,24 @@ def plan(
     num_samples: int = typer.Option(500, "--n", min=1, help="Number of private samples (sets DP-SGD's q)."),
 ) -> None:
     """Print the stage split and the noise each stage will use (the same calibration as `pcevolve run`)."""
-    from pcevolve.pipeline.plan import plan_budget
-
     console = Console()
     if console.width < 110:  # piped output defaults to 80 columns
         console = Console(width=110)
+    # Exit 2 for a bad flag, 1 for a bad config file, as `pcevolve run`. The flags first: a bad ε is refused
+    # before the config's parts (and torch) are loaded.
+    flags = {key: value for key, value in (("privacy.epsilon", epsilon), ("privacy.delta", delta)) if value is not None}
+    source = " / ".join(flag for flag, value in (("--epsilon", epsilon), ("--delta", delta)) if value is not None)
+    _exit_on_config_error(lambda: check_budget(epsilon, delta, source=source), code=2)
+    base = _exit_on_config_error(lambda: load_config(config), code=1)
+    run = _exit_on_config_error(lambda: parse_config(with_dotted(base.model_dump(mode="json"), flags), source=source)
+                                if flags else base, code=2)
+    from pcevolve.pipeline.plan import plan_budget
+
     try:
-        run = _with_budget(load_config(config), epsilon, delta)
         result = plan_budget(run, num_samples)
-    except (ConfigError, ValueError) as exc:
+    except ValueError as exc:  # DP-SGD with no sample; a stage the accountant cannot calibrate
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise typer.Exit(1) from None
 
     privacy = run.privacy
     relation = "add/remove-one" if privacy.neighbouring == "add_remove" else "replace-one"
@@ -70,14 +79,13 @@ def plan(
     _print_total(console, result, run)
 
 
-def _with_budget(run: RunConfig, epsilon: float | None, delta: float | None) -> RunConfig:
-    privacy = run.privacy.model_dump()
-    privacy.update({k: v for k, v in (("epsilon", epsilon), ("delta", delta)) if v is not None})
+def _exit_on_config_error(make: Callable[[], T], *, code: int) -> T:
+    """``make()``, or its ConfigError on one line and exit ``code``."""
     try:
-        return RunConfig.model_validate({**run.model_dump(), "privacy": privacy})
-    except ValidationError as exc:
-        problems = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
-        raise ValueError(f"privacy settings are invalid: {problems} (set privacy.split in --config)") from None
+        return make()
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code) from None
 
 
 def _stage_table(run: RunConfig, result: BudgetPlan) -> Table:

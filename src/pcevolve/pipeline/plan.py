@@ -28,6 +28,7 @@ from pcevolve.privacy import (
     PrivacyAccount,
     SubsampledGaussianSteps,
     affordable_steps,
+    pld_discretization_for,
 )
 from pcevolve.privacy.calibration import DPSGDPlan
 from pcevolve.privacy.events import ExponentialSelection, GaussianRelease
@@ -132,8 +133,10 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
     caps = stage_caps(config, num_samples) if caps is None else caps
     # Each stage calibrates against its own cap, as in a run; the simulated ledger's total is left roomy so that
     # the plan can report what a set of caps composes to (stage_caps keeps a run's caps within the true total).
+    # The interval of the run's own ledger (it follows the total ε), so that plan and run calibrate alike.
     ledger = BudgetLedger(max(privacy.epsilon, sum(caps.values())), privacy.delta, caps,
-                          neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise)
+                          neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise,
+                          pld_discretization=pld_discretization_for(privacy.epsilon))
     representation = decoder = release = None
     if ledger.stages["representation"] > 0:
         mode, sigma, schedule = representation_sigma(ledger, config.representation, num_samples)

@@ -23,7 +23,8 @@ from pcevolve.lazy_exports import lazy_exports
 
 # Each module is imported when one of its names is first used, so reading a ledger does not load torch.
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "accounting": ["DEFAULT_PLD_DISCRETIZATION", "PrivacyAccount", "account", "pld_delta"],
+    "accounting": ["DEFAULT_PLD_DISCRETIZATION", "PrivacyAccount", "account", "pld_delta",
+                   "pld_discretization_for"],
     "audit": ["AuditResult", "audit_lower_bound", "clopper_pearson_upper", "epsilon_from_rates"],
     "calibration": ["CalibrationError", "affordable_steps", "calibrate_noise_multiplier", "dpsgd_noise_multiplier",
                     "dpsgd_schedule", "gaussian_noise_multiplier", "laplace_noise_multiplier"],

@@ -41,7 +41,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from pcevolve.io import atomic_write_json, read_json
-from pcevolve.privacy.accounting import DEFAULT_PLD_DISCRETIZATION, PrivacyAccount, account
+from pcevolve.privacy.accounting import PrivacyAccount, account, pld_discretization_for
 from pcevolve.privacy.events import (
     Neighbouring,
     PostProcessing,
@@ -170,7 +170,8 @@ class BudgetLedger:
             noise source is secure may charge this ledger.
         key: Secret bytes (kept in the run's ``secure/`` folder) with which the file is signed
             (HMAC-SHA256), so a rewritten ledger is detected by whoever holds the key.
-        pld_discretization: PLD discretisation interval (pessimistic).
+        pld_discretization: PLD discretisation interval (pessimistic); default
+            :func:`~pcevolve.privacy.accounting.pld_discretization_for` the total.
         clock: Returns the time stamp of a charge (for tests); the UTC date by default.
     """
 
@@ -184,7 +185,7 @@ class BudgetLedger:
         neighbouring: Neighbouring = "add_remove",
         reproducible_noise: bool = False,
         key: bytes | None = None,
-        pld_discretization: float = DEFAULT_PLD_DISCRETIZATION,
+        pld_discretization: float | None = None,
         clock: Callable[[], str] | None = None,
     ) -> None:
         total = float(total_epsilon)
@@ -207,6 +208,8 @@ class BudgetLedger:
         for name, value in caps.items():
             if value > total * (1 + 1e-12):
                 raise ValueError(f"stage {name!r} cap {value:g} exceeds the total ε {total:g}")
+        if pld_discretization is None:
+            pld_discretization = pld_discretization_for(total)
         if not (0.0 < pld_discretization <= 0.1):
             raise ValueError(f"pld_discretization must be in (0, 0.1], got {pld_discretization!r}")
         self._total = total
@@ -257,7 +260,7 @@ class BudgetLedger:
         neighbouring: Neighbouring = "add_remove",
         reproducible_noise: bool = False,
         key: bytes | None = None,
-        pld_discretization: float = DEFAULT_PLD_DISCRETIZATION,
+        pld_discretization: float | None = None,
     ) -> "BudgetLedger":
         """Resume the ledger at ``path`` if it exists, else create it there.
 
@@ -266,6 +269,8 @@ class BudgetLedger:
                 noise source (a run's budget cannot change between restarts).
             LedgerCorrupt: see :meth:`load` (with ``key``, also a missing or wrong signature).
         """
+        if pld_discretization is None:
+            pld_discretization = pld_discretization_for(total_epsilon)
         if not Path(path).exists():
             return cls(total_epsilon, delta, stages, path=path, neighbouring=neighbouring,
                        reproducible_noise=reproducible_noise, key=key, pld_discretization=pld_discretization)

@@ -64,7 +64,8 @@ def pcevolve_select(private: np.ndarray, labels: np.ndarray, pool: np.ndarray, *
     """Run the hosted PCEvolve selector (module docstring); ``rng`` is public (offers), ``noise`` the draws'."""
     epsilon = exponential_selection_epsilon(ledger.remaining(stage), ledger.delta,
                                             count=settings.rounds * classes * settings.draws,
-                                            neighbouring=ledger.neighbouring)
+                                            neighbouring=ledger.neighbouring,
+                                            pld_discretization=ledger.pld_discretization)
     mechanism = PrototypeSelection(epsilon, tau=settings.tau, neighbouring=ledger.neighbouring)
     neighbours = pool_neighbours(pool, settings.neighbours)
     size = min(settings.candidates, len(pool))

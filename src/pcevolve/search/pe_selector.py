@@ -82,7 +82,7 @@ def pe_select(private: np.ndarray, labels: np.ndarray, pool: np.ndarray, *, clas
             already partly spent by someone else).
     """
     sigma = gaussian_noise_multiplier(ledger.remaining(stage), ledger.delta, count=settings.iterations,
-                                      neighbouring=ledger.neighbouring)
+                                      neighbouring=ledger.neighbouring, pld_discretization=ledger.pld_discretization)
     mechanism = VotingHistogram(sigma, neighbouring=ledger.neighbouring)
     neighbours = pool_neighbours(pool, settings.neighbours)
     candidate_labels = np.repeat(np.arange(classes), per_class)

@@ -229,7 +229,8 @@ def count_mechanism(ledger: BudgetLedger, settings: ReleaseSettings,
     budget = ledger.remaining(STAGE)
     if noise_multiplier is None:
         # A zero budget has nothing to calibrate against: any release is refused by the ledger.
-        noise_multiplier = gaussian_noise_multiplier(budget, ledger.delta, neighbouring=ledger.neighbouring) \
+        noise_multiplier = gaussian_noise_multiplier(budget, ledger.delta, neighbouring=ledger.neighbouring,
+                                                     pld_discretization=ledger.pld_discretization) \
             if budget > 0 else 1.0
     z_count, _ = split_noise_multiplier(noise_multiplier, settings.count_share)
     return ClassStatisticsRelease(num_classes=settings.num_classes, clip_norm=settings.clip_norm,
@@ -245,7 +246,9 @@ def vote_count_mechanism(ledger: BudgetLedger, settings: ReleaseSettings,
     budget = ledger.remaining(STAGE)
     if noise_multiplier is None:
         noise_multiplier = gaussian_noise_multiplier(settings.count_share * budget, ledger.delta,
-                                                     neighbouring=ledger.neighbouring) if budget > 0 else 1.0
+                                                     neighbouring=ledger.neighbouring,
+                                                     pld_discretization=ledger.pld_discretization) \
+            if budget > 0 else 1.0
     return ClassStatisticsRelease(num_classes=settings.num_classes, clip_norm=settings.clip_norm,
                                   noise_multiplier=noise_multiplier, components=("count",),
                                   neighbouring=ledger.neighbouring)
