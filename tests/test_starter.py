@@ -64,8 +64,9 @@ def test_bad_inputs_are_named_before_anything_is_written(digits, tmp_path) -> No
         choose_config(digits / "private")
     table = tmp_path / "records.csv"
     table.write_text("a,label\n1,x\n")
-    with pytest.raises(StarterError, match="needs a public CSV table"):
+    with pytest.raises(DataError, match="is a folder but the private data is a CSV table") as caught:
         choose_config(table, public=digits / "public")
+    assert "give a CSV table with the private table's columns and no label column" in str(caught.value)
     broken = tmp_path / "broken"
     shutil.copytree(digits / "private", broken)
     (broken / "0" / "bad.png").write_bytes(b"not a png")
@@ -109,12 +110,12 @@ def test_init_cli_writes_a_valid_config_and_refuses_to_overwrite(digits, tmp_pat
     assert not (tmp_path / "d.yaml").exists()
 
 
-def test_run_cli_takes_data_flags_only_with_a_data_folder(digits, tmp_path, monkeypatch) -> None:
+def test_run_cli_applies_flags_on_top_of_a_config_file(digits, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text("name: x\n")
-    result = CliRunner().invoke(app, ["run", "c.yaml", "--epsilon", "2"])
-    assert result.exit_code == 2 and "--epsilon" in result.output
-    missing = CliRunner().invoke(app, ["run", "c.yaml"])  # default data paths do not exist here
+    result = CliRunner().invoke(app, ["run", "c.yaml", "--epsilon", "2", "--set", "search.generations=0"])
+    assert result.exit_code == 2 and "--epsilon / --set: key 'search.generations'" in result.output
+    missing = CliRunner().invoke(app, ["run", "c.yaml", "--epsilon", "2"])  # default data paths do not exist here
     assert missing.exit_code == 1 and "data.private" in missing.output
     assert not (tmp_path / "runs").exists()  # a wrong path leaves no run folder behind
 
@@ -129,7 +130,7 @@ def test_set_overrides_any_key_and_bad_ones_are_named(digits, tmp_path, monkeypa
     assert config.search.synthetic_per_class == 20 and config.search.release_min_snr == 2.0
     assert "# set by you" in (tmp_path / "c.yaml").read_text()
     typo = runner.invoke(app, ["init", str(digits), "--out", "d.yaml", "--set", "search.synthetic_per_clas=20"])
-    assert typo.exit_code == 1 and "search.synthetic_per_clas" in typo.output and not (tmp_path / "d.yaml").exists()
+    assert typo.exit_code == 2 and "search.synthetic_per_clas" in typo.output and not (tmp_path / "d.yaml").exists()
     malformed = runner.invoke(app, ["init", str(digits), "--out", "e.yaml", "--set", "oops"])
     assert malformed.exit_code == 2 and "KEY=VALUE" in malformed.output
 

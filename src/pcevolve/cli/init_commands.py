@@ -12,7 +12,7 @@ from typing import Any
 import typer
 import yaml
 
-from pcevolve.config import ConfigError
+from pcevolve.config import ConfigError, check_budget
 from pcevolve.config.starter import Starter, StarterError, choose_config
 from pcevolve.data import DataError
 from pcevolve.data.errors import problem_lines
@@ -47,9 +47,25 @@ def parse_settings(items: list[str] | None) -> dict[str, Any]:
     return settings
 
 
-def with_label_column(settings: dict[str, Any], label_column: str | None) -> dict[str, Any]:
-    """``--label-column X`` as the setting ``data.label_column`` (the starter reads it for a CSV table)."""
-    return settings if label_column is None else {**settings, "data.label_column": label_column}
+def with_label_column(settings: dict[str, Any], label_column: str | None, images: bool) -> dict[str, Any]:
+    """``--label-column X`` as the setting ``data.label_column`` (for a CSV table or JSONL texts); with image
+    folders, whose classes are the folders, it is refused (exit 2) rather than written unused into the config."""
+    if label_column is None:
+        return settings
+    if images:
+        typer.echo("error: --label-column names the label field of a CSV table or JSONL texts; image classes are the "
+                   "class folders of PRIVATE: leave it out", err=True)
+        raise typer.Exit(2)
+    return {**settings, "data.label_column": label_column}
+
+
+def budget_or_exit(epsilon: float | None) -> None:
+    """``--epsilon`` checked alone, before any data is read: a bad one exits 2 naming the allowed range."""
+    try:
+        check_budget(epsilon, source="--epsilon")
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def starter_or_exit(private: Path, *, public: Path | None, test: Path | None, full: Path | None,
@@ -64,9 +80,12 @@ def starter_or_exit(private: Path, *, public: Path | None, test: Path | None, fu
         typer.echo(f"{len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''} found; nothing was written",
                    err=True)
         raise typer.Exit(1) from None
-    except (StarterError, ConfigError) as exc:
+    except StarterError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+    except ConfigError as exc:  # the settings given on the command line (--set, --epsilon, --name) do not validate
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def init(
@@ -85,8 +104,10 @@ def init(
     if out.exists() and not force:
         typer.echo(f"error: {out} already exists; choose another --out or pass --force to replace it", err=True)
         raise typer.Exit(1)
+    budget_or_exit(epsilon)
+    overrides = with_label_column(parse_settings(settings), label_column, private.is_dir())
     starter = starter_or_exit(private, public=public, test=test, full=full, epsilon=epsilon, name=name,
-                              settings=with_label_column(parse_settings(settings), label_column))
+                              settings=overrides)
     for line in starter.findings:
         typer.echo(line)
     atomic_write_text(out, starter.yaml_text(source=f"pcevolve init {private}"))

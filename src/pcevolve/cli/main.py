@@ -11,6 +11,8 @@ about seven seconds late on a 2-core CPU (tests/test_import_side_effects.py keep
 from __future__ import annotations
 
 import logging
+import warnings
+from typing import TextIO
 
 import typer
 
@@ -24,6 +26,8 @@ from pcevolve.cli import (
     ledger_commands,
     run_commands,
 )
+
+_PYTHON_SHOWWARNING = warnings.showwarning
 
 app = typer.Typer(
     name="pcevolve",
@@ -53,6 +57,19 @@ def _root(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log diagnostics to stderr."),
 ) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    warnings.showwarning = _show_warning
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
+    """pcevolve's own warnings about the user's data as one ``warning:`` line on standard error, as errors are,
+    without Python's source line; any other warning as Python shows it."""
+    from pcevolve.data.errors import DataWarning
+
+    if issubclass(category, DataWarning):
+        typer.echo(f"warning: {message}", err=True)
+    else:
+        _PYTHON_SHOWWARNING(message, category, filename, lineno, file, line)
 
 
 def main() -> None:

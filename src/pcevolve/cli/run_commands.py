@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import errno
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
@@ -21,6 +21,7 @@ from pcevolve.cli.init_commands import (
     PUBLIC_HELP,
     SET_HELP,
     TEST_HELP,
+    budget_or_exit,
     parse_settings,
     starter_or_exit,
     with_label_column,
@@ -54,40 +55,48 @@ def run(
 ) -> None:
     """Turn the private folder into a DP synthetic dataset in runs/NAME/ (resumable after a crash).
 
-    `pcevolve run CONFIG` runs a configuration file; `pcevolve run PRIVATE --public POOL [--epsilon 8]` chooses
-    the configuration from the data first, as `pcevolve init` would, and runs it.
+    `pcevolve run CONFIG [--epsilon 1] [--set KEY=VALUE]` runs a configuration file, with these settings on top;
+    `pcevolve run PRIVATE --public POOL [--epsilon 8]` chooses the configuration from the data first, as
+    `pcevolve init` would, and runs it. Exit code 2: the command line needs fixing; 1: the files or the run.
     """
     from pcevolve.pipeline import RunError, discard_if_unstarted, open_run, run_pipeline
     from pcevolve.privacy import LedgerError
 
     console = Console(stderr=True)
-    if source is None and resume is None:
-        typer.echo("error: give a CONFIG file or your PRIVATE data folder, or --resume RUN_DIR", err=True)
-        raise typer.Exit(2)
-    from_data = source is not None and (source.is_dir() or source.suffix.lower() in (".csv", ".jsonl"))
-    data_flags = {"--public": public, "--test": test, "--full": full, "--epsilon": epsilon, "--name": name,
-                  "--label-column": label_column, "--set": settings or None}
-    if not from_data and any(value is not None for value in data_flags.values()):
-        given = ", ".join(flag for flag, value in data_flags.items() if value is not None)
-        typer.echo(f"error: {given} choose the configuration from a data folder (`pcevolve run PRIVATE --public "
-                   "POOL`); with a config file set them in the file", err=True)
-        raise typer.Exit(2)
+    kind = _source_kind(source, resume)
+    flags = {"--public": public, "--test": test, "--full": full, "--epsilon": epsilon, "--name": name,
+             "--label-column": label_column, "--set": settings or None}
+    given = [flag for flag, value in flags.items() if value is not None]
+    if resume is not None and given:
+        _usage(f"--resume continues a run with the settings it was started with; {', '.join(given)} cannot change "
+               "them. Start a new run instead (another --name), or resume without them")
+    overrides = with_label_column(parse_settings(settings), label_column, kind == "images")
+    budget_or_exit(epsilon)
     try:
-        if from_data:
+        if kind == "config":
+            assert source is not None
+            config = load_config(source)
+            with_label_column({}, label_column, config.data.modality == "image")
+            config = with_flags(config, {**overrides, **_data_flags(public, test, full),
+                                                      **({} if name is None else {"name": name}),
+                                                      **({} if epsilon is None else {"privacy.epsilon": epsilon})},
+                                given)
+        elif kind is not None:
             assert source is not None
             starter = starter_or_exit(source, public=public, test=test, full=full,
-                                      epsilon=8.0 if epsilon is None else epsilon, name=name,
-                                      settings=with_label_column(parse_settings(settings), label_column))
+                                      epsilon=8.0 if epsilon is None else epsilon, name=name, settings=overrides)
             for line in starter.findings:
                 console.print(line, highlight=False)
             for choice in starter.choices:
                 console.print(f"  {choice.key} = {choice.value}  [dim]({choice.why})[/dim]", highlight=False)
             config = starter.config
         else:
-            config = load_config(source) if source is not None else None
+            config = None
+        if config is not None and executor is not None:  # checked before a folder exists
+            config = _executor_or_exit(config, executor)
         config, folder, resumed = open_run(config, root=runs_root, resume=resume)
-        if executor is not None:
-            config = with_executor(config, executor)
+        if resumed and executor is not None:
+            config = _executor_or_exit(config, executor)
     except (ConfigError, DataError, RunError, LedgerError, OSError) as exc:  # OSError: an unwritable runs root
         typer.echo(f"error: {_describe(exc)}", err=True)
         raise typer.Exit(1) from None
@@ -95,25 +104,85 @@ def run(
     try:
         outcome = run_pipeline(config, folder, progress=not quiet,
                                say=lambda text: console.print(f"[cyan]»[/cyan] {text}"))
-    except (ConfigError, DataError, RunError, LedgerError, FileNotFoundError, OSError) as exc:
-        typer.echo(f"error: {_describe(exc)}", err=True)
-        if not resumed and discard_if_unstarted(folder):
-            typer.echo(f"nothing was spent; {folder.path} was removed", err=True)
-        raise typer.Exit(1) from None
     except KeyboardInterrupt:
         if not resumed and discard_if_unstarted(folder):
             typer.echo(f"\nstopped before any budget was spent; {folder.path} was removed", err=True)
         else:
             typer.echo(f"\nstopped; continue with: pcevolve run --resume {folder.path}", err=True)
         raise typer.Exit(130) from None
+    except BaseException as exc:
+        # Whatever raised it: a new run that spent nothing leaves no folder to block its name.
+        removed = not resumed and discard_if_unstarted(folder)
+        if not isinstance(exc, (ConfigError, DataError, RunError, LedgerError, OSError)):
+            raise  # a bug: its traceback is what a report needs
+        typer.echo(f"error: {_describe(exc)}", err=True)
+        if removed:
+            typer.echo(f"nothing was spent; {folder.path} was removed", err=True)
+        raise typer.Exit(1) from None
     try:
         print_summary(outcome, Console())
     except KeyboardInterrupt:  # the run itself is finished and saved
         typer.echo(f"\nstopped; the run is finished: pcevolve run --resume {folder.path} prints its summary", err=True)
         raise typer.Exit(130) from None
-    if from_data:
+    if kind not in ("config", None):
         Console().print(f"the configuration chosen from your data is in {outcome.folder}/config.yaml; resume an "
                         f"interrupted run with `pcevolve run --resume {outcome.folder}`")
+
+
+#: A first argument with one of these suffixes is a run configuration; anything else is data (data/kinds.py).
+CONFIG_SUFFIXES = (".yaml", ".yml")
+
+
+def _usage(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _source_kind(source: Path | None, resume: Path | None) -> str | None:
+    """What SOURCE is: "config", or the data's kind ("images", "csv", "jsonl"); None with --resume. Exits 2 when it
+    is none of them, naming the path and what is read."""
+    from pcevolve.data.kinds import kind_of
+
+    if source is None:
+        if resume is None:
+            _usage("give a CONFIG file (.yaml) or your PRIVATE data (a folder of class folders, a .csv table or a "
+                   ".jsonl file of texts), or --resume RUN_DIR")
+        return None
+    if resume is not None:
+        _usage(f"--resume continues a run with its own config and data; do not give {source} as well")
+    if source.suffix.lower() in CONFIG_SUFFIXES:
+        if not source.is_file():
+            _usage(f"{source}: no such config file (relative paths are read from the current folder, {Path.cwd()})")
+        return "config"
+    try:
+        return kind_of(source)
+    except DataError as exc:
+        problem = exc.problems[0]
+        _usage(f"{problem.path}: {problem.message} (relative paths are read from the current folder, {Path.cwd()})")
+
+
+def _executor_or_exit(config: RunConfig, executor: str) -> RunConfig:
+    try:
+        return with_executor(config, executor)
+    except ConfigError as exc:
+        _usage(str(exc))
+
+
+def _data_flags(public: Path | None, test: Path | None, full: Path | None) -> dict[str, str]:
+    """--public/--test/--full as the settings they replace in a config file (absolute: the run folder keeps them)."""
+    return {f"data.{key}": str(path.resolve()) for key, path in (("public", public), ("test", test), ("full", full))
+            if path is not None}
+
+
+def with_flags(config: RunConfig, dotted: dict[str, object], given: list[str]) -> RunConfig:
+    """``config`` with settings from the command line on top, validated together; a bad one exits 2 naming the
+    key and its flag (the run's config.yaml records the result)."""
+    if not dotted:
+        return config
+    try:
+        return parse_config(with_dotted(config.model_dump(mode="json"), dotted), source=" / ".join(given))
+    except ConfigError as exc:
+        _usage(str(exc))
 
 
 def _describe(exc: BaseException) -> str:

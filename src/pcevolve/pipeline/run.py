@@ -93,7 +93,7 @@ def open_run(config: RunConfig | None, *, root: str | Path = "runs",
             folder = RunFolder.open(resume)
         except FileNotFoundError as error:
             raise RunError(str(error)) from error
-        saved = load_config(folder.config_path)
+        saved = _started_config(folder)
         if config is not None and config_hash(config) != config_hash(saved):
             raise RunError(f"{folder.path} was started with another configuration; resume it without a config "
                            "or start a new run with another name")
@@ -111,6 +111,33 @@ def open_run(config: RunConfig | None, *, root: str | Path = "runs",
         raise RunError(f"run folder {target} already exists: resume it with `pcevolve run --resume {target}` "
                        "or choose another `name:` in the config")
     return config, RunFolder.create(root, config), False
+
+
+def _started_config(folder: RunFolder) -> RunConfig:
+    """The config a run folder was started with, if pcevolve started it: its manifest must name the hash of its
+    config.yaml. A folder made by hand or by another tool, or whose config was edited since, is refused: resuming
+    it would read whatever data its config points at (the demo's, for a stub) under a ledger it never had.
+
+    Raises:
+        RunError: Naming the folder and what is wrong.
+    """
+    not_ours = f"{folder.path} was not started by `pcevolve run`"
+    try:
+        manifest = folder.manifest()
+    except (OSError, ValueError):
+        raise RunError(f"{not_ours}: its manifest.json is not readable JSON; start a new run instead") from None
+    if not (isinstance(manifest, dict) and isinstance(manifest.get("config_hash"), str)
+            and isinstance(manifest.get("pcevolve_version"), str)):
+        raise RunError(f"{not_ours}: its manifest.json lacks the config hash and version a run writes; start a new "
+                       "run instead")
+    if not folder.config_path.is_file():
+        raise RunError(f"{not_ours} or lost its config.yaml; start a new run instead")
+    saved = load_config(folder.config_path)
+    if config_hash(saved) != manifest["config_hash"]:
+        raise RunError(f"{folder.config_path} is not the configuration {folder.path} was started with (its hash "
+                       "differs from manifest.json's): a run's settings cannot change once it has started; restore "
+                       "the file, or start a new run with the new settings")
+    return saved
 
 
 def _open_ledger(folder: RunFolder, config: RunConfig) -> BudgetLedger:
