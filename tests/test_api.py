@@ -93,3 +93,53 @@ def test_bad_settings_fail_before_any_data_is_read(tmp_path) -> None:
         pcevolve.Synthesizer(RunConfig(), settings={"search.synthetic_per_clas": 3})
     with pytest.raises(pcevolve.NotFittedError):
         pcevolve.Synthesizer().sample()
+
+
+@pytest.mark.slow
+def test_save_never_replaces_what_is_already_there(example_run, tmp_path) -> None:
+    from pcevolve.io import TargetExistsError
+
+    synth = example_run[1]["synth"]
+    notes = tmp_path / "mine"
+    notes.mkdir()
+    (notes / "notes.md").write_text("my notes")
+    single = tmp_path / "x.txt"
+    single.write_text("a file of mine")
+    for target in (notes, single):
+        with pytest.raises(TargetExistsError, match="nothing was written|is a file"):
+            synth.save(target)
+    with pytest.raises(TargetExistsError, match="is a file"):
+        synth.save(single, overwrite=True)  # a folder never replaces a file, whatever overwrite says
+    assert (notes / "notes.md").read_text() == "my notes" and single.read_text() == "a file of mine"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left behind
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert len(read_image_folder(synth.save(empty, n=10))) == 10  # an empty folder is filled
+    synth.save(notes, n=10, overwrite=True)  # said so: replaced, once the new set is complete
+    assert not (notes / "notes.md").exists() and len(read_image_folder(notes)) == 10
+
+
+def test_api_arguments_are_checked_in_api_terms(tmp_path) -> None:
+    from pcevolve.config import ConfigError
+
+    cases = [
+        (TypeError, "settings must map dotted keys", lambda: pcevolve.Synthesizer(settings=["a"])),
+        (TypeError, "epsilon must be a number", lambda: pcevolve.Synthesizer(epsilon="eight")),
+        (ConfigError, r"privacy.epsilon.*\(0, 100\]", lambda: pcevolve.Synthesizer(epsilon=float("inf"))),
+        (ConfigError, r"privacy.epsilon.*\(0, 100\]", lambda: pcevolve.Synthesizer(epsilon=1e4)),
+        (TypeError, "name must be a string", lambda: pcevolve.Synthesizer(name=3)),
+        (TypeError, "config must be a RunConfig", lambda: pcevolve.Synthesizer(config=8)),
+        (TypeError, "n must be a whole number", lambda: pcevolve.Synthesizer().sample(2.5)),
+        (TypeError, "n must be a whole number", lambda: pcevolve.Synthesizer().sample("5")),
+        (pcevolve.NotFittedError, "call fit", lambda: pcevolve.Synthesizer().save(tmp_path / "out")),
+        (pcevolve.NotFittedError, "call fit", lambda: pcevolve.Synthesizer().evaluate(tmp_path)),
+        (TypeError, "private must be a file or folder path", lambda: pcevolve.Synthesizer().fit(3, public="p")),
+        (TypeError, "run_dir must be", lambda: pcevolve.Synthesizer.resume(None)),
+    ]
+    for error, message, call in cases:
+        with pytest.raises(error, match=message):
+            call()
+    with pytest.raises(ValueError, match=r"fit\(private, public=POOL\)") as caught:
+        pcevolve.Synthesizer(runs_root=tmp_path / "runs").fit(tmp_path)
+    assert "--public" not in str(caught.value)  # an API user is told in API terms
+    assert not (tmp_path / "out").exists() and not (tmp_path / "runs").exists()

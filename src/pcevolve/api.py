@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcevolve.config import RunConfig, load_config, parse_config, with_dotted
+from pcevolve.config import RunConfig, check_budget, load_config, parse_config, with_dotted
 
 if TYPE_CHECKING:
     from pcevolve.data import LabeledDataset
@@ -39,6 +39,12 @@ PathLike = str | os.PathLike[str]
 
 class NotFittedError(RuntimeError):
     """The synthesizer has no synthetic set yet: call :meth:`Synthesizer.fit` first."""
+
+
+def _check_path(argument: str, value: object, what: str) -> None:
+    """A TypeError in the API's terms when ``value`` is not a path (``str`` or ``os.PathLike``)."""
+    if not isinstance(value, (str, os.PathLike)) or (isinstance(value, str) and not value.strip()):
+        raise TypeError(f"{argument} must be {what}, got {value!r}")
 
 
 def _log(line: str) -> None:
@@ -65,6 +71,18 @@ class Synthesizer:
     def __init__(self, config: RunConfig | PathLike | None = None, *, epsilon: float | None = None,
                  name: str | None = None, settings: Mapping[str, Any] | None = None,
                  runs_root: PathLike = "runs", progress: bool = True) -> None:
+        if not (config is None or isinstance(config, RunConfig)):
+            _check_path("config", config, "a RunConfig, the path of a YAML config, or None")
+        if epsilon is not None:
+            if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
+                raise TypeError(f"epsilon must be a number, e.g. Synthesizer(epsilon=8.0); got {epsilon!r}")
+            check_budget(epsilon, source="Synthesizer(epsilon=...)")  # fast: before a config is built
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a string (the run folder's name), got {name!r}")
+        if settings is not None and not (isinstance(settings, Mapping) and all(isinstance(k, str) for k in settings)):
+            raise TypeError("settings must map dotted keys to values, e.g. settings={\"search.synthetic_per_class\": "
+                            f"200}}; got {settings!r}")
+        _check_path("runs_root", runs_root, "a folder path")
         self._base = config if isinstance(config, RunConfig) or config is None else load_config(config)
         self._overrides: dict[str, Any] = dict(settings or {})
         if epsilon is not None:
@@ -82,6 +100,7 @@ class Synthesizer:
     @classmethod
     def resume(cls, run_dir: PathLike, *, progress: bool = True) -> Synthesizer:
         """A synthesizer for an existing run folder: :meth:`fit` continues it (or reloads a finished one)."""
+        _check_path("run_dir", run_dir, "the path of a run folder")
         synth = cls(progress=progress)
         synth._resume = Path(run_dir).resolve()
         return synth
@@ -91,8 +110,10 @@ class Synthesizer:
         if self._base is None:
             from pcevolve.config.starter import choose_config
 
-            if private is None:
-                raise ValueError("fit() needs the private data folder when the synthesizer has no config")
+            if private is None or public is None:
+                raise ValueError("fit() without a config chooses the settings from the data: give both, "
+                                 "fit(private, public=POOL) — the private labelled data and an unlabelled public "
+                                 "pool like it (a folder of images, a CSV table, a JSONL file)")
             overrides = {key: value for key, value in self._overrides.items() if key not in ("privacy.epsilon",
                                                                                             "name")}
             starter = choose_config(private, public=public, test=test, full=full,
@@ -123,6 +144,9 @@ class Synthesizer:
         """
         from pcevolve.pipeline import discard_if_unstarted, open_run, run_pipeline
 
+        for argument, value in (("private", private), ("public", public), ("test", test), ("full", full)):
+            if value is not None:
+                _check_path(argument, value, "a file or folder path")
         if self._resume is not None:
             if any(value is not None for value in (private, public, test, full)):
                 raise ValueError("a resumed run keeps the data it was started with; call fit() without paths")
@@ -176,8 +200,10 @@ class Synthesizer:
         from pcevolve.modalities import MODALITIES
         from pcevolve.pipeline.deliver import largest_remainder
 
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
+            raise TypeError(f"n must be a whole number of samples, e.g. sample(100); got {n!r}")
         outcome = self._fitted()
-        assert self.config is not None
+        assert self.config is not None  # set by fit()
         modality = MODALITIES.get_part(self.config.data.modality)
         synthetic = modality.read_synthetic(outcome.folder / modality.delivered_name,
                                             modality.layout(self.config.data), outcome.class_names)
@@ -191,16 +217,27 @@ class Synthesizer:
         rows = np.concatenate([np.flatnonzero(synthetic.labels == k)[:m] for k, m in enumerate(wanted)])
         return synthetic.subset(np.sort(rows))
 
-    def save(self, path: PathLike, *, n: int | None = None) -> Path:
+    def save(self, path: PathLike, *, n: int | None = None, overwrite: bool = False) -> Path:
         """Write the synthetic set (or ``n`` of it) in the input's format, atomically: ``path/<class name>/*.png``
-        for images, a CSV at ``path`` for tables."""
+        for images, a CSV at ``path`` for tables, a JSONL file for texts.
+
+        Nothing of yours is replaced unless you say so: a path that holds a file or a non-empty folder is refused
+        (an empty folder is filled), and with ``overwrite=True`` it is replaced only once the new set is complete.
+        A folder never replaces a file, nor a file a folder.
+
+        Raises:
+            NotFittedError: :meth:`fit` has not run.
+            pcevolve.io.TargetExistsError: ``path`` holds something (a :class:`FileExistsError`).
+        """
         from pcevolve.modalities import MODALITIES
 
-        assert self.config is not None
+        self._fitted()
+        _check_path("path", path, "a file or folder path")
+        assert self.config is not None  # set by fit()
         modality = MODALITIES.get_part(self.config.data.modality)
         synthetic = self.sample(n)
         return modality.write_synthetic(Path(path), synthetic.samples, synthetic.labels, synthetic.class_names,
-                                        modality.layout(self.config.data))
+                                        modality.layout(self.config.data), overwrite=bool(overwrite))
 
     def export(self, out: PathLike, *, with_report: bool = False) -> Path:
         """Copy what may be shared out of the run folder into ``out`` — the synthetic set, the ledger, config,
@@ -226,7 +263,7 @@ class Synthesizer:
         from pcevolve.report import write_report
 
         outcome = self._fitted()
-        assert self.config is not None
+        assert self.config is not None  # set by fit()
         if self.config.data.modality != "image":  # tables: the judge of the run's modality (no --full line)
             return judge_run(outcome.folder, test, seed=0 if settings is None else settings.seed,
                              progress=self.progress).evaluation
