@@ -49,3 +49,13 @@ def test_the_view_bank_holds_frozen_embeddings_of_augmented_views(encoder):
                               generator=torch.Generator().manual_seed(1))
     torch.testing.assert_close(bank, again)  # the views come from the generator
     assert not torch.allclose(bank[:, 0], bank[:, 1])  # and differ from one another
+
+
+def test_texts_cut_at_the_window_are_counted_and_reported(encoder, capfd):
+    long = " ".join(["word"] * 400)
+    assert encoder.over_window(np.array([long, "short", long])) == 2
+    notes = encoder.reading_notes(np.array([long, "short"]), np.array([long, long, "short"]))
+    assert len(notes) == 1 and notes[0].startswith("1 private and 2 public texts are longer than the sentence "
+                                                   f"encoder's window of {encoder.window} tokens")
+    assert encoder.reading_notes(np.array(["short"]), None) == []
+    assert "Token indices sequence length" not in capfd.readouterr().err  # the count, not the library's warning

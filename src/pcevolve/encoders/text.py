@@ -111,6 +111,31 @@ class SentenceEncoder(nn.Module):
         bar.close()
         return np.concatenate(parts) if parts else np.zeros((0, FEATURE_DIM), np.float32)
 
+    @property
+    def window(self) -> int:
+        """The transformer's window in tokens (special tokens included): it reads no further into a text."""
+        return int(self.model.max_seq_length)
+
+    def over_window(self, samples: np.ndarray) -> int:
+        """How many of ``samples`` are longer than :attr:`window`: their embedding reflects only their beginning."""
+        texts = [str(text) for text in np.asarray(samples).ravel()]
+        if not texts:
+            return 0
+        ids = self.model.tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+        return sum(len(tokens) > self.window for tokens in ids)
+
+    def reading_notes(self, private: np.ndarray, public: np.ndarray | None) -> list[str]:
+        """A console note when texts are cut at the window (the private count is shown to the user only, never
+        written to a file the run ships)."""
+        counts = [(self.over_window(private), "private"),
+                  (0 if public is None else self.over_window(public), "public")]
+        over = " and ".join(f"{n} {which}" for n, which in counts if n)
+        if not over:
+            return []
+        return [f"{over} texts are longer than the sentence encoder's window of {self.window} tokens (about "
+                f"{self.window * 3 // 4} words): it reads only their beginning, so put what tells the classes apart "
+                "first, or split long texts into several records"]
+
     def encode_both(self, samples: np.ndarray, *, batch_size: int | None = None, progress: bool = False,
                     job_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Texts → (embedding, embedding): the (adapted, unit-length) sentence embedding is both the projection and

@@ -91,6 +91,9 @@ def _run_representation(c: RunContext) -> tuple[Any, dict[str, Any]]:
     seed = c.randomness.public_seed("representation")
     encoder = c.modality.build_encoder(c.config, c.layout, seed)
     assert c.private is not None
+    # An encoder that reads only part of a sample (a text's first tokens) says so, once, on the console.
+    for note in getattr(encoder, "reading_notes", lambda *_: [])(c.private.samples, c.public):
+        c.say(f"note: {note}")
     result = c.modality.train_representation(
         encoder, c.private.samples, c.public, config=c.config.representation, augment=c.config.augment,
         ledger=c.ledger, noise=c.randomness.noise("representation"), seed=seed, progress=c.progress,
@@ -438,7 +441,7 @@ def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
                                  territories=territories)
     labels, reencoded = delivered.labels, delivered.reencoded_classes
     written = c.modality.write_synthetic(c.folder.path / c.modality.delivered_name, delivered.samples, labels,
-                                         class_names, c.layout)
+                                         class_names, c.layout, overwrite=True)  # the run's own folder
     write_synthetic_arrays(c.folder.path / "synthetic.npz", features=delivered.features,
                            coordinates=delivered.coordinates, labels=labels, class_names=class_names,
                            reencoded_classes=reencoded)
