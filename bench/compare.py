@@ -5,6 +5,7 @@
     python bench/compare.py --modality text                   # the text rows (bench/compare_text.py)
     python bench/compare.py --data data/pc10 --tag pc10       # 10 private images per class (prepared with
                                                               # pcevolve data prepare fashion-mnist --per-class 10)
+    python bench/compare.py --smoke                           # every system on tiny data, in seconds
 
 Systems (each with secure noise, each spending the whole ε through a ledger):
 
@@ -37,7 +38,15 @@ the task (the benchmark's labels of the public pool, read here only — no syste
 strongest membership attack of ``pcevolve evaluate`` (distance-to-closest-record and DOMIAS, in pixels and in the
 independent features; members the private images, non-members the demo's test folder).
 
-Writes ``bench/results/compare[-TAG].json``. Reads private data: evaluation only, never a release.
+Writes ``bench/results/compare[-TAG].json``. Reads private data: evaluation only, never a release. ``data/demo``
+is prepared (``pcevolve data prepare fashion-mnist``) when missing.
+
+**Smoke** (``--smoke``): every system asked for (default all but ``ours-votes``, a second whole run: name it to
+include it) at ε 8 on scikit-learn's digits (bench/smoke.py: 3 classes, 8 px, source ``digits``, whose missing test
+split its training images stand in for), ``ours`` being bench/smoke.py's tiny run (its config instead of
+``configs/demo.yaml``, and its seed; made once for all the smokes under one ``--out``), one CNN per judged set, 60
+test images, 60 reference images and 10 bootstrap resamples for the attacks; runs and results under ``--out`` or a
+temporary folder.
 """
 
 from __future__ import annotations
@@ -49,78 +58,79 @@ import time
 from pathlib import Path
 
 import numpy as np
-import yaml
-from pipeline_run import run_config
+import smoke
+from pipeline_run import packaged, prepared, run_config
 from results_file import write_results
-from sklearn.linear_model import LogisticRegression
 
-from pcevolve.config import load_config
-from pcevolve.data import read_image_folder, read_unlabeled_images
-from pcevolve.data.sources import load_demo_source
-from pcevolve.decoders import load_decoder
-from pcevolve.encoders import ImageEncoder
-from pcevolve.evaluation import classification_metrics, linear_probe, predict, train_cnn
-from pcevolve.evaluation.attacks import membership_attacks
-from pcevolve.evaluation.evaluate import membership_split
-from pcevolve.evaluation.features import independent_encoder, pooled_features
-from pcevolve.pipeline import (
-    build_problem,
-    class_territories,
-    load_pool_labels,
-    load_public_features,
-    run_randomness,
-)
-from pcevolve.pipeline.deliver import decode_candidate
-from pcevolve.privacy import BudgetLedger
-from pcevolve.privacy.noise import SecureNoise
-from pcevolve.privacy.statistics import ClassStatisticsRelease
-from pcevolve.run_folder import RunFolder
-from pcevolve.search.basis import PublicBasis
-from pcevolve.search.pcevolve_selector import PCEvolveSettings, pcevolve_select
-from pcevolve.search.pe_selector import PESettings, pe_select
-from pcevolve.search.release import StatisticsRelease
-from pcevolve.search.roundtrip import SurrogateData
+# torch, scikit-learn and most of pcevolve are imported inside the functions that use them: --help answers at once.
 
 SYSTEMS = ("ours", "ours-votes", "one-shot", "dp-labelled-public", "pe-histogram", "pcevolve-selector")
 NEEDS_RUN = {"ours", "one-shot", "pe-histogram", "pcevolve-selector"}  # systems that use ours' run folder
 DEFAULT_DATA = Path("data/demo")
 CNN_SEEDS = (0, 1, 2)
-# Every system's delivered images per class: ours' (more images alone train the downstream CNN better).
-PER_CLASS = load_config(Path("configs/demo.yaml")).search.synthetic_per_class
 CONFIDENT_SHARE = 0.3  # its self-training set: this share of each class's most confident public images
+REFERENCE = 2000  # public images the attacks' reference distribution (DOMIAS) is drawn from
+RESAMPLES = 100  # bootstrap resamples of each attack's confidence interval
+
+
+def base_config(args: argparse.Namespace) -> dict:
+    """The run config ours starts from: ``configs/demo.yaml``, or with ``--smoke`` bench/smoke.py's tiny one."""
+    return smoke.image_config(args.data, smoke.TINY_RUN) if args.smoke else packaged("demo")
+
+
+def per_class(args: argparse.Namespace) -> int:
+    """Every system's delivered images per class: ours' (more images alone train the downstream CNN better)."""
+    return int(base_config(args)["search"]["synthetic_per_class"])
 
 
 class Judge:
     """Everything a delivered set is judged against, loaded once."""
 
-    def __init__(self, data: Path, source: str) -> None:
+    def __init__(self, data: Path, source: str, *, cnn_seeds: tuple[int, ...] = CNN_SEEDS,
+                 reference: int = REFERENCE, test_images: int | None = None, resamples: int = RESAMPLES) -> None:
+        """``test_images``: judge on that many of the source's test images (a seeded choice) instead of all."""
+        from pcevolve.data import read_image_folder, read_unlabeled_images
+        from pcevolve.data.sources import load_demo_source
+        from pcevolve.evaluation.features import independent_encoder, pooled_features
+
+        self.cnn_seeds, self.resamples = cnn_seeds, resamples
         self.private = read_image_folder(data / "private")
         self.attack_test = read_image_folder(data / "test")
         self.public = read_unlabeled_images(data / "public").samples
         self.task = np.array([int(name.split("_", 1)[0]) for name in self.private.class_names])
         bench = load_demo_source(source)
-        keep = np.isin(bench.test.labels, self.task)
-        self.test_images = bench.test.samples[keep]
-        self.test_labels = np.searchsorted(self.task, bench.test.labels[keep])
+        # A source without a test split (digits: the smoke data) had its test images cut from the training set.
+        test = bench.test if bench.test is not None else bench.train
+        keep = np.flatnonzero(np.isin(test.labels, self.task))
+        if test_images is not None:
+            keep = np.sort(np.random.default_rng(0).choice(keep, min(test_images, len(keep)), replace=False))
+        self.test_images = test.samples[keep]
+        self.test_labels = np.searchsorted(self.task, test.labels[keep])
         self.true_label = {image.tobytes(): int(label) for image, label in zip(bench.train.samples, bench.train.labels)}
         self.encoder = independent_encoder()
         self.test_features = pooled_features(self.encoder, self.test_images)
         self.private_features = pooled_features(self.encoder, self.private.samples)
         self.attack_test_features = pooled_features(self.encoder, self.attack_test.samples)
-        reference = np.random.default_rng(0).choice(len(self.public), 2000, replace=False)
+        reference = np.random.default_rng(0).choice(len(self.public), min(reference, len(self.public)), replace=False)
         self.reference = self.public[reference]
         self.reference_features = pooled_features(self.encoder, self.reference)
 
     def __call__(self, samples: np.ndarray, labels: np.ndarray, *, epsilon: float) -> dict:
+        """The verdict on one delivered set (module docstring), JSON-ready."""
+        from pcevolve.evaluation import classification_metrics, linear_probe, predict, train_cnn
+        from pcevolve.evaluation.attacks import membership_attacks
+        from pcevolve.evaluation.evaluate import membership_split
+        from pcevolve.evaluation.features import pooled_features
+
         classes = len(self.task)
         cnn = [float(np.mean(predict(train_cnn(samples, labels, classes=classes, seed=s), self.test_images)
-                             == self.test_labels)) for s in CNN_SEEDS]
+                             == self.test_labels)) for s in self.cnn_seeds]
         features = pooled_features(self.encoder, samples)
         probe = classification_metrics(self.test_labels, linear_probe(features, labels, self.test_features), classes)
         found = np.array([self.true_label.get(image.tobytes(), -1) for image in samples])
         members, non_members = membership_split(self.private.labels, self.attack_test.labels, classes=classes,
                                                 rng=np.random.default_rng(13))
-        options = {"rng": np.random.default_rng(17), "resamples": 100, "epsilon": epsilon, "delta": 1e-5}
+        options = {"rng": np.random.default_rng(17), "resamples": self.resamples, "epsilon": epsilon, "delta": 1e-5}
         attacks = {
             "pixel": membership_attacks(self.private.samples[members], self.attack_test.samples[non_members],
                                         samples, reference=self.reference, **options),
@@ -138,22 +148,35 @@ class Judge:
                 "attack": {"strongest": strongest, "success": success[strongest]}}
 
 
-def run_ours(epsilon: float, seed: int, root: Path, data: Path, *, class_means: str = "sums") -> tuple[Path, float]:
-    """``pcevolve run`` on the demo config at ``epsilon`` and ``seed`` on the prepared ``data`` folder (its
-    private, public, test and full folders), with ``search.class_means``; the run folder and its wall time."""
-    config = yaml.safe_load(Path("configs/demo.yaml").read_text(encoding="utf-8"))
+def run_ours(epsilon: float, seed: int, root: Path, data: Path, *, class_means: str = "sums",
+             base: dict | None = None, name: str | None = None) -> tuple[Path, float]:
+    """``pcevolve run`` on ``base`` (default the demo config) at ``epsilon`` and ``seed`` on the prepared ``data``
+    folder (its private, public, test and full folders), with ``search.class_means``; the run folder (``name``, by
+    default one naming the data, ``class_means``, ε and seed) and its wall time."""
+    config = dict(base if base is not None else packaged("demo"))
     suffix = "" if data == DEFAULT_DATA else f"-{data.name}"
     suffix += "" if class_means == "sums" else f"-{class_means}"
-    config.update(name=f"compare{suffix}-eps{epsilon:g}-seed{seed}", seed=seed)
+    config.update(name=name or f"compare{suffix}-eps{epsilon:g}-seed{seed}", seed=seed)
     config["data"] = {**config.get("data", {}), **{part: str(data / part) for part in ("private", "public", "test",
                                                                                        "full")}}
-    config.setdefault("search", {})["class_means"] = class_means
-    config.setdefault("privacy", {})["epsilon"] = epsilon
+    config["search"] = {**config.get("search", {}), "class_means": class_means}
+    config["privacy"] = {**config.get("privacy", {}), "epsilon": epsilon}
     return run_config(config, root)
 
 
 def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     """The run's one-shot baseline: its release's Gaussians sampled and decoded through the run's own delivery."""
+    from pcevolve.config import load_config
+    from pcevolve.data import read_image_folder
+    from pcevolve.decoders import load_decoder
+    from pcevolve.encoders import ImageEncoder
+    from pcevolve.pipeline import build_problem, class_territories, load_pool_labels, load_public_features, \
+        run_randomness
+    from pcevolve.pipeline.deliver import decode_candidate
+    from pcevolve.run_folder import RunFolder
+    from pcevolve.search.release import StatisticsRelease
+    from pcevolve.search.roundtrip import SurrogateData
+
     folder = RunFolder.open(run)
     config = load_config(folder.config_path)
     encoder = ImageEncoder.load(run / "encoder").eval()
@@ -177,9 +200,18 @@ def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     return decoded.samples, decoded.labels
 
 
-def dp_labelled_public(judge: Judge, epsilon: float, *, delta: float = 1e-5,
+def dp_labelled_public(judge: Judge, epsilon: float, per_class: int, *, delta: float = 1e-5,
                        dim: int = 64) -> tuple[np.ndarray, np.ndarray, float]:
     """The few-lines alternative (module docstring), with secure noise; delivered images, labels and wall time."""
+    from sklearn.linear_model import LogisticRegression
+
+    from pcevolve.encoders import ImageEncoder
+    from pcevolve.evaluation.features import pooled_features
+    from pcevolve.privacy import BudgetLedger
+    from pcevolve.privacy.noise import SecureNoise
+    from pcevolve.privacy.statistics import ClassStatisticsRelease
+    from pcevolve.search.basis import PublicBasis
+
     started = time.perf_counter()
     encoder = ImageEncoder.pretrained("efficientnet-lite0", trainable_blocks=0, input_size=64, proj_hidden_dim=16,
                                       feature_dim=64).eval()
@@ -205,8 +237,8 @@ def dp_labelled_public(judge: Judge, epsilon: float, *, delta: float = 1e-5,
     # delivered the images the model finds least likely to be anything else it knows.
     probability = np.zeros((len(zp), classes))
     probability[:, model.classes_] = model.predict_proba(zp)
-    chosen = np.concatenate([np.argsort(-probability[:, k])[:PER_CLASS] for k in range(classes)])
-    labels = np.repeat(np.arange(classes), PER_CLASS)
+    chosen = np.concatenate([np.argsort(-probability[:, k])[:per_class] for k in range(classes)])
+    labels = np.repeat(np.arange(classes), per_class)
     return judge.public[chosen], labels, time.perf_counter() - started
 
 
@@ -216,6 +248,12 @@ def _hosted_peer(run: Path, judge: Judge, epsilon: float, select, *,
 
     ``select(private, pool, ledger)`` returns a selection with pool ``indices`` and their ``labels``.
     """
+    from pcevolve.decoders import load_decoder
+    from pcevolve.encoders import ImageEncoder
+    from pcevolve.pipeline import load_public_features
+    from pcevolve.privacy import BudgetLedger
+    from pcevolve.run_folder import RunFolder
+
     started = time.perf_counter()
     encoder = ImageEncoder.load(run / "encoder").eval()
     decoder = load_decoder(run / "decoder")
@@ -226,17 +264,25 @@ def _hosted_peer(run: Path, judge: Judge, epsilon: float, select, *,
     return decoder.samples[selection.indices], selection.labels, time.perf_counter() - started
 
 
-def pe_histogram(run: Path, judge: Judge, epsilon: float, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
+def pe_histogram(run: Path, judge: Judge, epsilon: float, seed: int,
+                 per_class: int) -> tuple[np.ndarray, np.ndarray, float]:
     """Private Evolution's selector (module docstring)."""
+    from pcevolve.privacy.noise import SecureNoise
+    from pcevolve.search.pe_selector import PESettings, pe_select
+
     return _hosted_peer(run, judge, epsilon, lambda private, pool, ledger: pe_select(
-        private, judge.private.labels, pool, classes=len(judge.task), per_class=PER_CLASS, settings=PESettings(),
+        private, judge.private.labels, pool, classes=len(judge.task), per_class=per_class, settings=PESettings(),
         ledger=ledger, stage="release", noise=SecureNoise(), rng=np.random.default_rng([seed, 0x9E])))
 
 
-def pcevolve_selector(run: Path, judge: Judge, epsilon: float, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
+def pcevolve_selector(run: Path, judge: Judge, epsilon: float, seed: int,
+                      per_class: int) -> tuple[np.ndarray, np.ndarray, float]:
     """PCEvolve's selector (module docstring)."""
+    from pcevolve.privacy.noise import SecureNoise
+    from pcevolve.search.pcevolve_selector import PCEvolveSettings, pcevolve_select
+
     return _hosted_peer(run, judge, epsilon, lambda private, pool, ledger: pcevolve_select(
-        private, judge.private.labels, pool, classes=len(judge.task), per_class=PER_CLASS,
+        private, judge.private.labels, pool, classes=len(judge.task), per_class=per_class,
         settings=PCEvolveSettings(), ledger=ledger, stage="release", noise=SecureNoise(),
         rng=np.random.default_rng([seed, 0xEC])))
 
@@ -248,24 +294,45 @@ def main() -> None:
     parser.add_argument("--source", default="fashion-mnist")
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 8.0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS))
+    parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=None, help="default: all")
     parser.add_argument("--runs-root", type=Path, default=None, help="where ours' run folders go (default: a temp dir)")
     parser.add_argument("--tag", default="")
     parser.add_argument("--modality", choices=("image", "text"), default="image",
                         help="text: the Rotten Tomatoes demo's rows instead (ours and PE's selector; --systems unused)")
     parser.add_argument("--text-encoder-share", type=float, default=0.0,
                         help="text: also run ours with this share of ε training the encoder's adapter under DP")
+    smoke.add_arguments(parser)
     args = parser.parse_args()
+    smoke.results_folder(args)
     if args.modality == "text":
-        from compare_text import compare_texts
+        from compare_text import compare_texts, text_data
 
+        data = text_data(args)
         rows, summary = compare_texts(args.epsilons, args.seeds, args.runs_root or Path("runs/compare-text"),
-                                      encoder_share=args.text_encoder_share)
+                                      encoder_share=args.text_encoder_share, data=data, tiny=args.smoke)
         path = write_results({"rows": rows, "summary": summary}, "compare", args.tag or "text")
         print(json.dumps(summary, indent=1))
         print(f"wrote {path}")
         return
-    judge = Judge(args.data, args.source)
+    if args.systems is None:
+        args.systems = [s for s in SYSTEMS if s != "ours-votes"] if args.smoke else list(SYSTEMS)
+    if args.smoke:
+        # At ε 8 and the tiny run's seed, ours *is* bench/smoke.py's tiny run: made once for every smoke.
+        args.data, args.source, args.epsilons, args.seeds = smoke.digits(args.out), "digits", [8.0], [smoke.TINY_SEED]
+        args.runs_root = args.out / "runs"
+    elif args.data == DEFAULT_DATA:
+        prepared(args.data, "fashion-mnist")
+    compare_images(args)
+
+
+def compare_images(args: argparse.Namespace) -> None:
+    """Every image system at every ε and seed asked for; writes the rows and their summary."""
+    from pcevolve.data import read_image_folder
+
+    # Smoke: the independent encoder is the judge's cost; 60 test and 60 reference images keep it to seconds.
+    judge = (Judge(args.data, args.source, cnn_seeds=CNN_SEEDS[:1], reference=60, test_images=60, resamples=10)
+             if args.smoke else Judge(args.data, args.source))
+    base, size = base_config(args), per_class(args)
     rows = []
     with tempfile.TemporaryDirectory(prefix="pcevolve-compare-") as scratch:
         root = args.runs_root or Path(scratch)
@@ -274,7 +341,8 @@ def main() -> None:
             for seed in args.seeds:
                 run = ours = None
                 if NEEDS_RUN & set(args.systems):
-                    run, seconds = run_ours(epsilon, seed, root, args.data)
+                    run, seconds = run_ours(epsilon, seed, root, args.data, base=base,
+                                            name=smoke.TINY_RUN if args.smoke else None)
                     spent = json.loads((run / "ledger.json").read_text(encoding="utf-8"))
                     if "ours" in args.systems:
                         delivered = read_image_folder(run / "synthetic")
@@ -284,12 +352,12 @@ def main() -> None:
                         ours = rows[-1]
                         print(json.dumps(ours), flush=True)
                     if "pe-histogram" in args.systems:
-                        samples, labels, pe_seconds = pe_histogram(run, judge, epsilon, seed)
+                        samples, labels, pe_seconds = pe_histogram(run, judge, epsilon, seed, size)
                         rows.append({"system": "pe-histogram", "epsilon": epsilon, "seed": seed,
                                      "seconds": pe_seconds, **judge(samples, labels, epsilon=epsilon)})
                         print(json.dumps(rows[-1]), flush=True)
                     if "pcevolve-selector" in args.systems:
-                        samples, labels, ec_seconds = pcevolve_selector(run, judge, epsilon, seed)
+                        samples, labels, ec_seconds = pcevolve_selector(run, judge, epsilon, seed, size)
                         rows.append({"system": "pcevolve-selector", "epsilon": epsilon, "seed": seed,
                                      "seconds": ec_seconds, **judge(samples, labels, epsilon=epsilon)})
                         print(json.dumps(rows[-1]), flush=True)
@@ -305,7 +373,7 @@ def main() -> None:
                                      "same_as_ours": bool(same), **verdict})
                         print(json.dumps(rows[-1]), flush=True)
                 if "ours-votes" in args.systems:
-                    run, seconds = run_ours(epsilon, seed, root, args.data, class_means="votes")
+                    run, seconds = run_ours(epsilon, seed, root, args.data, class_means="votes", base=base)
                     spent = json.loads((run / "ledger.json").read_text(encoding="utf-8"))
                     delivered = read_image_folder(run / "synthetic")
                     rows.append({"system": "ours-votes", "epsilon": epsilon, "seed": seed, "seconds": seconds,
@@ -313,7 +381,7 @@ def main() -> None:
                                  **judge(delivered.samples, delivered.labels, epsilon=epsilon)})
                     print(json.dumps(rows[-1]), flush=True)
                 if "dp-labelled-public" in args.systems:
-                    samples, labels, seconds = dp_labelled_public(judge, epsilon)
+                    samples, labels, seconds = dp_labelled_public(judge, epsilon, size)
                     rows.append({"system": "dp-labelled-public", "epsilon": epsilon, "seed": seed,
                                  "seconds": seconds, **judge(samples, labels, epsilon=epsilon)})
                     print(json.dumps(rows[-1]), flush=True)

@@ -1,6 +1,7 @@
 """Kill a real `pcevolve run` at random points in every stage, resume it, and check what a user relies on.
 
     python bench/faults.py [--reproducible-kills 20] [--secure-kills 10] [--seed 0]
+    python bench/faults.py --smoke          # one kill and the SIGINT check on tiny runs, in about a minute
 
 On scikit-learn's digits (3 classes, 16 px) with small stages and DP fine-tuning of the encoder switched on,
 so that every stage — data, DP representation, decoder, public features, DP release, search, delivery — runs
@@ -15,6 +16,11 @@ for a measurable time:
 
 A kill that lands inside the release's window between its charge and its saved result is refused on resume
 (its budget is spent; paying again is not allowed) and counted as such. Writes ``bench/results/faults.json``.
+
+**Smoke** (``--smoke``): one kill with reproducible noise, drawn in the stages' windows (not before the run folder
+exists; ``--secure-kills N`` adds secure ones), and the SIGINT and lock check with a 300-generation search, on runs
+scaled down as in bench/smoke.py (the encoder not fine-tuned under DP: planning and calibrating it would add a
+third to every one of the smoke's runs); runs and results under ``--out`` or a temporary folder.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,16 +38,26 @@ import time
 from pathlib import Path
 
 import numpy as np
+import smoke
 from results_file import write_results
 
-from pcevolve.config import dump_config, parse_config
-from pcevolve.data import prepare_demo
-from pcevolve.privacy import BudgetLedger
+# pcevolve is imported inside the functions that use it: --help answers at once.
 
 STAGES = ("data", "representation", "decoder", "public_features", "release", "labels", "search", "delivery")
+SIGINT_GENERATIONS = 2000  # long enough that the run is still searching when the SIGINT arrives
+SMOKE_SIGINT_GENERATIONS = 300  # the smoke's tiny search: about 9 s here (under load the SIGINT may come later)
+#: The encoder fine-tuned under DP on part of ε: the representation stage then reads private data for a while too.
+SPLIT = {"representation": 0.375, "release": 0.625}
 
 
-def config(data: Path, name: str, *, reproducible: bool, generations: int = 40) -> dict:
+def config(data: Path, name: str, *, reproducible: bool, generations: int = 40, tiny: bool = False) -> dict:
+    """The killed runs' config (module docstring); ``tiny``: bench/smoke.py's scaled-down stages instead."""
+    if tiny:
+        mapping = smoke.image_config(data, name)
+        mapping["data"] |= {"test": None, "full": None, "image_size": 16}
+        mapping["search"] = {**mapping["search"], "generations": generations, "patience": generations}
+        mapping["privacy"] = {**mapping["privacy"], "reproducible_noise": reproducible}
+        return mapping
     return {
         "name": name, "seed": 3,
         "data": {"private": str(data / "private"), "public": str(data / "public"), "test": None, "full": None,
@@ -52,7 +69,7 @@ def config(data: Path, name: str, *, reproducible: bool, generations: int = 40) 
                    "basis_dim": 8,
                    "roundtrip_public": 100, "rff_features": 32, "synthetic_per_class": 40,
                    "delivery_oversample": 1.0},
-        "privacy": {"split": {"representation": 0.375, "release": 0.625}, "reproducible_noise": reproducible},
+        "privacy": {"split": SPLIT, "reproducible_noise": reproducible},
     }
 
 
@@ -85,6 +102,8 @@ def finish(folder: Path, config_path: Path, runs: Path) -> tuple[str, int]:
 
 
 def ledger_events(folder: Path) -> list[tuple]:
+    from pcevolve.privacy import BudgetLedger
+
     ledger = BudgetLedger.load(folder / "ledger.json")
     return [(e.stage, e.description, repr(e.event)) for e in ledger.history]
 
@@ -102,11 +121,17 @@ def kill_points(windows: list[tuple[str, float, float]], count: int, rng: np.ran
     return points
 
 
-def one_kill(data: Path, scratch: Path, index: int, stage: str, at: float, *, reproducible: bool) -> dict:
+def one_kill(data: Path, scratch: Path, index: int, stage: str, at: float, *, reproducible: bool,
+             tiny: bool = False) -> dict:
+    """One run killed ``at`` seconds after its start (inside ``stage``'s window), resumed to the end; what a user
+    relies on, checked."""
+    from pcevolve.config import dump_config, parse_config
+    from pcevolve.privacy import BudgetLedger
+
     name = f"{'r' if reproducible else 's'}{index:02d}"
     runs = scratch / "runs"
     path = scratch / f"{name}.yaml"
-    dump_config(parse_config(config(data, name, reproducible=reproducible)), path)
+    dump_config(parse_config(config(data, name, reproducible=reproducible, tiny=tiny)), path)
     process = start(["run", str(path), "--runs-root", str(runs), "-q"])
     drain = threading.Thread(target=process.communicate, daemon=True)
     drain.start()
@@ -132,11 +157,14 @@ def one_kill(data: Path, scratch: Path, index: int, stage: str, at: float, *, re
     return result
 
 
-def sigint_and_lock(data: Path, scratch: Path) -> dict:
+def sigint_and_lock(data: Path, scratch: Path, *, generations: int = SIGINT_GENERATIONS, tiny: bool = False) -> dict:
+    """A second process on a running run's folder, then SIGINT to the run, then a resume: exit codes and messages."""
+    from pcevolve.config import dump_config, parse_config
+
     runs = scratch / "runs"
     path = scratch / "int.yaml"
     # A long search, so that the run is still going while the second process and the SIGINT arrive.
-    dump_config(parse_config(config(data, "int", reproducible=False, generations=2000)), path)
+    dump_config(parse_config(config(data, "int", reproducible=False, generations=generations, tiny=tiny)), path)
     process = start(["run", str(path), "--runs-root", str(runs), "-q"])
     folder = runs / "int"
     while not (folder / "stages" / "representation.json").exists() and process.poll() is None:
@@ -154,18 +182,37 @@ def sigint_and_lock(data: Path, scratch: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--reproducible-kills", type=int, default=20)
-    parser.add_argument("--secure-kills", type=int, default=10)
+    parser.add_argument("--reproducible-kills", type=int, default=None, help="default 20 (--smoke: 1)")
+    parser.add_argument("--secure-kills", type=int, default=None, help="default 10 (--smoke: 0)")
     parser.add_argument("--seed", type=int, default=0)
+    smoke.add_arguments(parser)
     args = parser.parse_args()
+    smoke.results_folder(args)
+    if args.reproducible_kills is None:
+        args.reproducible_kills = 1 if args.smoke else 20
+    if args.secure_kills is None:
+        args.secure_kills = 0 if args.smoke else 10
+    kill_and_resume(args)
+
+
+def kill_and_resume(args: argparse.Namespace) -> None:
+    """Steps 1 to 4 of the module docstring in a scratch folder (under ``--out`` with ``--smoke``); writes the
+    results file and prints the summary."""
+    from pcevolve.config import dump_config, parse_config
+    from pcevolve.data import prepare_demo
+
     rng = np.random.default_rng(args.seed)
-    scratch = Path(tempfile.mkdtemp(prefix="pcevolve-faults-"))
+    if args.smoke:
+        scratch = args.out / "faults"
+        shutil.rmtree(scratch, ignore_errors=True)  # an earlier smoke's finished runs would not be killed at all
+    else:
+        scratch = Path(tempfile.mkdtemp(prefix="pcevolve-faults-"))
     data = scratch / "digits"
     prepare_demo("digits", data, classes=(0, 1, 2), per_class=20, public_size=300, test_per_class=10,
                  full_size=0, size=16, progress=False)
 
     reference_path = scratch / "reference.yaml"
-    dump_config(parse_config(config(data, "reference", reproducible=True)), reference_path)
+    dump_config(parse_config(config(data, "reference", reproducible=True, tiny=args.smoke)), reference_path)
     process = start(["run", str(reference_path), "--runs-root", str(scratch / "runs")])
     times = timeline(process)
     if process.returncode != 0:
@@ -178,19 +225,22 @@ def main() -> None:
 
     results: dict = {"windows": {stage: [round(a, 2), round(b, 2)] for stage, a, b in windows},
                      "reproducible": [], "secure": []}
-    for index, (stage, at) in enumerate(kill_points(windows, args.reproducible_kills, rng)):
-        outcome = one_kill(data, scratch, index, stage, at, reproducible=True)
+    # A smoke's single kill of each kind lands in a stage: before the folder exists there is nothing to resume.
+    targets = windows[1:] if args.smoke else windows
+    for index, (stage, at) in enumerate(kill_points(targets, args.reproducible_kills, rng)):
+        outcome = one_kill(data, scratch, index, stage, at, reproducible=True, tiny=args.smoke)
         name = f"r{index:02d}"
         if outcome["resume_exit"] == 0:
             outcome["identical_synthetic"] = same_synthetic(reference, scratch / "runs" / name)
             outcome["identical_ledger"] = ledger_events(reference) == ledger_events(scratch / "runs" / name)
         results["reproducible"].append(outcome)
         print(json.dumps(outcome), flush=True)
-    for index, (stage, at) in enumerate(kill_points(windows, args.secure_kills, rng)):
-        outcome = one_kill(data, scratch, index, stage, at, reproducible=False)
+    for index, (stage, at) in enumerate(kill_points(targets, args.secure_kills, rng)):
+        outcome = one_kill(data, scratch, index, stage, at, reproducible=False, tiny=args.smoke)
         results["secure"].append(outcome)
         print(json.dumps(outcome), flush=True)
-    results["sigint_and_lock"] = sigint_and_lock(data, scratch)
+    generations = SMOKE_SIGINT_GENERATIONS if args.smoke else SIGINT_GENERATIONS
+    results["sigint_and_lock"] = sigint_and_lock(data, scratch, tiny=args.smoke, generations=generations)
 
     repro = [r for r in results["reproducible"] if r["killed"]]
     secure = [r for r in results["secure"] if r["killed"]]

@@ -24,6 +24,11 @@ Accuracies of CNNs are on every Fashion-MNIST test image of the task's classes. 
 
     python bench/label_limits.py runs/compare-pool/compare-eps8-seed0 [more runs] [--no-fixmatch]
                                                                      # → bench/results/label-limits.json
+    python bench/label_limits.py --smoke                             # a tiny digits run, in seconds
+
+``--smoke`` makes a tiny retrieval run on scikit-learn's digits (bench/smoke.py; source ``digits``, whose missing
+test split the source's training images stand in for) under ``--out`` or a temporary folder, and computes every
+bound on it with 5 pool images per class and 3 FixMatch steps; the results go there too.
 """
 
 from __future__ import annotations
@@ -32,27 +37,31 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-import torch.nn.functional as F
-
-from pcevolve.augment.image import random_flip
-from pcevolve.config import load_config
-from pcevolve.data import LabeledDataset, read_image_folder
-from pcevolve.data.sources import load_demo_source
-from pcevolve.nets.small_cnn import classic_augmentation, cnn_input, predict, predict_probabilities, random_shift, \
-    small_cnn, train_cnn
+import smoke
 from results_file import write_results
 
+if TYPE_CHECKING:
+    import torch
+
+    from pcevolve.data import LabeledDataset
+
+# torch, scikit-learn and pcevolve's networks are imported inside the functions that use them: --help answers at once.
+
 CNN_SEEDS = (0, 1, 2)
-PER_CLASS = 1000
+PER_CLASS = 1000  # in-task pool images per class the downstream bound trains on (--per-class)
+FIXMATCH_STEPS = 2000
 NEIGHBOURS = 10
 ALPHA = 0.5
 
 
 def private_set(run: Path) -> tuple[LabeledDataset, np.ndarray]:
     """The run's private images and the task's source labels (the demo's folders are "<source label>_<name>")."""
+    from pcevolve.config import load_config
+    from pcevolve.data import read_image_folder
+
     config = load_config(run / "config.yaml")
     private = read_image_folder(config.data.private, size=config.data.image_size, mode=config.data.image_mode)
     return private, np.array([int(name.split("_", 1)[0]) for name in private.class_names])
@@ -98,6 +107,11 @@ def propagated(posterior: np.ndarray, pool: np.ndarray) -> np.ndarray:
 
 def strong_augmentation(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """Shifts of up to 4 px, flips, contrast/brightness jitter and an 11×11 cut-out."""
+    import torch
+
+    from pcevolve.augment.image import random_flip
+    from pcevolve.nets.small_cnn import random_shift
+
     n, _, h, w = x.shape
     x = random_flip(random_shift(x, shift=4, generator=generator), generator=generator)
     contrast = 0.6 + 0.8 * torch.rand(n, 1, 1, 1, generator=generator)
@@ -112,10 +126,16 @@ def strong_augmentation(x: torch.Tensor, generator: torch.Generator) -> torch.Te
 
 
 def fixmatch(labelled: np.ndarray, labels: np.ndarray, unlabelled: np.ndarray, *, classes: int, seed: int,
-             steps: int = 2000, batch: int = 64, ratio: int = 3, threshold: float = 0.95) -> torch.nn.Module:
+             steps: int = FIXMATCH_STEPS, batch: int = 64, ratio: int = 3,
+             threshold: float = 0.95) -> torch.nn.Module:
     """FixMatch (Sohn et al. 2020) with the small CNN: cross-entropy on weakly augmented labelled images plus, on
     unlabelled images whose weak-augmentation prediction is at least ``threshold`` sure, cross-entropy of the
     strongly augmented copy against that prediction."""
+    import torch
+    import torch.nn.functional as F
+
+    from pcevolve.nets.small_cnn import classic_augmentation, cnn_input, small_cnn
+
     x_l, x_u = cnn_input(labelled), cnn_input(unlabelled)
     y_l = torch.from_numpy(np.array(labels, dtype=np.int64))
     generator = torch.Generator().manual_seed(seed)
@@ -177,22 +197,34 @@ def search_coordinates(run: Path, private: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def penultimate(model: torch.nn.Sequential, images: np.ndarray) -> np.ndarray:
+    import torch
+
+    from pcevolve.nets.small_cnn import cnn_input
+
     with torch.no_grad():
         return torch.cat([model[:-1](chunk) for chunk in cnn_input(images).split(1024)]).numpy()
 
 
 def downstream(pool: np.ndarray, rows: np.ndarray, labels: np.ndarray, test: tuple[np.ndarray, np.ndarray],
                classes: int) -> float:
+    from pcevolve.nets.small_cnn import predict, train_cnn
+
     return float(np.mean([np.mean(predict(train_cnn(pool[rows], labels, classes=classes, seed=s), test[0]) == test[1])
                           for s in CNN_SEEDS]))
 
 
-def limits(run: Path, source: str, *, with_fixmatch: bool) -> dict:
+def limits(run: Path, source: str, *, with_fixmatch: bool, per_class: int = PER_CLASS,
+           fixmatch_steps: int = FIXMATCH_STEPS) -> dict:
+    """Every bound of the module docstring for one retrieval run whose data was cut from ``source``."""
+    from pcevolve.data.sources import load_demo_source
+    from pcevolve.nets.small_cnn import predict, predict_probabilities, train_cnn
+
     started = time.monotonic()
     private, task = private_set(run)
     bench = load_demo_source(source)
     pool, truth, source_labels = pool_truth(run, bench.train, task)
-    test = test_set(bench.test, task)
+    # A source without a test split (digits: the smoke data) had its test images cut from the training set.
+    test = test_set(bench.test if bench.test is not None else bench.train, task)
     classes = len(task)
     saved = np.load(run / "pool_labels.npz")
     posterior = saved["posterior"]
@@ -200,7 +232,7 @@ def limits(run: Path, source: str, *, with_fixmatch: bool) -> dict:
            "product": in_task_right(posterior, truth),
            "propagated": in_task_right(propagated(posterior, pool), truth)}
     rng = np.random.default_rng(0)
-    rows = np.concatenate([rng.choice(np.flatnonzero(truth == k), PER_CLASS, replace=False) for k in range(classes)])
+    rows = np.concatenate([rng.choice(np.flatnonzero(truth == k), per_class, replace=False) for k in range(classes)])
     run_labels = posterior[rows].argmax(axis=1)
     out["downstream"] = {"true_labels": downstream(pool, rows, truth[rows], test, classes),
                          "run_labels": downstream(pool, rows, run_labels, test, classes),
@@ -214,7 +246,7 @@ def limits(run: Path, source: str, *, with_fixmatch: bool) -> dict:
     out["outside_private"] = {space: outside_separation(*rows, truth, source_labels, bench.class_names)
                               for space, rows in spaces.items()}
     if with_fixmatch:
-        semi = fixmatch(private.samples, private.labels, pool, classes=classes, seed=1)
+        semi = fixmatch(private.samples, private.labels, pool, classes=classes, seed=1, steps=fixmatch_steps)
         out["fixmatch_private"] = {"in_task": in_task_right(predict_probabilities(semi, pool), truth),
                                    "test": float(np.mean(predict(semi, test[0]) == test[1]))}
     out["seconds"] = time.monotonic() - started
@@ -223,14 +255,26 @@ def limits(run: Path, source: str, *, with_fixmatch: bool) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="+", type=Path)
-    parser.add_argument("--source", default="fashion-mnist")
+    parser.add_argument("runs", nargs="*", type=Path, help="run folders with decoder.name: nearest-public")
+    parser.add_argument("--source", default="fashion-mnist", help="the benchmark the demo data was cut from")
     parser.add_argument("--no-fixmatch", action="store_true", help="skip the semi-supervised bound (~3 min a run)")
+    parser.add_argument("--per-class", type=int, default=PER_CLASS,
+                        help="in-task pool images per class for the downstream bound")
+    parser.add_argument("--fixmatch-steps", type=int, default=FIXMATCH_STEPS)
+    smoke.add_arguments(parser)
     args = parser.parse_args()
+    if bool(args.runs) == args.smoke:
+        parser.error("give run folders or --smoke")
+    smoke.results_folder(args)
+    if args.smoke:
+        args.runs, args.source, args.per_class, args.fixmatch_steps = [smoke.image_run(args.out)], "digits", 5, 3
+    import torch
+
     torch.set_num_threads(2)
     results = []
     for run in args.runs:
-        results.append(limits(run, args.source, with_fixmatch=not args.no_fixmatch))
+        results.append(limits(run, args.source, with_fixmatch=not args.no_fixmatch, per_class=args.per_class,
+                              fixmatch_steps=args.fixmatch_steps))
         print(json.dumps(results[-1], indent=1), flush=True)
     print(f"→ {write_results(results, 'label-limits')}")
 

@@ -8,8 +8,11 @@ class is the class they were delivered under, and the share that come from class
 labels, which no stage of a run may.
 
     python bench/labels.py runs/demo [more run folders]       # → bench/results/labels.json
+    python bench/labels.py --smoke                            # a tiny digits run, in seconds
 
-A synthetic image that matches no source image (a conv decoder's output) counts as unmatched.
+A synthetic image that matches no source image (a conv decoder's output) counts as unmatched. ``--smoke`` makes a
+tiny retrieval run on scikit-learn's digits (bench/smoke.py; source ``digits``) under ``--out`` or a temporary
+folder and matches its delivered images; the results go there too.
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import smoke
+from results_file import write_results
 
 from pcevolve.config import load_config
 from pcevolve.data import read_image_folder
 from pcevolve.data.sources import load_demo_source
-from results_file import write_results
 
 
 def label_accuracy(run: Path, source: str) -> dict:
@@ -44,12 +48,18 @@ def label_accuracy(run: Path, source: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="+", type=Path)
-    parser.add_argument("--source", default="fashion-mnist")
+    parser.add_argument("runs", nargs="*", type=Path, help="run folders with decoder.name: nearest-public")
+    parser.add_argument("--source", default="fashion-mnist", help="the benchmark the demo data was cut from")
+    smoke.add_arguments(parser)
     args = parser.parse_args()
+    if bool(args.runs) == args.smoke:
+        parser.error("give run folders or --smoke")
+    smoke.results_folder(args)
+    if args.smoke:
+        args.runs, args.source = [smoke.image_run(args.out)], "digits"
     results = [label_accuracy(run, args.source) for run in args.runs]
-    write_results(results, "labels")
     print(json.dumps(results, indent=1))
+    print(f"wrote {write_results(results, 'labels')}")
 
 
 if __name__ == "__main__":

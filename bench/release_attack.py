@@ -16,6 +16,9 @@ counts back: whole numbers. The attack tries every way of reproducing them from 
 It also scans every array in the folder's ``.npz`` files (outside ``secure/``) for a copy of a
 reproducible noise stream: an affine transform of any stretch of its first draws. A run with
 secure noise must let every hypothesis fail. The tests run these functions on small runs.
+
+``python bench/release_attack.py --smoke`` attacks a tiny run instead (bench/smoke.py: scikit-learn's digits, every
+stage scaled down, secure noise, made in seconds) and writes under ``--out`` or a temporary folder.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import smoke
 import yaml
+from results_file import write_results
 
 from pcevolve.randomness import NOISE_STREAMS, RunRandomness
 
@@ -159,10 +164,15 @@ def attack(folder: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", type=Path)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="*", type=Path, help="run folders")
+    smoke.add_arguments(parser)
     args = parser.parse_args(argv)
-    from results_file import write_results
+    if bool(args.runs) == args.smoke:
+        parser.error("give run folders or --smoke")
+    smoke.results_folder(args)
+    if args.smoke:
+        args.runs = [smoke.image_run(args.out)]
 
     results = [attack(folder) for folder in args.runs]
     for result in results:

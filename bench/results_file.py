@@ -1,4 +1,5 @@
-"""Where every benchmark writes its numbers: ``bench/results/NAME[-TAG].json`` (gitignored; rerun to refresh)."""
+"""Where every benchmark writes its numbers: ``bench/results/NAME[-TAG].json`` (gitignored; rerun to refresh), or the
+folder a bench's ``--out`` (``--smoke``: a temporary folder) names instead."""
 
 from __future__ import annotations
 
@@ -9,8 +10,14 @@ from typing import Any
 RESULTS = Path("bench/results")
 
 
+def redirect(folder: Path) -> None:
+    """Make every later :func:`result_path` and :func:`write_results` of this process write under ``folder``."""
+    global RESULTS  # one bench, one results folder per process: its --out, decided before anything is written
+    RESULTS = Path(folder)
+
+
 def result_path(name: str, tag: str = "", suffix: str = ".json") -> Path:
-    """``bench/results/NAME[-TAG]SUFFIX``, with the folder created."""
+    """``RESULTS/NAME[-TAG]SUFFIX``, with the folder created."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     return RESULTS / f"{name}-{tag}{suffix}" if tag else RESULTS / f"{name}{suffix}"
 

@@ -3,19 +3,26 @@ public encoding's throughput as the pool grows, and a generation's time as the p
 
     .venv/bin/python bench/scale.py                              # everything (about 40 minutes on 2 cores)
     .venv/bin/python bench/scale.py --parts encoding --sizes 2000 20000
+    .venv/bin/python bench/scale.py --smoke                      # encoding and population on a tiny run
 
 Parts:
 
 * ``demo`` — ``configs/demo.yaml`` with reproducible noise (so that two runs can be compared file by file), once
   with each executor (Ray: a cluster started on 127.0.0.1 with ``--workers`` CPUs); wall time of each and whether
   the delivered sets, the release and the fitness curves are byte-identical.
-* ``encoding`` — the demo run's encoder over public pools of ``--sizes`` images (the demo's 20,000 public images
-  tiled with shifted copies beyond that: synthetic public data), locally and on the cluster with 1 and 2 workers;
-  images per second, and whether the features equal the local ones.
+* ``encoding`` — the demo run's encoder over public pools of ``--sizes`` images (the run's public images — the
+  demo's 20,000 — tiled with shifted copies beyond that: synthetic public data), locally and on the cluster with 1
+  and 2 workers; images per second, and whether the features equal the local ones.
 * ``population`` — the demo run's search problem (its DP release and public basis), one generation of
   ``--populations`` individuals evaluated locally and on the cluster with 1 and 2 workers; seconds per generation.
 
 Writes ``bench/results/scale.json`` (public figures only: the runs use reproducible noise and the demo data).
+Needs Ray (``pip install 'pcevolve[ray]'``); ``data/demo`` is prepared when missing.
+
+**Smoke** (``--smoke``): the parts asked for (default ``encoding`` and ``population``: the ``demo`` part is two
+whole runs, name it to include it) on scikit-learn's digits (bench/smoke.py): the tiny run of bench/smoke.py (or the
+demo part's, on the tiny run config), a pool of 100 images, a population of 4, one repeat, a cluster of one CPU
+(``ray-1`` only); runs and results under ``--out`` or a temporary folder.
 """
 
 from __future__ import annotations
@@ -28,33 +35,23 @@ import time
 from pathlib import Path
 
 import numpy as np
-import yaml
+import smoke
+from pipeline_run import packaged, prepared
 from results_file import write_results
 
-from pcevolve.config import ExecutorConfig, load_config, parse_config
-from pcevolve.data import read_unlabeled_images
-from pcevolve.decoders import load_decoder
-from pcevolve.encoders import ImageEncoder
-from pcevolve.executors import LocalExecutor, RayExecutor
-from pcevolve.pipeline import (
-    build_problem,
-    class_territories,
-    load_pool_labels,
-    load_public_features,
-    open_run,
-    run_pipeline,
-)
-from pcevolve.run_folder import RunFolder, outputs_digest
-from pcevolve.search.release import StatisticsRelease
-from pcevolve.search.roundtrip import SurrogateData
+# Ray, torch and most of pcevolve are imported inside the functions that use them: --help answers at once.
 
 PARTS = ("demo", "encoding", "population")
 
 
-def demo_runs(root: Path, workers: int) -> tuple[dict, Path]:
-    """The demo with each executor; wall times and what is identical. Returns the result and the local run."""
-    mapping = yaml.safe_load(Path("configs/demo.yaml").read_text(encoding="utf-8"))
-    mapping.setdefault("privacy", {})["reproducible_noise"] = True
+def demo_runs(root: Path, workers: int, mapping: dict) -> tuple[dict, Path]:
+    """The run ``mapping`` (the demo's config) with each executor; wall times and what is identical. Returns the
+    result and the local run."""
+    from pcevolve.config import parse_config
+    from pcevolve.pipeline import open_run, run_pipeline
+    from pcevolve.run_folder import RunFolder, outputs_digest
+
+    mapping = {**mapping, "privacy": {**mapping.get("privacy", {}), "reproducible_noise": True}}
     folders, seconds = {}, {}
     for executor in ("local", "ray"):
         config = parse_config({**mapping, "name": f"scale-{executor}",
@@ -73,9 +70,14 @@ def demo_runs(root: Path, workers: int) -> tuple[dict, Path]:
     return {"seconds": seconds, "identical": identical, "workers": workers}, folders["local"]
 
 
-def _pool(size: int) -> np.ndarray:
-    """``size`` public images: the demo pool, then copies shifted by one pixel at a time (synthetic public data)."""
-    base = read_unlabeled_images("data/demo/public", size=28, mode="L").samples
+def _pool(run: Path, size: int) -> np.ndarray:
+    """``size`` public images: the run's public pool, then copies shifted by one pixel at a time (synthetic public
+    data)."""
+    from pcevolve.config import load_config
+    from pcevolve.data import read_unlabeled_images
+
+    data = load_config(run / "config.yaml").data
+    base = read_unlabeled_images(data.public, size=data.image_size, mode=data.image_mode).samples
     parts, shift = [base], 1
     while sum(map(len, parts)) < size:
         parts.append(np.roll(base, shift=(shift % 3 - 1, shift // 3 % 3 - 1), axis=(1, 2)))
@@ -84,16 +86,23 @@ def _pool(size: int) -> np.ndarray:
 
 
 def _executors(workers: list[int]) -> list[tuple[str, object]]:
+    from pcevolve.config import ExecutorConfig
+    from pcevolve.executors import LocalExecutor
+
     out: list[tuple[str, object]] = [("local", LocalExecutor())]
     out += [(f"ray-{n}", ExecutorConfig(name="ray", workers=n)) for n in workers]
     return out
 
 
 def encoding(run: Path, sizes: list[int], workers: list[int]) -> list[dict]:
+    """The ``encoding`` part (module docstring): one row per pool size and executor."""
+    from pcevolve.encoders import ImageEncoder
+    from pcevolve.executors import LocalExecutor, RayExecutor
+
     encoder = ImageEncoder.load(run / "encoder").eval()
     rows = []
     for size in sizes:
-        pool = _pool(size)
+        pool = _pool(run, size)
         reference = None
         for label, executor in _executors(workers):
             runner = executor if isinstance(executor, LocalExecutor) else RayExecutor(executor)
@@ -108,6 +117,15 @@ def encoding(run: Path, sizes: list[int], workers: list[int]) -> list[dict]:
 
 
 def population(run: Path, sizes: list[int], workers: list[int], repeats: int = 3) -> list[dict]:
+    """The ``population`` part (module docstring): one row per population size and executor."""
+    from pcevolve.config import load_config
+    from pcevolve.decoders import load_decoder
+    from pcevolve.executors import LocalExecutor, RayExecutor
+    from pcevolve.pipeline import build_problem, class_territories, load_pool_labels, load_public_features
+    from pcevolve.run_folder import RunFolder
+    from pcevolve.search.release import StatisticsRelease
+    from pcevolve.search.roundtrip import SurrogateData
+
     folder = RunFolder.open(run)
     config = load_config(folder.config_path)
     decoder = load_decoder(run / "decoder")
@@ -141,12 +159,33 @@ def population(run: Path, sizes: list[int], workers: list[int], repeats: int = 3
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=None, help="default: all")
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000, 200000])
     parser.add_argument("--populations", type=int, nargs="+", default=[16, 64, 256])
     parser.add_argument("--workers", type=int, default=2, help="the demo's Ray cluster CPUs")
     parser.add_argument("--run", type=Path, default=None, help="a finished demo run (default: the demo part's)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed generations per population size (median)")
+    smoke.add_arguments(parser)
     args = parser.parse_args()
+    smoke.results_folder(args)
+    if args.parts is None:
+        args.parts = ["encoding", "population"] if args.smoke else list(PARTS)
+    if args.smoke:
+        args.sizes, args.populations, args.repeats, args.workers = [100], [4], 1, 1
+        mapping = smoke.image_config(smoke.digits(args.out), "scale")
+        if "demo" not in args.parts and args.run is None:
+            args.run = smoke.image_run(args.out)
+    elif args.run is None and "demo" not in args.parts:
+        parser.error("give --run RUN (a finished demo run) or include the demo part")
+    else:
+        mapping = packaged("demo")
+        if "demo" in args.parts:
+            prepared(Path("data/demo"), "fashion-mnist")  # the demo config's data folders
+    measure(args, mapping)
+
+
+def measure(args: argparse.Namespace, mapping: dict) -> None:
+    """The parts asked for, on a Ray cluster of ``args.workers`` CPUs started here; writes the results file."""
     import ray
 
     ray.init(num_cpus=args.workers, _node_ip_address="127.0.0.1", include_dashboard=False,
@@ -156,15 +195,13 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="pcevolve-scale-") as scratch:
             run = args.run
             if "demo" in args.parts:
-                results["demo"], local_run = demo_runs(Path(scratch), args.workers)
+                results["demo"], local_run = demo_runs(Path(scratch), args.workers, mapping)
                 run = run or local_run
-            if run is None:
-                raise SystemExit("give --run RUN (a finished demo run) or include the demo part")
             worker_counts = [n for n in (1, 2) if n <= args.workers]
             if "encoding" in args.parts:
                 results["encoding"] = encoding(run, args.sizes, worker_counts)
             if "population" in args.parts:
-                results["population"] = population(run, args.populations, worker_counts)
+                results["population"] = population(run, args.populations, worker_counts, args.repeats)
     finally:
         ray.shutdown()
     print(f"wrote {write_results(results, 'scale')}")

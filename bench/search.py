@@ -1,9 +1,11 @@
 """Search benchmark: does the evolution earn its keep, what does it cost, does coarse-to-fine help (SPEC R4, R5).
 
-Run after a finished run (``make demo`` or ``pcevolve run configs/demo.yaml``):
+Run after a finished run (``make demo`` or ``pcevolve run configs/demo.yaml``; without one, and without
+``--run``, the bench prints its usage and exits 2):
 
     python bench/search.py --run runs/demo                  # evolved vs one-shot baseline, cost, scaling
     python bench/search.py --run runs/demo --schedules 60   # + coarse-to-fine vs fixed rate, 60 generations each
+    python bench/search.py --smoke                          # every part on a tiny run, in seconds
 
 Writes ``bench/results/search[-TAG].json``.
 
@@ -21,6 +23,10 @@ Writes ``bench/results/search[-TAG].json``.
   equal generations; final DP fitness and downstream accuracy of each best.
 
 Evaluation only: it reads the private and test images (the secure zone); nothing here is a release.
+
+**Smoke** (``--smoke``): every part above, schedules included (2 generations each), on a tiny retrieval run of
+scikit-learn's digits (bench/smoke.py) made under ``--out`` or a temporary folder, with one CNN per set and the
+scaling measured at a few small sizes; the results go there too.
 """
 
 from __future__ import annotations
@@ -33,30 +39,27 @@ import tempfile
 import time
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+import smoke
 from results_file import write_results
 
-from pcevolve.config import load_config
-from pcevolve.data import read_image_folder
-from pcevolve.decoders import load_decoder
-from pcevolve.encoders import ImageEncoder
-from pcevolve.evaluation import classification_metrics, linear_probe, predict, train_cnn
-from pcevolve.evaluation.features import independent_encoder, pooled_features
-from pcevolve.evolution import EvolutionSettings
-from pcevolve.pipeline import build_problem, class_territories, load_pool_labels, load_public_features
-from pcevolve.pipeline.deliver import decode_candidate
-from pcevolve.privacy import BudgetLedger
-from pcevolve.privacy.noise import GeneratorNoise
-from pcevolve.run_folder import RunFolder
-from pcevolve.search.problem import SearchProblem
-from pcevolve.search.release import StatisticsRelease, release_statistics
-from pcevolve.search.roundtrip import SurrogateData, round_trip
-from pcevolve.search.runner import run_search
+if TYPE_CHECKING:
+    from pcevolve.search.problem import SearchProblem
+
+# torch and most of pcevolve are imported inside the functions that use them: --help answers at once.
+
+#: The sizes the scaling parts time: population, candidates per class, private samples; smaller with --smoke.
+SCALING = {"population": (16, 32, 64), "candidate_per_class": (50, 100, 200), "release_n": (100, 250, 500)}
+SMOKE_SCALING = {"population": (4, 8), "candidate_per_class": (10, 20), "release_n": (20, 40)}
 
 
 def cnn_result(images, labels, test, *, classes, seeds, flip):
     """The fixed small CNN trained once per seed (one CNN's accuracy moves by ±1–2 points with its seed): mean and
     per-seed numbers."""
+    from pcevolve.evaluation import classification_metrics, predict, train_cnn
+
     runs = []
     for seed in seeds:
         model = train_cnn(images, labels, classes=classes, seed=seed, flip=flip)
@@ -69,12 +72,16 @@ def cnn_result(images, labels, test, *, classes, seeds, flip):
 
 def probe_result(features, labels, test_features, test_labels, *, classes):
     """The evaluation's linear probe (C chosen by cross-validation on the training set): accuracy and per class."""
+    from pcevolve.evaluation import classification_metrics, linear_probe
+
     metrics = classification_metrics(test_labels, linear_probe(features, labels, test_features), classes)
     return {"accuracy": float(metrics.accuracy), "per_class": [float(a) for a in metrics.per_class_accuracy]}
 
 
 def decode_set(problem, vector, counts, *, oversample, seed, basis, encoder, decoder, territories=None):
     """The run's own delivery step (pipeline.deliver.decode_candidate) for any individual."""
+    from pcevolve.pipeline.deliver import decode_candidate
+
     return decode_candidate(problem.space, vector, counts, oversample=oversample, rng=np.random.default_rng(seed),
                             basis=basis, encoder=encoder, decoder=decoder, targets=problem.targets,
                             territories=territories)
@@ -91,14 +98,39 @@ def timed_generation(problem: SearchProblem, population: int, seed: int) -> floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", default="runs/demo")
+    parser.add_argument("--run", type=Path, default=Path("runs/demo"), help="a finished run folder")
     parser.add_argument("--schedules", type=int, default=0, help="generations for the schedule comparison (0: skip)")
     parser.add_argument("--tag", default="")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cnn-seeds", type=int, default=3, help="CNNs trained per synthetic set (mean reported)")
+    smoke.add_arguments(parser)
     args = parser.parse_args()
-    cnn_seeds = tuple(args.seed + i for i in range(args.cnn_seeds))
+    smoke.results_folder(args)
+    if args.smoke:
+        args.run, args.schedules, args.cnn_seeds = smoke.image_run(args.out), 2, 1
+    elif not (args.run / "stages" / "delivery.json").exists():
+        parser.error(f"{args.run} is not a finished run: give --run RUN (make demo makes runs/demo) or --smoke")
+    measure(args, SMOKE_SCALING if args.smoke else SCALING)
 
+
+def measure(args: argparse.Namespace, scaling: dict[str, tuple[int, ...]]) -> None:
+    """Every part of the module docstring on ``args.run``, the scaling parts at the sizes of ``scaling``; writes the
+    results file and prints them."""
+    from pcevolve.config import load_config
+    from pcevolve.data import read_image_folder
+    from pcevolve.decoders import load_decoder
+    from pcevolve.encoders import ImageEncoder
+    from pcevolve.evaluation.features import independent_encoder, pooled_features
+    from pcevolve.evolution import EvolutionSettings
+    from pcevolve.pipeline import build_problem, class_territories, load_pool_labels, load_public_features
+    from pcevolve.privacy import BudgetLedger
+    from pcevolve.privacy.noise import GeneratorNoise
+    from pcevolve.run_folder import RunFolder
+    from pcevolve.search.release import ReleaseSettings, StatisticsRelease, release_statistics
+    from pcevolve.search.roundtrip import SurrogateData, round_trip
+    from pcevolve.search.runner import run_search
+
+    cnn_seeds = tuple(args.seed + i for i in range(args.cnn_seeds))
     folder = RunFolder.open(args.run)
     config = load_config(folder.config_path)
     encoder = ImageEncoder.load(folder.path / "encoder").eval()
@@ -148,33 +180,39 @@ def main() -> None:
         name: probe_result(pooled_features(independent, images), labels, test_features, test.labels, classes=classes)
         for name, (images, labels) in sets.items()}
     results["samples_per_class"] = counts.tolist()
+    # The run records only the candidates' totals: both breakdowns are evaluated here, on the same problem.
+    with np.load(folder.path / "search" / "ranked.npz", allow_pickle=False) as ranked:
+        best = ranked["vectors"][0]
     results["dp_fitness"] = {"baseline": problem.evaluate(problem.space.baseline()).to_json(),
-                             "evolved_best": None}
-    ranking = folder.records("search")
-    if ranking:
-        results["dp_fitness"]["evolved_best"] = ranking[-1]["candidates"][0]["release"]
+                             "evolved_best": problem.evaluate(best).to_json()}
 
     # Cost and scaling.
     base = timed_generation(problem, config.search.population, args.seed)
     evaluations = config.search.population * config.search.eval_seeds
     results["cost"] = {"seconds_per_generation": base, "fitness_evaluations_per_second": evaluations / base}
-    results["scaling_population"] = {p: timed_generation(problem, p, args.seed) for p in (16, 32, 64)}
+    results["scaling_population"] = {p: timed_generation(problem, p, args.seed) for p in scaling["population"]}
     results["scaling_candidate_per_class"] = {}
-    for m in (50, 100, 200):
+    for m in scaling["candidate_per_class"]:
         scaled = config.model_copy(update={"search": config.search.model_copy(update={"candidate_per_class": m})})
         scaled_problem = build_problem(scaled, release, surrogate, public=public, territories=territories)
         results["scaling_candidate_per_class"][m] = timed_generation(scaled_problem, config.search.population,
                                                                      args.seed)
     _, private_features = encoder.encode_both(private.samples, batch_size=256)
     z_private = basis.reduce(private_features)
+    # The run's release settings (pipeline.stages' release stage), with the run's own random features.
+    settings = ReleaseSettings(num_classes=classes, clip_norm=clip_norm, rff=release.rff,
+                               shares=config.search.release_shares, public_variances=basis.variances,
+                               min_snr=config.search.release_min_snr, clip_radii=public.clip_radii,
+                               dim=config.search.release_dim,
+                               vote_centres=public.vote_centres if config.search.class_means == "votes" else None,
+                               vote_width=public.vote_width)
     results["release_seconds_by_n"] = {}
-    for n in (100, 250, 500):
+    for n in scaling["release_n"]:
         rows = np.random.default_rng(n).choice(len(z_private), min(n, len(z_private)), replace=False)
         # Throwaway, seeded: timing only, nothing delivered.
         ledger = BudgetLedger(8.0, 1e-5, {"release": 5.0}, reproducible_noise=True)
         started = time.perf_counter()
-        release_statistics(z_private[rows], private.labels[rows], num_classes=classes, clip_norm=clip_norm,
-                           rff=release.rff, shares=config.search.release_shares, ledger=ledger,
+        release_statistics(z_private[rows], private.labels[rows], settings=settings, ledger=ledger,
                            noise=GeneratorNoise(np.random.default_rng(0)))
         results["release_seconds_by_n"][n] = time.perf_counter() - started
 

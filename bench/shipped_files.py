@@ -6,7 +6,10 @@ and ``*.jsonl`` file under the folder (JSON Lines line by line), no float under 
 path. The rule is :func:`pcevolve.evaluation.shipped.shipped_violations`; this is its command line.
 
 Prints every violation as ``file: key.path = value (why)`` and exits 1 if there is any, 0 if none (2: the folder
-does not exist).
+does not exist, or none was given).
+
+``--smoke`` checks a tiny run folder instead (bench/smoke.py: scikit-learn's digits, every stage scaled down, made
+under ``--out`` or a temporary folder in seconds): ``python bench/shipped_files.py --smoke``.
 """
 
 from __future__ import annotations
@@ -33,11 +36,23 @@ def check(folder: Path, words: tuple[str, ...] = PRIVATE_FIGURE_WORDS) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path, help="a run folder (its secure/ folder is skipped), or its report/")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder", type=Path, nargs="?",
+                        help="a run folder (its secure/ folder is skipped), or its report/")
     parser.add_argument("--word", action="append", default=[],
                         help="also limit the floats under keys containing this word (repeatable)")
+    # The smoke flags by hand, not by bench/smoke.py: tests load this file on its own (bench/ not on the path).
+    parser.add_argument("--smoke", action="store_true",
+                        help="check a tiny run made in seconds instead (bench/smoke.py)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="with --smoke: where the tiny run is made (default: a new temporary folder)")
     args = parser.parse_args(argv)
+    if (args.folder is not None) == args.smoke:
+        parser.error("give a run folder or --smoke")
+    if args.smoke:
+        import smoke  # run as a script, bench/ is on the path
+
+        args.folder = smoke.image_run(smoke.results_folder(args))
     return check(args.folder, PRIVATE_FIGURE_WORDS + tuple(args.word))
 
 

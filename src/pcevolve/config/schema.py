@@ -455,16 +455,16 @@ class PrivacyConfig(_Frozen):
     @classmethod
     def _epsilon_in_range(cls, value: float) -> float:
         if not 0.0 < value <= MAX_EPSILON:  # NaN and infinities fail too
-            raise ValueError(f"ε must be a number in (0, {MAX_EPSILON:g}]: 8 is the usual choice, 1 a strong guarantee; "
-                             f"beyond {MAX_EPSILON:g} a DP guarantee bounds no attacker")
+            raise ValueError(f"ε must be a number in (0, {MAX_EPSILON:g}]: 8 is the usual choice, 1 a strong "
+                             f"guarantee; beyond {MAX_EPSILON:g} a DP guarantee bounds no attacker")
         return value
 
     @field_validator("delta")
     @classmethod
     def _delta_in_range(cls, value: float) -> float:
         if not 0.0 < value < 1.0:
-            raise ValueError("δ must be a number strictly between 0 and 1, well below 1 / (the number of private samples), "
-                             "e.g. 1e-5")
+            raise ValueError("δ must be a number strictly between 0 and 1, well below 1 / (the number of private "
+                             "samples), e.g. 1e-5")
         return value
 
     @model_validator(mode="before")
