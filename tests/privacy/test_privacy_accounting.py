@@ -197,6 +197,7 @@ def test_the_pld_interval_grows_with_a_large_total_only() -> None:
     assert pld_discretization_for(0.5) == pld_discretization_for(10.0) == DEFAULT_PLD_DISCRETIZATION
     assert pld_discretization_for(100.0) == pytest.approx(10 * DEFAULT_PLD_DISCRETIZATION)
     assert BudgetLedger(100.0, 1e-5, {"release": 100.0}).pld_discretization == pytest.approx(0.01)
+    assert BudgetLedger(1e9, 1e-5, {"release": 1e9}).pld_discretization == 0.1  # a ledger built in code: capped
     fine = account([GaussianRelease(0.1, 2)], delta=1e-5, pld_discretization=DEFAULT_PLD_DISCRETIZATION).pld_epsilon
     coarse = account([GaussianRelease(0.1, 2)], delta=1e-5, pld_discretization=0.01).pld_epsilon
     assert fine <= coarse <= fine * (1 + 1e-5)  # pessimistic: never below the finer bound, and barely above it

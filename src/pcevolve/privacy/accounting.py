@@ -71,12 +71,16 @@ DEFAULT_PLD_DISCRETIZATION = 1e-3
 """PLD value discretisation interval. Pessimistic, so always sound; 1e-3 is ~5x faster than 1e-4 and
 changes the DP-SGD ε of the seed setting in the fourth decimal."""
 
+MAX_PLD_DISCRETIZATION = 0.1
+"""The coarsest PLD interval a ledger accepts."""
+
 DISCRETIZATION_GROWS_FROM = 10.0
 """Total ε above which a ledger's interval grows with ε (:func:`pld_discretization_for`)."""
 
 
 def pld_discretization_for(total_epsilon: float) -> float:
-    """The PLD interval of a ledger with this total ε: the default up to ε = 10, then in proportion to ε.
+    """The PLD interval of a ledger with this total ε: the default up to ε = 10, then in proportion to ε, at most
+    0.1 (the coarsest a ledger takes; reached at ε = 1,000, which only a ledger built in code can have).
 
     The smaller a Gaussian's noise, the wider its privacy-loss range, and the PLD's size and cost grow with it
     (about 0.6 s per calibration step at ε = 100 with the default, so planning a run took 24 s). Growing the
@@ -84,7 +88,8 @@ def pld_discretization_for(total_epsilon: float) -> float:
     at ε = 100 (interval 0.01) two composed Gaussians' ε moves in the seventh significant digit. Depends on the
     configured total only (public), never on data.
     """
-    return DEFAULT_PLD_DISCRETIZATION * max(1.0, float(total_epsilon) / DISCRETIZATION_GROWS_FROM)
+    return min(MAX_PLD_DISCRETIZATION,
+               DEFAULT_PLD_DISCRETIZATION * max(1.0, float(total_epsilon) / DISCRETIZATION_GROWS_FROM))
 
 Bound = Literal["pld", "pld+basic", "rdp"]
 

@@ -41,7 +41,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from pcevolve.io import atomic_write_json, read_json
-from pcevolve.privacy.accounting import PrivacyAccount, account, pld_discretization_for
+from pcevolve.privacy.accounting import MAX_PLD_DISCRETIZATION, PrivacyAccount, account, pld_discretization_for
 from pcevolve.privacy.events import (
     Neighbouring,
     PostProcessing,
@@ -210,7 +210,7 @@ class BudgetLedger:
                 raise ValueError(f"stage {name!r} cap {value:g} exceeds the total ε {total:g}")
         if pld_discretization is None:
             pld_discretization = pld_discretization_for(total)
-        if not (0.0 < pld_discretization <= 0.1):
+        if not (0.0 < pld_discretization <= MAX_PLD_DISCRETIZATION):
             raise ValueError(f"pld_discretization must be in (0, 0.1], got {pld_discretization!r}")
         self._total = total
         self._delta = float(delta)
