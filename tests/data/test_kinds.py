@@ -176,6 +176,18 @@ def test_a_column_mismatch_blames_the_pair_and_names_no_schema(pool_columns: lis
     assert not (data / "c.yaml").exists()
 
 
+def test_a_label_column_under_another_name_is_one_line_naming_it(data: Path, monkeypatch) -> None:
+    """The private table's one column more than the pool is most likely its label column: said once, with the fix,
+    not as a missing label column and then again as an extra column."""
+    monkeypatch.chdir(data)
+    (data / "named.csv").write_text((data / "private.csv").read_text().replace(",label\n", ",Class\n", 1))
+    checked = runner.invoke(data_app, ["check", "named.csv", "--against", "pool.csv"])
+    assert checked.exit_code == 1
+    assert _one_problem(checked.output).endswith("no label column 'label'; its one column the public table lacks is "
+                                                 "'Class': if that is the label, name it (data.label_column: Class; "
+                                                 "on the command line --label-column Class)")
+
+
 def test_a_column_mismatch_with_a_schema_file_names_the_schema_file(data: Path) -> None:
     schema = draft_schema(data / "pool.csv").save(data / "schema.yaml")
     _table(data / "other.csv", ["x", "w"], 10, label=True)

@@ -59,13 +59,17 @@ def _column_order(path: Path, header: list[str], schema: TableSchema, *, label: 
     """
     where = f"{path}:row 1"
     problems = []
+    missing = [name for name in schema.names if name not in header]
+    extra = [name for name in header if name not in schema.names and name != schema.label_column]
     if label and schema.label_column not in header:
+        if len(extra) == 1 and not missing:  # one column more than the pool: the label column under another name
+            return [DataProblem(where, f"no label column {schema.label_column!r}; its one column the public "
+                                       f"table lacks is {extra[0]!r}: if that is the label, name it (data.label_column:"
+                                       f" {extra[0]}; on the command line --label-column {extra[0]})")]
         problems.append(DataProblem(where, f"no label column {schema.label_column!r}; columns are {header}"))
     if not label and schema.label_column in header:
         problems.append(DataProblem(where, f"has the label column {schema.label_column!r}; the public table must be "
                                            "unlabelled (its labels are never used): remove that column"))
-    missing = [name for name in schema.names if name not in header]
-    extra = [name for name in header if name not in schema.names and name != schema.label_column]
     if not (missing or extra):
         return problems
     source = schema.source or "the table schema"
