@@ -6,12 +6,14 @@ from __future__ import annotations
 import hashlib
 import json
 
+import numpy as np
 import pytest
 
 from pcevolve.config import DataConfig, config_hash, parse_config
 from pcevolve.config.starter import choose_config
 from pcevolve.data import DataError
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
+from pcevolve.data.writers import write_texts_jsonl
 from pcevolve.modalities.text import TEXT, text_fields
 
 GOOD = ["a warm and funny film", "a joy from start to finish", "brilliant acting, clever script"]
@@ -140,3 +142,13 @@ def test_init_takes_public_text_column_from_set_and_leaves_it_null_when_the_pool
     assert starter.config.data.public_text_column == "content"
     same = _jsonl(tmp_path / "same.jsonl", [{"text": f"{t} number {i}"} for i in range(20) for t in GOOD + BAD])
     assert choose_config(private, public=same).config.data.public_text_column is None
+
+
+def test_a_delivered_jsonl_has_one_record_per_line_for_every_line_reader(tmp_path) -> None:
+    """NEL and the Unicode line separators are escaped: str.splitlines and editors split at them (a fuzzer found a
+    label '0\\x850' written across two lines), although JSON allows them raw."""
+    texts = np.array(["one\x85two", "three\u2028four\u2029five"])
+    out = write_texts_jsonl(tmp_path / "s.jsonl", texts, np.array([0, 1]), ["0\x850", "b"])
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["text"] for line in lines] == list(texts)
+    assert [json.loads(line)["label"] for line in lines] == ["0\x850", "b"]

@@ -84,6 +84,16 @@ def write_texts_jsonl(path: str | os.PathLike[str], samples: np.ndarray, labels:
     labels = np.asarray(labels)
     if texts.ndim != 1 or len(texts) != len(labels):
         raise ValueError(f"expected a 1-D array of texts with one label each, got {texts.shape} and {labels.shape}")
-    lines = [json.dumps({text_field: str(text), label_field: class_names[int(label)]}, ensure_ascii=False)
+    lines = [_one_line(json.dumps({text_field: str(text), label_field: class_names[int(label)]}, ensure_ascii=False))
              for text, label in zip(texts, labels, strict=True)]
     return atomic_write_bytes(Path(path), ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
+
+
+# Characters JSON leaves unescaped that some line readers (Python's str.splitlines, many editors) take for a line
+# break: escaped, so that every tool sees one record per line.
+_LINE_BREAKERS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def _one_line(record: str) -> str:
+    """``record`` (one JSON object) with no character any line reader could split it at."""
+    return record.translate(_LINE_BREAKERS)
