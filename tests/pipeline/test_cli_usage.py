@@ -59,13 +59,19 @@ def test_a_budget_in_a_config_file_or_setting_is_checked_too(tmp_path, config_fi
     assert not (tmp_path / "runs").exists()
 
 
-def test_a_bad_budget_is_refused_without_loading_torch() -> None:
+@pytest.mark.parametrize("command", [["budget", "plan"], ["run", "CONFIG"], ["run", "PRIVATE", "--public", "POOL"],
+                                     ["init", "PRIVATE", "--public", "POOL"]])
+def test_a_bad_budget_is_refused_without_loading_torch(command, config_file, tiny_data, tmp_path) -> None:
     """How `--epsilon inf` answers in well under 2 s: nothing heavy is imported before the check."""
+    paths = {"CONFIG": str(config_file), "PRIVATE": str(tiny_data / "private"), "POOL": str(tiny_data / "public")}
+    argv = [paths.get(arg, arg) for arg in command] + ["--epsilon", "inf"]
     script = ("import sys\nfrom pcevolve.cli.main import app\n"
-              "try:\n    app(['budget', 'plan', '--epsilon', 'inf'])\nexcept SystemExit as e:\n    code = e.code\n"
+              f"try:\n    app({argv!r})\nexcept SystemExit as e:\n    code = e.code\n"
               "print('torch' in sys.modules, code)")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True,
+                          cwd=tmp_path)
     assert done.stdout.split() == ["False", "2"], done.stdout + done.stderr
+    assert not (tmp_path / "runs").exists()
 
 
 def test_budget_plan_at_the_ceiling_answers(tmp_path) -> None:

@@ -59,9 +59,6 @@ def run(
     `pcevolve run PRIVATE --public POOL [--epsilon 8]` chooses the configuration from the data first, as
     `pcevolve init` would, and runs it. Exit code 2: the command line needs fixing; 1: the files or the run.
     """
-    from pcevolve.pipeline import RunError, discard_if_unstarted, open_run, run_pipeline
-    from pcevolve.privacy import LedgerError
-
     console = Console(stderr=True)
     kind = _source_kind(source, resume)
     flags = {"--public": public, "--test": test, "--full": full, "--epsilon": epsilon, "--name": name,
@@ -72,6 +69,9 @@ def run(
                "them. Start a new run instead (another --name), or resume without them")
     overrides = with_label_column(parse_settings(settings), label_column, kind == "images")
     budget_or_exit(epsilon)
+    # Only now the pipeline (and torch): the command line is refused in about a second when it is wrong.
+    from pcevolve.pipeline import RunError, discard_if_unstarted, open_run, run_pipeline
+    from pcevolve.privacy import LedgerError
     try:
         if kind == "config":
             assert source is not None
