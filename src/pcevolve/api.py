@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcevolve.config import RunConfig, check_budget, load_config, parse_config, with_dotted
+from pcevolve.config import RunConfig, check_budget, load_config, with_settings
 
 if TYPE_CHECKING:
     from pcevolve.data import LabeledDataset
@@ -90,7 +90,7 @@ class Synthesizer:
         if name is not None:
             self._overrides["name"] = name
         if self._base is not None and self._overrides:  # fail now on a bad key, not after fitting starts
-            parse_config(with_dotted(self._base.model_dump(mode="json"), self._overrides), source="settings")
+            with_settings(self._base, self._overrides, source="settings")
         self.runs_root = Path(runs_root).resolve()  # a later chdir must not move the run folder
         self.progress = progress
         self._resume: Path | None = None
@@ -125,8 +125,7 @@ class Synthesizer:
         paths = {key: str(Path(value).resolve()) for key, value in
                  (("data.private", private), ("data.public", public), ("data.test", test), ("data.full", full))
                  if value is not None}
-        merged = with_dotted(self._base.model_dump(mode="json"), {**self._overrides, **paths})
-        return parse_config(merged, source="settings")
+        return with_settings(self._base, {**self._overrides, **paths}, source="settings")
 
     def fit(self, private: PathLike | None = None, public: PathLike | None = None, *,
             test: PathLike | None = None, full: PathLike | None = None) -> Synthesizer:

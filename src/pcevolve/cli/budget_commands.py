@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pcevolve.config import ConfigError, RunConfig, check_budget, load_config, parse_config, with_dotted
+from pcevolve.config import ConfigError, RunConfig, check_budget, load_config, with_settings
 from pcevolve.randomness import NOT_DP_WARNING
 
 if TYPE_CHECKING:  # imported by the commands that use them (see cli/main.py)
@@ -52,8 +52,7 @@ def plan(
     source = " / ".join(flag for flag, value in (("--epsilon", epsilon), ("--delta", delta)) if value is not None)
     _exit_on_config_error(lambda: check_budget(epsilon, delta, source=source), code=2)
     base = _exit_on_config_error(lambda: load_config(config), code=1)
-    run = _exit_on_config_error(lambda: parse_config(with_dotted(base.model_dump(mode="json"), flags), source=source)
-                                if flags else base, code=2)
+    run = _exit_on_config_error(lambda: with_settings(base, flags, source=source), code=2)
     from pcevolve.pipeline.plan import plan_budget
 
     try:

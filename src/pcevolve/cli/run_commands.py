@@ -26,7 +26,7 @@ from pcevolve.cli.init_commands import (
     starter_or_exit,
     with_label_column,
 )
-from pcevolve.config import ConfigError, RunConfig, load_config, parse_config, with_dotted
+from pcevolve.config import ConfigError, RunConfig, load_config, with_settings
 from pcevolve.data import DataError
 from pcevolve.randomness import FLOATING_POINT_NOTE, NOT_DP_WARNING
 
@@ -177,10 +177,8 @@ def _data_flags(public: Path | None, test: Path | None, full: Path | None) -> di
 def with_flags(config: RunConfig, dotted: dict[str, object], given: list[str]) -> RunConfig:
     """``config`` with settings from the command line on top, validated together; a bad one exits 2 naming the
     key and its flag (the run's config.yaml records the result)."""
-    if not dotted:
-        return config
     try:
-        return parse_config(with_dotted(config.model_dump(mode="json"), dotted), source=" / ".join(given))
+        return with_settings(config, dotted, source=" / ".join(given))
     except ConfigError as exc:
         _usage(str(exc))
 
@@ -234,4 +232,4 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
 def with_executor(config: RunConfig, name: str) -> RunConfig:
     """``config`` with ``executor.name`` set to ``name`` (validated: an unknown name or a missing Ray is a
     :class:`ConfigError`). The executor is not part of the config's hash, so a resumed run may change it."""
-    return parse_config(with_dotted(config.model_dump(mode="json"), {"executor.name": name}), source="--executor")
+    return with_settings(config, {"executor.name": name}, source="--executor")

@@ -8,6 +8,7 @@ from pcevolve.config.loader import (
     load_config,
     parse_config,
     with_dotted,
+    with_settings,
 )
 from pcevolve.config.schema import (
     AugmentConfig,
@@ -40,4 +41,5 @@ __all__ = [
     "load_config",
     "parse_config",
     "with_dotted",
+    "with_settings",
 ]

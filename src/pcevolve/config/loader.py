@@ -40,6 +40,18 @@ def parse_config(mapping: dict[str, Any] | None, *, source: str = "<config>") ->
         raise ConfigError("\n".join(_problem_lines(exc, source))) from None
 
 
+def with_settings(config: RunConfig, dotted: dict[str, Any], *, source: str) -> RunConfig:
+    """``config`` with each ``"section.key": value`` of ``dotted`` set, validated as a whole (``config`` itself
+    when ``dotted`` is empty).
+
+    Raises:
+        ConfigError: As :func:`parse_config`, naming ``source`` (the flags or arguments the values came from).
+    """
+    if not dotted:
+        return config
+    return parse_config(with_dotted(config.model_dump(mode="json"), dotted), source=source)
+
+
 def check_budget(epsilon: object = None, delta: object = None, *, source: str) -> None:
     """Check a total ε and δ given apart from a config (a command-line flag, an API argument) as ``privacy.epsilon``
     and ``privacy.delta`` would be checked, alone: nothing else of the config is built (no registry, no torch),
