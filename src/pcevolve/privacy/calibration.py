@@ -232,6 +232,21 @@ def stage_gaussian_noise_multiplier(ledger: BudgetLedger, stage: str,
     return _stage_noise_multiplier(ledger, stage, GaussianRelease, planned=planned)
 
 
+def stage_selection_epsilon(ledger: BudgetLedger, stage: str, *, count: int) -> float:
+    """Largest ε of each of ``count`` exponential selections that, composed with what ``stage`` already spent, fit
+    the stage cap — by the ledger's own accountant, so the ledger accepts all ``count`` of them.
+
+    Raises:
+        ValueError: the stage has nothing left to spend.
+    """
+    cap = ledger.stages[stage]
+    if cap <= 0 or ledger.spent(stage) >= cap:
+        raise ValueError(f"stage {stage!r} has no budget left to calibrate a selection against")
+    # Calibrated as a "noise multiplier" z = 1/ε, which makes ε(z) non-increasing as the search expects.
+    return 1.0 / _stage_noise_multiplier(ledger, stage, lambda z: ExponentialSelection(1.0 / z, count),
+                                         lower=1e-2)
+
+
 def _stage_noise_multiplier(ledger: BudgetLedger, stage: str, event_of: Callable[[float], PrivacyEvent],
                             planned: Sequence[PrivacyEvent] = (), **bounds: float) -> float:
     """Smallest noise multiplier z whose ``event_of(z)``, composed with the stage's earlier (and ``planned``)

@@ -173,20 +173,33 @@ class ExponentialMechanism:
     not depend on the private data. The selection is ε-DP and ε-bounded-range,
     hence ε²/8-zCDP; it is an ``ExponentialSelection(epsilon)`` event.
 
+    ``monotone``: the utilities move together — going from D to a neighbour D' moves every candidate's
+    utility the same way (each up by 0 to Δu, or each down by 0 to Δu), as a count of the private records
+    a candidate gets right does when a record is added or removed. Then probabilities ∝ exp(ε · u / Δu)
+    are still ε-DP and ε-bounded-range (the log-probability of every candidate moves by ε·Δ(u)/Δu minus one
+    common normaliser term, both within [0, ε] or both within [−ε, 0]; McSherry & Talwar 2007, Dwork &
+    Roth 2014 §3.4), so the selection is twice as sharp for the same ε. Replace-one moves one candidate's
+    count up and another's down, so it is refused there.
+
     Attributes:
         epsilon: The selection's pure ε.
         utility_sensitivity: Δu under ``neighbouring``.
         neighbouring: The relation Δu refers to.
+        monotone: The utilities are monotone in the data as above (add/remove only).
     """
 
     epsilon: float
     utility_sensitivity: float = field(default=1.0, kw_only=True)
     neighbouring: Neighbouring = field(default="add_remove", kw_only=True)
+    monotone: bool = field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         _positive("epsilon", self.epsilon)
         _positive("utility_sensitivity", self.utility_sensitivity)
         check_neighbouring(self.neighbouring)
+        if self.monotone and self.neighbouring != "add_remove":
+            raise ValueError("a monotone exponential mechanism needs add/remove neighbours: replacing a record can "
+                             "raise one candidate's utility and lower another's")
 
     @property
     def event(self) -> ExponentialSelection:
@@ -197,7 +210,8 @@ class ExponentialMechanism:
         scores = _exact_value(utilities)
         if scores.ndim != 1 or scores.size == 0:
             raise ValueError(f"utilities must be a non-empty 1-D array, got shape {scores.shape}")
-        logits = self.epsilon * scores / (2.0 * self.utility_sensitivity)
+        spread = 1.0 if self.monotone else 2.0
+        logits = self.epsilon * scores / (spread * self.utility_sensitivity)
         weights = np.exp(logits - logits.max())
         return weights / weights.sum()
 
