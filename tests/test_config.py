@@ -14,7 +14,8 @@ def test_defaults_are_the_seeds():
     assert config.privacy.epsilon == 8.0
     assert config.privacy.delta == 1e-5
     # Measured, not the seed's 3 : 5: the whole budget on the release (schema.py says why).
-    assert config.privacy.split == {"representation": 0.0, "release": 1.0, "decoder": 0.0, "delivery": 0.0}
+    assert config.privacy.split == {"representation": 0.0, "release": 1.0, "decoder": 0.0, "verdict": 0.0,
+                                    "delivery": 0.0}
     assert config.representation.temperature == 0.07
     assert config.representation.queue_size == 8192
     assert config.representation.momentum == 0.999
@@ -110,7 +111,8 @@ def test_parts_and_cross_field_rules_are_checked_when_the_config_is_loaded(tmp_p
 
 def test_stages_left_out_have_no_budget():
     config = RunConfig.model_validate({"privacy": {"split": {"release": 1.0}}})
-    assert config.privacy.split == {"representation": 0.0, "release": 1.0, "decoder": 0.0, "delivery": 0.0}
+    assert config.privacy.split == {"representation": 0.0, "release": 1.0, "decoder": 0.0, "verdict": 0.0,
+                                    "delivery": 0.0}
 
 
 def test_delivered_size_is_per_class_by_default_or_a_multiplier_but_not_both(tmp_path):

@@ -45,7 +45,7 @@ PUBLIC_STREAMS = MappingProxyType({
     "labels": 9,  # the pool labeller's initial weights, batch order and augmentation
 })
 # By ledger stage (the key 3 is the release's under its former name "fitness": the same noise stream).
-NOISE_STREAMS = MappingProxyType({"representation": 1, "decoder": 2, "release": 3})
+NOISE_STREAMS = MappingProxyType({"representation": 1, "decoder": 2, "release": 3, "verdict": 4})
 
 NOT_DP_WARNING = ("NOT DIFFERENTIALLY PRIVATE: this run used reproducible noise derived from the seed in its "
                   "config, so anyone holding config.yaml or manifest.json can regenerate every noise draw and "

@@ -88,7 +88,7 @@ def test_shared_files_hold_no_private_timing(secure_run):
     records = _records(secure_run)
     assert all("time" not in r for r in records)
     summary = [r for r in records if r["kind"] == "summary"][0]
-    assert set(summary["seconds"]) == {"decoder", "public_features", "labels", "search", "delivery"}
+    assert set(summary["seconds"]) == {"decoder", "public_features", "labels", "verdict", "search", "delivery"}
     for marker in ("representation", "decoder"):
         assert "seconds" not in json.loads((secure_run / "stages" / f"{marker}.json").read_text()).get("dp", {})
     assert "seconds" not in json.loads((secure_run / "stages" / "representation.json").read_text())

@@ -170,7 +170,7 @@ def test_from_config_uses_the_run_budget():
     ledger = BudgetLedger.from_config(PrivacyConfig(neighbouring="replace_one",
                                                     split={"representation": 0.375, "release": 0.625}))
     assert ledger.total_epsilon == 8.0 and ledger.delta == 1e-5 and ledger.neighbouring == "replace_one"
-    assert dict(ledger.stages) == SEED_STAGES  # shares 3/8 and 5/8 of 8
+    assert dict(ledger.stages) == {**SEED_STAGES, "verdict": 0.0}  # shares 3/8 and 5/8 of 8
     scaled = BudgetLedger.from_config(PrivacyConfig(), caps={"representation": 3.9, "release": 6.5})
     assert dict(scaled.stages) == {"representation": 3.9, "release": 6.5}
 

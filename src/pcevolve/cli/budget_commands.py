@@ -75,6 +75,12 @@ def plan(
             console.print(_dpsgd_table(stage_plan, run, num_samples, result.caps))
     if result.release is not None:
         _print_release(console, result.release, run, result.caps["release"])
+    if result.verdict is not None:
+        verdict = result.verdict
+        console.print(f"[bold]verdict[/bold]: {verdict.generations} exponential selections of ε = "
+                      f"{verdict.selection_epsilon:.4f} each (a probe's count of private samples it gets right: "
+                      f"sensitivity 1, monotone), composing to ε = {verdict.epsilon:.3f} within the cap "
+                      f"{result.caps['verdict']:.3f}")
     _print_total(console, result, run)
 
 
@@ -102,6 +108,8 @@ def _stage_table(run: RunConfig, result: BudgetPlan) -> Table:
                     "(exponential mechanism); the search is post-processing of them"),
         "decoder": ("DP-SGD on private data" if run.decoder.training != "public"
                     else "budget unused: the decoder trains on public data"),
+        "verdict": ("each generation, the private samples choose a labelling of the pool (exponential "
+                    "mechanism over a probe's correct counts)"),
         "delivery": "decoding and writing the synthetic set: post-processing, reads no private data",
     }
     for stage, share in privacy.split.items():

@@ -21,6 +21,7 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     # Imported here: the registries live in subpackages that import pcevolve.config themselves.
     from pcevolve.decoders import DECODERS, TextVariationDecoder
     from pcevolve.decoders.paraphrase import INSTALL_HINT, missing_parts
+    from pcevolve.decoders.round_trips import RetrievalRoundTrip
     from pcevolve.encoders.backbones import BACKBONES
     from pcevolve.evolution.registry import CROSSOVERS, MUTATIONS
     from pcevolve.executors import EXECUTORS, RAY_INSTALL_HINT
@@ -93,6 +94,11 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     if stages.get("release", 0.0) <= 0.0:
         problems.append("privacy.split.release: the search is judged on one DP release of class statistics, "
                         "which needs a share above 0")
+    if stages.get("verdict", 0.0) > 0.0 and (search.territory <= 0 or (
+            decoder.name in DECODERS and not issubclass(DECODERS[decoder.name], RetrievalRoundTrip))):
+        problems.append("privacy.split.verdict: the private verdict judges labellings of a retrieval decoder's pool "
+                        f"(decoder.name: nearest-public) cut into class territories (search.territory >= 1); give "
+                        f"its share to the release (decoder {decoder.name!r}, territory {search.territory:g})")
     uses_private = decoder.training != "public"
     if uses_private and decoder.name in DECODERS and not DECODERS[decoder.name].trainable_under_dp:
         # A property of the decoder (decoders/round_trips.py), not of this check: retrieval trains nothing.

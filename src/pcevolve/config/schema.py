@@ -320,6 +320,12 @@ class SearchConfig(_Frozen):
     # that the CNN learns as one extra class, "outside the task"; an image's confidence is then discounted by its
     # probability of being outside. 0: no such class.
     labeller_outside: float = Field(0.15, ge=0.0, lt=1.0)
+    # Retrieval decoders with territories, when privacy.split gives the verdict a share: this many generations in
+    # which the private samples choose, by the exponential mechanism, among labellings of the pool (per-class offsets
+    # of the pool labels' log posterior) the one whose territories train a probe that gets the most private samples
+    # right (search/verdict.py). The offsets move by verdict_step at first, halving whenever the parent wins.
+    verdict_generations: int = Field(6, ge=1, le=100)
+    verdict_step: float = Field(0.5, gt=0.0, le=5.0)
 
     def vote_clusters(self, num_classes: int) -> int:
         """M, the public clusters the classes vote among (search.class_means "votes")."""
@@ -420,10 +426,10 @@ MAX_EPSILON = 100.0
 
 
 # The ledger's stages: the stages of a run that may pay (``pipeline/stages.py``), and delivery (always 0).
-StageName = Literal["representation", "decoder", "release", "delivery"]
+StageName = Literal["representation", "decoder", "release", "verdict", "delivery"]
 
 
-STAGES: tuple[StageName, ...] = ("representation", "decoder", "release", "delivery")
+STAGES: tuple[StageName, ...] = ("representation", "decoder", "release", "verdict", "delivery")
 
 
 class PrivacyConfig(_Frozen):
@@ -443,7 +449,8 @@ class PrivacyConfig(_Frozen):
     # 67.9%; all on the release 76.7% / 74.6%, 75.9% / 72.2%, and ran faster in less memory. Stage 2 still trains
     # contrastively on the public pool (free); give ``representation`` a share to fine-tune it on the private data.
     split: dict[StageName, float] = Field(
-        default_factory=lambda: {"representation": 0.0, "decoder": 0.0, "release": 1.0, "delivery": 0.0}
+        default_factory=lambda: {"representation": 0.0, "decoder": 0.0, "release": 1.0, "verdict": 0.0,
+                                 "delivery": 0.0}
     )
     neighbouring: Literal["add_remove", "replace_one"] = "add_remove"
     # Mechanism noise and private sampling come from the operating system's secure source. True derives them from

@@ -4,7 +4,8 @@
 :func:`~pcevolve.encoders.training.representation_sigma`, the decoder's from
 :func:`~pcevolve.decoders.dp.decoder_sigma`, the release's from
 :func:`~pcevolve.search.release.count_mechanism` and
-:func:`~pcevolve.search.release.rest_noise_multiplier`, in the run's order and with its events. So the
+:func:`~pcevolve.search.release.rest_noise_multiplier`, the verdict's from
+:func:`~pcevolve.privacy.calibration.stage_selection_epsilon`, in the run's order and with its events. So the
 σ it reports is the σ a run records, and its total is the accountant's composition of exactly the
 events the run will charge (when every stage spends its plan). It reads no data: n, the number
 of private samples, is a public input (docs/privacy.md §2).
@@ -30,10 +31,11 @@ from pcevolve.privacy import (
     affordable_steps,
     pld_discretization_for,
 )
-from pcevolve.privacy.calibration import DPSGDPlan
+from pcevolve.privacy.calibration import DPSGDPlan, stage_selection_epsilon
 from pcevolve.privacy.events import ExponentialSelection, GaussianRelease
 from pcevolve.privacy.statistics import RandomFourierFeatures, component_noise_stds
 from pcevolve.search.release import STAGE as RELEASE_STAGE
+from pcevolve.search.verdict import STAGE as VERDICT_STAGE
 from pcevolve.search.release import (
     ReleaseSettings,
     choose,
@@ -89,6 +91,15 @@ class VotePlan:
 
 
 @dataclass(frozen=True)
+class VerdictPlan:
+    """The private verdict: ``generations`` exponential selections of ``selection_epsilon`` each."""
+
+    generations: int
+    selection_epsilon: float
+    epsilon: float  # the stage's ε, the selections composed
+
+
+@dataclass(frozen=True)
 class BudgetPlan:
     """Every stage's noise and ε, and the accountant's total over all of them."""
 
@@ -97,6 +108,18 @@ class BudgetPlan:
     release: ReleasePlan | VotePlan | None
     total: PrivacyAccount
     caps: dict[str, float]
+    verdict: VerdictPlan | None = None
+
+
+def _verdict(ledger: BudgetLedger, config: RunConfig) -> VerdictPlan | None:
+    """Charge what the verdict stage will charge (after the release, as in a run): its generations' selections,
+    each of the ε :func:`~pcevolve.privacy.calibration.stage_selection_epsilon` gives a run."""
+    if ledger.stages[VERDICT_STAGE] <= 0:
+        return None
+    generations = config.search.verdict_generations
+    epsilon = stage_selection_epsilon(ledger, VERDICT_STAGE, count=generations)
+    ledger.charge(VERDICT_STAGE, ExponentialSelection(epsilon, generations), description="planned: verdict")
+    return VerdictPlan(generations, epsilon, ledger.spent(VERDICT_STAGE))
 
 
 def _dpsgd(ledger: BudgetLedger, stage: str, mode: str, sigma: float, schedule: DPSGDPlan, clip_norm: float, *,
@@ -159,7 +182,8 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
             vote = ledger.charge(RELEASE_STAGE, ExponentialSelection(vote_epsilon(ledger)), description="planned: vote")
             release = VotePlan(counting.noise_multiplier, counting.noise_stds()["count"], vote.event.epsilon,
                                ledger.spent(RELEASE_STAGE))
-            return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps))
+            verdict = _verdict(ledger, config)  # charged before the total is read
+            return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps), verdict)
         counting = count_mechanism(ledger, settings)
         ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")
         z_rest = rest_noise_multiplier(ledger, settings)
@@ -177,7 +201,8 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
         release = ReleasePlan(combined_noise_multiplier(counting.noise_multiplier, z_rest),
                               (counting.noise_multiplier, z_rest), stds, sizes, ledger.spent(RELEASE_STAGE), kept_from,
                               sums_alone)
-    return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps))
+    verdict = _verdict(ledger, config)  # charged before the total is read
+    return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps), verdict)
 
 
 def stage_caps(config: RunConfig, num_samples: int) -> dict[str, float]:

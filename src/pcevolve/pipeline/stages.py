@@ -8,6 +8,7 @@ decoder            public pool; private only if DP mode  ``decoder`` (DP modes o
 public_features    public pool, through the encoder      nothing
 release            private features, once                ``release`` (two Gaussian events)
 labels             the release, public pool              nothing (post-processing)
+verdict            private features, each generation     ``verdict`` (off by default)
 search             the release, public features          nothing (post-processing)
 delivery           the release, encoder, decoder         nothing (post-processing)
 =================  ====================================  ==============================
@@ -29,7 +30,7 @@ from pcevolve.encoders.pixel_view import PixelLayout
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.executors import bulk_encode
 from pcevolve.fitness import FitnessTargets
-from pcevolve.io import atomic_write_npz
+from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
 from pcevolve.pipeline.deliver import (
     configured_delivery_counts,
     decode_candidate,
@@ -38,6 +39,7 @@ from pcevolve.pipeline.deliver import (
 from pcevolve.pipeline.plots import write_fitness_curve
 from pcevolve.pipeline.secure_zone import split_training_record
 from pcevolve.pipeline.stage import RunContext, Stage
+from pcevolve.privacy.calibration import stage_selection_epsilon
 from pcevolve.privacy.cluster_vote import cluster_spread, public_clusters, variance_directions
 from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.randomness import RunRandomness
@@ -61,6 +63,8 @@ from pcevolve.search.roundtrip import (
 from pcevolve.search.runner import generation_records, rank_final, run_search
 from pcevolve.search.space import ClassFrames, SearchSpace
 from pcevolve.search.territory import ClassTerritories
+from pcevolve.search.verdict import STAGE as VERDICT_STAGE
+from pcevolve.search.verdict import VerdictSettings, VerdictState, run_verdict, shifted_labels
 
 
 def run_randomness(config: RunConfig) -> RunRandomness:
@@ -326,10 +330,19 @@ def _run_labels(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
     return labels, {"labeller": labels.labeller, "assigned": labels.assigned()}
 
 
-def load_pool_labels(folder: RunFolder) -> PoolLabels | None:
-    """The pool labels a finished labels stage saved in ``folder`` (None: the run has no territories)."""
+def _labeller_output(folder: RunFolder) -> PoolLabels | None:
     path = folder.path / POOL_LABELS_FILE
     return PoolLabels.load(path) if path.exists() else None
+
+
+def load_pool_labels(folder: RunFolder) -> PoolLabels | None:
+    """The pool labels a run's territories are cut by (None: the run has no territories): the labels stage's,
+    moved by the private verdict's offsets when the run has a verdict (``verdict.json``)."""
+    labels = _labeller_output(folder)
+    path = folder.path / VERDICT_FILE
+    if labels is None or not path.exists():
+        return labels
+    return shifted_labels(labels, np.asarray(read_json(path)["offsets"], dtype=np.float64))
 
 
 _LABELLER_WORDS = {"class-model": "by the DP class model",
@@ -344,7 +357,70 @@ def _describe_labels(c: RunContext) -> str:
 
 LABELS = Stage(
     name="labels", pays=False, resumable=False, reads_private=lambda config: False,
-    describe=_describe_labels, run=_run_labels, load=lambda c, _: load_pool_labels(c.folder))
+    describe=_describe_labels, run=_run_labels, load=lambda c, _: _labeller_output(c.folder))
+
+
+# --- verdict ----------------------------------------------------------------------------------------------------
+
+VERDICT_FILE = "verdict.json"
+
+
+def has_verdict(config: RunConfig) -> bool:
+    """Whether the run's private samples judge the pool's labellings (a share of ε for the verdict)."""
+    return config.privacy.split[VERDICT_STAGE] > 0
+
+
+def _run_verdict(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
+    labels = c.products["labels"]
+    if not has_verdict(c.config) or labels is None:
+        return labels, {"generations": 0}
+    assert c.private is not None
+    basis, release = c.products["public_features"].basis, c.products["release"]
+    settings = VerdictSettings(step=c.config.search.verdict_step)
+    path, noise = c.folder.path / VERDICT_FILE, c.randomness.noise(VERDICT_STAGE)
+    # The ledger says how many selections were paid for. A kill between a charge and the save below loses that
+    # generation's choice, never its price: the resumed verdict continues from the last saved choice and runs only
+    # the generations the plan still pays for.
+    state = VerdictState.from_json(read_json(path)) if path.exists() else VerdictState.start(len(c.class_names),
+                                                                                           settings)
+    rounds = c.config.search.verdict_generations - len(c.ledger.events(VERDICT_STAGE))
+    epsilon = stage_selection_epsilon(c.ledger, VERDICT_STAGE, count=rounds) if rounds > 0 else 0.0
+    _, private_features = c.products["representation"].encode_both(c.private.samples, batch_size=256,
+                                                                    progress=c.progress)
+
+    def select(mechanism: Any, counts: np.ndarray) -> int:
+        return mechanism.release(counts, ledger=c.ledger, stage=VERDICT_STAGE, noise=noise,
+                                 description="verdict: one labelling of the pool among its neighbours")
+
+    state = run_verdict(labels, basis.reduce(c.products["decoder"].pool_encodings()),
+                        territory_sizes(c.config, release), private_view=basis.reduce(private_features),
+                        private_labels=c.private.labels, rounds=max(rounds, 0), epsilon=epsilon, select=select,
+                        state=state, settings=settings, neighbouring=c.ledger.neighbouring,
+                        on_generation=lambda s: atomic_write_json(path, s.to_json()))
+    del private_features
+    final = shifted_labels(labels, state.offsets)
+    moved = float(np.mean(final.predicted != labels.predicted))
+    c.say(f"verdict: {state.generation} generations chose per-class offsets "
+          f"{', '.join(f'{v:+.2f}' for v in state.offsets)}; {moved:.1%} of the pool changed class")
+    return final, {"generations": state.generation, "offsets": [float(v) for v in state.offsets],
+                   "selection_epsilon": epsilon, "pool_relabelled": round(moved, 3),
+                   "stage_epsilon": c.ledger.spent(VERDICT_STAGE)}
+
+
+def _describe_verdict(c: RunContext) -> str:
+    if not has_territories(c.config, c.products["decoder"]):
+        return "nothing to judge (no pool labels: the decoder draws new samples)"
+    if not has_verdict(c.config):
+        # The default: measured, the verdict's labellings were no better than the release's (docs/search.md §10).
+        return ("off (privacy.split gives it no share of ε), so the pool keeps the release's labels: on the demo "
+                "the verdict's best labelling, even without noise, moved them by under a point")
+    return (f"the private samples choose among labellings of the pool, {c.config.search.verdict_generations} "
+            "generations of the exponential mechanism")
+
+
+VERDICT = Stage(
+    name=VERDICT_STAGE, pays=True, resumable=True, reads_private=has_verdict,
+    describe=_describe_verdict, run=_run_verdict, load=lambda c, _: load_pool_labels(c.folder))
 
 
 # --- search -----------------------------------------------------------------------------------------------------
@@ -383,7 +459,7 @@ def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
     encoder, decoder, release = c.products["representation"], c.products["decoder"], c.products["release"]
     public_side = c.products["public_features"]
     basis = public_side.basis
-    territories = class_territories(config, release, basis, decoder, c.products["labels"])
+    territories = class_territories(config, release, basis, decoder, c.products[VERDICT_STAGE])
     if territories is not None:
         c.folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
         _warn_thin_territories(c, territories, release)
@@ -433,7 +509,7 @@ def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
     basis = public_side.basis
     # Class balance from the *noisy* counts (post-processing): exact private counts are not released.
     counts = configured_delivery_counts(config.search, release.statistics)
-    territories = class_territories(config, release, basis, decoder, c.products["labels"])
+    territories = class_territories(config, release, basis, decoder, c.products[VERDICT_STAGE])
     targets, space = search_targets(config, release, public_side, territories)
     delivered = decode_candidate(space, c.products["search"].vectors[0], counts,
                                  oversample=config.search.delivery_oversample, rng=c.randomness.public("delivery"),
@@ -461,7 +537,7 @@ DELIVERY = Stage(
     run=_run_delivery, load=lambda c, summary: summary)
 
 #: The stages of a run, in order.
-STAGES: tuple[Stage, ...] = (REPRESENTATION, DECODER, PUBLIC_FEATURES, RELEASE, LABELS, SEARCH, DELIVERY)
+STAGES: tuple[Stage, ...] = (REPRESENTATION, DECODER, PUBLIC_FEATURES, RELEASE, LABELS, VERDICT, SEARCH, DELIVERY)
 
 
 # --- pure functions of saved outputs ----------------------------------------------------------------------------
