@@ -18,9 +18,10 @@ coordinates) is fitted on them with the candidate's labels. Its utility is the n
 classifies right. Adding or removing one private sample moves every candidate's count by 0 or 1, all in the same
 direction: sensitivity 1, monotone, so the exponential mechanism selects with probability ∝ exp(ε·u) and is
 ε-DP (:class:`~pcevolve.privacy.mechanisms.ExponentialMechanism` with ``monotone=True``; under replace-one, where
-one record can raise one count and lower another, it selects ∝ exp(ε·u/2)). Each generation is one ``ExponentialSelection`` charged to the ledger stage ``verdict``
-before its draw; the generations compose in the accountant (docs/privacy.md). The candidates, the step and the
-probe read only public data and earlier selections, so adaptive composition applies.
+one record can raise one count and lower another, it selects ∝ exp(ε·u/2)). Each generation is one
+``ExponentialSelection`` charged to the ledger stage ``verdict`` before its draw; the generations compose in the
+accountant (docs/privacy.md). The candidates, the step and the probe read only public data and earlier selections,
+so adaptive composition applies.
 
 What leaves the stage: the selected offsets of every generation (DP outputs). The counts stay in this process.
 """
