@@ -145,6 +145,12 @@ class RepresentationConfig(_Frozen):
     # demo a linear class model of DP class means labels public images 79% right in either space alone and 83%
     # in both (docs/search.md §5). Grey stays grey, colour stays colour.
     pixel_view: int = Field(28, ge=0, le=64)
+    # Texts: the search's features are the sentence embedding joined with this many numbers of the text's own words
+    # and characters (encoders/lexical.py: hashed n-grams weighted by the public pool's IDF, randomly projected;
+    # 0: the embedding alone). The embedding sees what a text is about, the surface how it is written: on a task
+    # whose classes are news outlets' posts, a nearest-class-mean of 100 private posts per class labels test posts
+    # 93% right in the lexical view (docs/text.md).
+    lexical_view: int = Field(256, ge=0, le=2048)
     proj_hidden_dim: int = Field(2048, ge=16)
     queue_size: int = Field(8192, ge=4096)
     momentum: float = Field(0.999, gt=0.0, lt=1.0)

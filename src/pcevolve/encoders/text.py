@@ -25,8 +25,9 @@ from safetensors.torch import save as save_safetensors
 from torch import nn
 
 from pcevolve.augment.text import TextAugmentation, embedding_synonyms
+from pcevolve.encoders.lexical import LexicalView
 from pcevolve.encoders.training import train_representation
-from pcevolve.io import atomic_write_bytes, atomic_write_json, read_json
+from pcevolve.io import atomic_write_bytes, atomic_write_json, atomic_write_npz, read_json
 from pcevolve.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ class ResidualAdapter(nn.Module):
 
 
 _ADAPTER_FILE = "adapter.safetensors"
+_LEXICAL_FILE = "lexical.npz"
 
 
 class SentenceEncoder(nn.Module):
@@ -81,9 +83,14 @@ class SentenceEncoder(nn.Module):
     identity: the pair the contrastive trainer fits on cached embeddings of augmented views (:meth:`view_bank`).
     """
 
-    def __init__(self, *, batch_size: int = 64, seed: int = 0) -> None:
+    def __init__(self, *, batch_size: int = 64, seed: int = 0, lexical_dim: int = 0) -> None:
         super().__init__()
         self.batch_size = int(batch_size)
+        self.seed = int(seed)
+        # The lexical view (encoders/lexical.py) joins the search features once it is fitted on the public pool
+        # (the representation stage does it; free): its dimension is known from the start.
+        self.lexical_dim = int(lexical_dim)
+        self.lexical: LexicalView | None = None
         self.model = _load_model()
         self.model.eval()
         for parameter in self.model.parameters():
@@ -93,7 +100,13 @@ class SentenceEncoder(nn.Module):
 
     @property
     def feature_dim(self) -> int:
-        return FEATURE_DIM
+        """The search features' size: the embedding, plus the lexical view's if any."""
+        return FEATURE_DIM + self.lexical_dim
+
+    def fit_lexical(self, public_texts: np.ndarray) -> None:
+        """Fit the lexical view's IDF on the public pool (no private text), when the encoder has one."""
+        if self.lexical_dim > 0:
+            self.lexical = LexicalView.fit(public_texts, dim=self.lexical_dim, seed=self.seed)
 
     @property
     def projected_dim(self) -> int:
@@ -138,14 +151,20 @@ class SentenceEncoder(nn.Module):
 
     def encode_both(self, samples: np.ndarray, *, batch_size: int | None = None, progress: bool = False,
                     job_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Texts → (embedding, embedding): the (adapted, unit-length) sentence embedding is both the projection and
-        the search feature (``job_size`` does not change how: every call runs the same way)."""
+        """Texts → (embedding, search features). The (adapted, unit-length) sentence embedding is the projection;
+        the search features are the embedding joined with the lexical view, each part at length 1/√2 (the embedding
+        alone without a lexical view). ``job_size`` does not change how: every call runs the same way."""
         texts = [str(text) for text in np.asarray(samples).ravel()]
         features = self._embed(texts, max(1, batch_size or self.batch_size), progress, "encoding")
         if self.adapted:
             with torch.no_grad():
                 features = F.normalize(self.top(torch.from_numpy(features)), dim=1).numpy()
-        return features, features
+        if self.lexical_dim == 0:
+            return features, features
+        if self.lexical is None:
+            raise RuntimeError("the lexical view is not fitted: the representation stage fits it on the public pool")
+        joined = np.concatenate([features, self.lexical.transform(np.array(texts, dtype=object))], axis=1)
+        return features, (joined / np.sqrt(2.0)).astype(np.float32)
 
     def encode(self, samples: np.ndarray) -> np.ndarray:
         return self.encode_both(samples)[1]
@@ -188,9 +207,12 @@ class SentenceEncoder(nn.Module):
         if self.adapted:
             atomic_write_bytes(target / _ADAPTER_FILE, save_safetensors(
                 {k: v.detach().contiguous() for k, v in self.top.state_dict().items()}))
+        if self.lexical is not None:
+            atomic_write_npz(target / _LEXICAL_FILE, **self.lexical.to_arrays())
         atomic_write_json(target / "encoder.json", {"kind": "sentence", "package": MODEL_PACKAGE,
-                                                    "feature_dim": FEATURE_DIM, "batch_size": self.batch_size,
-                                                    "adapter": _ADAPTER_FILE if self.adapted else None})
+                                                    "feature_dim": self.feature_dim, "batch_size": self.batch_size,
+                                                    "adapter": _ADAPTER_FILE if self.adapted else None,
+                                                    "lexical": _LEXICAL_FILE if self.lexical is not None else None})
         return target
 
     @classmethod
@@ -198,7 +220,13 @@ class SentenceEncoder(nn.Module):
         meta = read_json(Path(folder) / "encoder.json")
         if meta.get("package") != MODEL_PACKAGE:
             raise ValueError(f"{folder}/encoder.json names {meta.get('package')!r}, not {MODEL_PACKAGE!r}")
-        encoder = cls(batch_size=int(meta.get("batch_size", 64)))
+        lexical = None
+        if meta.get("lexical"):  # an encoder saved before the lexical view existed has none
+            with np.load(Path(folder) / meta["lexical"], allow_pickle=False) as arrays:
+                lexical = LexicalView.from_arrays(dict(arrays))
+        encoder = cls(batch_size=int(meta.get("batch_size", 64)), seed=0 if lexical is None else lexical.seed,
+                      lexical_dim=0 if lexical is None else lexical.dim)
+        encoder.lexical = lexical
         if meta.get("adapter"):
             encoder.top.load_state_dict(load_file(Path(folder) / meta["adapter"]))
         return encoder.eval()
@@ -236,6 +264,8 @@ def train_text_representation(encoder: SentenceEncoder, private_samples: np.ndar
     pre-training on public texts (free), then DP-SGD on the private texts charged to the stage, each private text's
     views clipped together, negatives public only (docs/privacy.md).
     """
+    if public is not None:
+        encoder.fit_lexical(public)  # public texts only: the private texts never shape the view
     if ledger.stages.get("representation", 0.0) > 0:
         return train_representation(encoder, private_samples, public, ledger=ledger, **settings)
     started = time.perf_counter()
