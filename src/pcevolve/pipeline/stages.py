@@ -412,8 +412,8 @@ def _describe_verdict(c: RunContext) -> str:
         return "nothing to judge (no pool labels: the decoder draws new samples)"
     if not has_verdict(c.config):
         # The default: measured, the verdict's labellings were no better than the release's (docs/search.md §10).
-        return ("off (privacy.split gives it no share of ε), so the pool keeps the release's labels: on the demo "
-                "the verdict's best labelling, even without noise, moved them by under a point")
+        return ("off (privacy.split gives it no share of ε), so the pool keeps the release's labels: measured on "
+                "the image demo, the verdict's best labelling, even without noise, moved them by under a point")
     return (f"the private samples choose among labellings of the pool, {c.config.search.verdict_generations} "
             "generations of the exponential mechanism")
 
