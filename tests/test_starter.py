@@ -134,3 +134,9 @@ def test_set_overrides_any_key_and_bad_ones_are_named(digits, tmp_path, monkeypa
     malformed = runner.invoke(app, ["init", str(digits), "--out", "e.yaml", "--set", "oops"])
     assert malformed.exit_code == 2 and "KEY=VALUE" in malformed.output
 
+
+
+def test_a_large_text_pool_gets_a_wider_search_basis():
+    from pcevolve.config.starter_text import TEXT_BASIS_LARGE, TEXT_BASIS_POOL, text_basis
+
+    assert text_basis(TEXT_BASIS_POOL) == TEXT_BASIS_LARGE == 64 and text_basis(TEXT_BASIS_POOL - 1) == 16
