@@ -35,7 +35,6 @@ from pcevolve.privacy.calibration import DPSGDPlan, stage_selection_epsilon
 from pcevolve.privacy.events import ExponentialSelection, GaussianRelease
 from pcevolve.privacy.statistics import RandomFourierFeatures, component_noise_stds
 from pcevolve.search.release import STAGE as RELEASE_STAGE
-from pcevolve.search.verdict import STAGE as VERDICT_STAGE
 from pcevolve.search.release import (
     ReleaseSettings,
     choose,
@@ -46,6 +45,7 @@ from pcevolve.search.release import (
     vote_count_mechanism,
     vote_epsilon,
 )
+from pcevolve.search.verdict import STAGE as VERDICT_STAGE
 
 
 @dataclass(frozen=True)
