@@ -88,3 +88,23 @@ def test_a_verdict_without_territories_is_refused_before_anything_runs(tiny_conf
         tiny_config(name="conv", **{**VERDICT, "decoder.name": "conv"})
     with pytest.raises(ConfigError, match="privacy.split.verdict"):
         tiny_config(name="free", **{**VERDICT, "search.territory": 0})
+
+
+def test_a_kill_after_the_last_charge_resumes_without_reading_or_paying_again(tiny_config, tmp_path, monkeypatch):
+    config, folder, _ = open_run(tiny_config(name="last", **VERDICT), root=tmp_path)
+    original = stages_module.atomic_write_json
+
+    def crash_on_third_save(path, data):
+        if path.name == stages_module.VERDICT_FILE and data["generation"] == 3:
+            raise Crash()  # the last generation has paid; its choice is lost
+        return original(path, data)
+
+    monkeypatch.setattr(stages_module, "atomic_write_json", crash_on_third_save)
+    with pytest.raises(Crash):
+        run_pipeline(config, folder)
+    monkeypatch.setattr(stages_module, "atomic_write_json", original)
+    config, folder, _ = open_run(None, resume=folder.path)
+    run_pipeline(config, folder)
+    ledger = BudgetLedger.load(folder.path / "ledger.json")
+    assert len(ledger.events("verdict")) == 3 and ledger.spent() <= 8.0
+    assert json.loads((folder.path / "verdict.json").read_text())["generation"] == 2

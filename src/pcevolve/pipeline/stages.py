@@ -384,26 +384,28 @@ def _run_verdict(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
     state = VerdictState.from_json(read_json(path)) if path.exists() else VerdictState.start(len(c.class_names),
                                                                                            settings)
     rounds = c.config.search.verdict_generations - len(c.ledger.events(VERDICT_STAGE))
-    epsilon = stage_selection_epsilon(c.ledger, VERDICT_STAGE, count=rounds) if rounds > 0 else 0.0
-    _, private_features = c.products["representation"].encode_both(c.private.samples, batch_size=256,
-                                                                    progress=c.progress)
+    if rounds > 0:  # else every planned selection is paid (a kill after the last charge): nothing left to read
+        epsilon = stage_selection_epsilon(c.ledger, VERDICT_STAGE, count=rounds)
+        _, private_features = c.products["representation"].encode_both(c.private.samples, batch_size=256,
+                                                                        progress=c.progress)
 
-    def select(mechanism: Any, counts: np.ndarray) -> int:
-        return mechanism.release(counts, ledger=c.ledger, stage=VERDICT_STAGE, noise=noise,
-                                 description="verdict: one labelling of the pool among its neighbours")
+        def select(mechanism: Any, counts: np.ndarray) -> int:
+            return mechanism.release(counts, ledger=c.ledger, stage=VERDICT_STAGE, noise=noise,
+                                     description="verdict: one labelling of the pool among its neighbours")
 
-    state = run_verdict(labels, basis.reduce(c.products["decoder"].pool_encodings()),
-                        territory_sizes(c.config, release), private_view=basis.reduce(private_features),
-                        private_labels=c.private.labels, rounds=max(rounds, 0), epsilon=epsilon, select=select,
-                        state=state, settings=settings, neighbouring=c.ledger.neighbouring,
-                        on_generation=lambda s: atomic_write_json(path, s.to_json()))
-    del private_features
+        state = run_verdict(labels, basis.reduce(c.products["decoder"].pool_encodings()),
+                            territory_sizes(c.config, release), private_view=basis.reduce(private_features),
+                            private_labels=c.private.labels, rounds=rounds, epsilon=epsilon, select=select,
+                            state=state, settings=settings, neighbouring=c.ledger.neighbouring,
+                            on_generation=lambda s: atomic_write_json(path, s.to_json()))
+        del private_features
     final = shifted_labels(labels, state.offsets)
     moved = float(np.mean(final.predicted != labels.predicted))
     c.say(f"verdict: {state.generation} generations chose per-class offsets "
           f"{', '.join(f'{v:+.2f}' for v in state.offsets)}; {moved:.1%} of the pool changed class")
     return final, {"generations": state.generation, "offsets": [float(v) for v in state.offsets],
-                   "selection_epsilon": epsilon, "pool_relabelled": round(moved, 3),
+                   "selection_epsilon": c.ledger.events(VERDICT_STAGE)[-1].epsilon,
+                   "pool_relabelled": round(moved, 3),
                    "stage_epsilon": c.ledger.spent(VERDICT_STAGE)}
 
 
