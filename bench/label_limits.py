@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import smoke
 from results_file import write_results
+from source_labels import pool_truth, task_labels
 
 if TYPE_CHECKING:
     import torch
@@ -64,19 +65,7 @@ def private_set(run: Path) -> tuple[LabeledDataset, np.ndarray]:
 
     config = load_config(run / "config.yaml")
     private = read_image_folder(config.data.private, size=config.data.image_size, mode=config.data.image_mode)
-    return private, np.array([int(name.split("_", 1)[0]) for name in private.class_names])
-
-
-def pool_truth(run: Path, train: LabeledDataset, task: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The run's pool images, their task labels (-1: outside the task) and their source labels, from the source's
-    training set."""
-    pool = np.load(run / "decoder" / "pool.npz")["samples"]
-    lookup = {image.tobytes(): int(label) for image, label in zip(train.samples, train.labels)}
-    source_labels = np.array([lookup.get(image.tobytes(), -2) for image in pool])
-    if np.any(source_labels == -2):
-        raise SystemExit(f"{run}: {np.sum(source_labels == -2)} pool images are not in the source's training set")
-    in_task = np.isin(source_labels, task)
-    return pool, np.where(in_task, np.searchsorted(task, source_labels), -1), source_labels
+    return private, task_labels(private.class_names)
 
 
 def test_set(test: LabeledDataset, task: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -262,10 +251,7 @@ def main() -> None:
                         help="in-task pool images per class for the downstream bound")
     parser.add_argument("--fixmatch-steps", type=int, default=FIXMATCH_STEPS)
     smoke.add_arguments(parser)
-    args = parser.parse_args()
-    if bool(args.runs) == args.smoke:
-        parser.error("give run folders or --smoke")
-    smoke.results_folder(args)
+    args = smoke.parse_run_folders(parser)
     if args.smoke:
         args.runs, args.source, args.per_class, args.fixmatch_steps = [smoke.image_run(args.out)], "digits", 5, 3
     import torch

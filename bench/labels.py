@@ -51,10 +51,7 @@ def main() -> None:
     parser.add_argument("runs", nargs="*", type=Path, help="run folders with decoder.name: nearest-public")
     parser.add_argument("--source", default="fashion-mnist", help="the benchmark the demo data was cut from")
     smoke.add_arguments(parser)
-    args = parser.parse_args()
-    if bool(args.runs) == args.smoke:
-        parser.error("give run folders or --smoke")
-    smoke.results_folder(args)
+    args = smoke.parse_run_folders(parser)
     if args.smoke:
         args.runs, args.source = [smoke.image_run(args.out)], "digits"
     results = [label_accuracy(run, args.source) for run in args.runs]

@@ -167,10 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="*", type=Path, help="run folders")
     smoke.add_arguments(parser)
-    args = parser.parse_args(argv)
-    if bool(args.runs) == args.smoke:
-        parser.error("give run folders or --smoke")
-    smoke.results_folder(args)
+    args = smoke.parse_run_folders(parser, argv)
     if args.smoke:
         args.runs = [smoke.image_run(args.out)]
 

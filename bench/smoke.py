@@ -52,6 +52,16 @@ def results_folder(args: argparse.Namespace) -> Path | None:
     return folder
 
 
+def parse_run_folders(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
+    """The arguments of a bench that reads finished run folders (a positional ``runs``) or makes its own
+    (``--smoke``): exactly one of the two, else the usage; the results folder set (:func:`results_folder`)."""
+    args = parser.parse_args(argv)
+    if bool(args.runs) == args.smoke:
+        parser.error("give run folders or --smoke")
+    results_folder(args)
+    return args
+
+
 def digits(out: Path) -> Path:
     """``OUT/data/digits``: a demo folder (private, public, test, full) cut from scikit-learn's digits at their
     native 8 px, so that delivered pixels still match the source's (bench/labels.py reads them back)."""

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import smoke
 from results_file import write_results
+from source_labels import pool_truth, task_labels
 
 from pcevolve.config import load_config
 from pcevolve.data.sources import load_demo_source
@@ -47,11 +48,11 @@ from pcevolve.search.verdict import (
 )
 
 
-def _judge(pool_truth: np.ndarray, territories: ClassTerritories) -> dict[str, float]:
+def _judge(truth: np.ndarray, territories: ClassTerritories) -> dict[str, float]:
     rows = np.concatenate(territories.members)
     labels = np.concatenate([np.full(len(m), k) for k, m in enumerate(territories.members)])
-    return {"right": round(float(np.mean(pool_truth[rows] == labels)), 4),
-            "outside": round(float(np.mean(pool_truth[rows] == -1)), 4)}
+    return {"right": round(float(np.mean(truth[rows] == labels)), 4),
+            "outside": round(float(np.mean(truth[rows] == -1)), 4)}
 
 
 def replay(run: Path, source: str, *, epsilon: float, repeats: int) -> dict:
@@ -66,11 +67,8 @@ def replay(run: Path, source: str, *, epsilon: float, repeats: int) -> dict:
     pool_view = basis.reduce(decoder.pool_encodings())
     private_view = basis.reduce(encoder.encode_both(private.samples, batch_size=256)[1])
     sizes = territory_sizes(config, release)
-    train = load_demo_source(source).train
-    true_label = {image.tobytes(): int(label) for image, label in zip(train.samples, train.labels)}
-    task = [int(name.split("_", 1)[0]) for name in private.class_names]
-    pool_truth = np.array([task.index(t) if t in task else -1
-                           for t in (true_label.get(image.tobytes(), -2) for image in decoder.pool_samples())])
+    task = task_labels(private.class_names)
+    _, truth, _ = pool_truth(run, load_demo_source(source).train, task)
     generations = config.search.verdict_generations
     saved = run / VERDICT_FILE
     offsets = {"release": np.zeros(len(task)),
@@ -90,10 +88,9 @@ def replay(run: Path, source: str, *, epsilon: float, repeats: int) -> dict:
     for name, b in offsets.items():
         territories = ClassTerritories.of(pool_view, shifted_labels(labels, b), sizes)
         count = correct_counts(pool_view, [territories], private_view, private.labels)[0]
-        rows[name] = {"offsets": [round(float(v), 3) for v in b], **_judge(pool_truth, territories),
+        rows[name] = {"offsets": [round(float(v), 3) for v in b], **_judge(truth, territories),
                       "probe_private_right": round(float(count / len(private.labels)), 4)}
-    return {"run": str(run), "epsilon_per_selection": epsilon, "generations": generations,
-            "matched": round(float(np.mean(pool_truth != -2)), 4), "labellings": rows}
+    return {"run": str(run), "epsilon_per_selection": epsilon, "generations": generations, "labellings": rows}
 
 
 def main() -> None:
@@ -104,10 +101,7 @@ def main() -> None:
                         help="ε of each selection of the dp rows (0.18: a tenth of ε = 8 over six generations)")
     parser.add_argument("--repeats", type=int, default=3, help="draws of the dp search")
     smoke.add_arguments(parser)
-    args = parser.parse_args()
-    if bool(args.runs) == args.smoke:
-        parser.error("give run folders or --smoke")
-    smoke.results_folder(args)
+    args = smoke.parse_run_folders(parser)
     if args.smoke:
         args.runs, args.source, args.repeats = [smoke.image_run(args.out)], "digits", 1
     results = [replay(run, args.source, epsilon=args.epsilon, repeats=args.repeats) for run in args.runs]

@@ -20,7 +20,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"
 #: Modules the benches import; no command line of their own.
-HELPERS = ("pipeline_run", "results_file", "smoke")
+HELPERS = ("pipeline_run", "results_file", "smoke", "source_labels")
 #: Each bench and the results file its smoke writes under --out (shipped_files: none, its exit code is its verdict).
 RESULTS = {"compare": "compare.json", "compare_text": "compare-text.json", "decoder": "decoder.json",
            "encoder": "encoder.json", "faults": "faults.json", "label_limits": "label-limits.json",
