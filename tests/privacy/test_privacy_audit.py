@@ -85,3 +85,73 @@ def test_clopper_pearson_and_rate_conversion():
     assert epsilon_from_rates(0.0, 0.5) == math.inf
     with pytest.raises(ValueError):
         audit_lower_bound(lambda d, r: 0.0, 0, 1, trials=5, rng=np.random.default_rng(0))
+
+
+# --------------------------------------------------------------------------- bounds against a claim (μ-GDP, pure ε)
+
+from scipy import stats  # noqa: E402
+
+from pcevolve.privacy.accounting import account  # noqa: E402
+from pcevolve.privacy.audit import (  # noqa: E402
+    audit_trade_off,
+    epsilon_of_mu,
+    mu_from_rates,
+    one_run_ceiling,
+    one_run_epsilon,
+    one_run_p_value,
+)
+from pcevolve.privacy.events import GaussianRelease  # noqa: E402
+
+
+def test_mu_from_the_rates_of_the_symmetric_test_of_a_gaussian_is_its_mu():
+    for mu in (0.5, 1.0, 1.666, 3.0):
+        rate = float(stats.norm.cdf(-mu / 2))
+        assert mu_from_rates(rate, rate) == pytest.approx(mu, rel=1e-9)
+    assert mu_from_rates(0.6, 0.6) == 0.0  # a test worse than a coin proves nothing
+
+
+def test_epsilon_of_mu_agrees_with_the_ledgers_accountant():
+    for z in (0.6, 1.0, 2.7):
+        claimed = account([GaussianRelease(z)], delta=DELTA).epsilon
+        assert epsilon_of_mu(1 / z, DELTA) == pytest.approx(claimed, abs=0.02)
+        assert epsilon_of_mu(1 / z, DELTA) <= claimed + 1e-9  # optimistic: a lower bound is never rounded up
+    assert epsilon_of_mu(0.0, DELTA) == 0.0
+
+
+def test_gdp_audit_of_gaussian_scores_is_tight_and_catches_twice_the_mu():
+    rng = np.random.default_rng(5)
+    mu = 1.666  # the demo's release at ε = 8
+    correct = audit_trade_off(rng.normal(0, 1, 6000), rng.normal(mu, 1, 6000), model="gdp", claimed_epsilon=8.0,
+                              claimed_mu=mu, delta=DELTA)
+    assert correct.passed and 0.85 * mu < correct.mu_lower_bound <= mu
+    assert 6.5 < correct.epsilon_lower_bound <= 8.0
+    broken = audit_trade_off(rng.normal(0, 1, 6000), rng.normal(2 * mu, 1, 6000), model="gdp", claimed_epsilon=8.0,
+                             claimed_mu=mu, delta=DELTA)
+    assert not broken.passed and broken.epsilon_lower_bound > 8.0
+
+
+def test_pure_audit_of_a_biased_coin():
+    rng = np.random.default_rng(6)
+    # P[1] = 0.1 on D and 0.1·e / (1 + 0.1(e − 1)) on D′: the ratio of a 1-DP exponential mechanism's rare outcome.
+    p, epsilon = 0.1, 1.0
+    q = p * math.e / (1 + p * (math.e - 1))
+    result = audit_trade_off((rng.random(40000) < p).astype(float), (rng.random(40000) < q).astype(float),
+                             model="pure", claimed_epsilon=epsilon)
+    assert result.passed and 0.5 < result.epsilon_lower_bound <= epsilon and result.mu_lower_bound is None
+
+
+def test_one_run_bound_is_zero_for_coin_flips_and_the_ceiling_for_perfect_guesses():
+    rng = np.random.default_rng(7)
+    guesses = 100
+    right = int(np.sum(rng.random(guesses) < 0.5))
+    assert one_run_epsilon(1000, guesses, right, delta=DELTA) == 0.0
+    ceiling = one_run_ceiling(1000, guesses, delta=DELTA)
+    assert one_run_epsilon(1000, guesses, guesses, delta=DELTA) == ceiling
+    assert 2.5 < ceiling < 5.0  # one run with 100 guesses can never refute ε = 8
+    assert one_run_ceiling(1000, 1000, delta=0.0) > ceiling
+    # the bound is the ε at which the p-value crosses 5 %
+    epsilon = one_run_epsilon(1000, guesses, 90, delta=DELTA)
+    assert one_run_p_value(1000, guesses, 90, epsilon - 1e-3, DELTA) < 0.05 <= one_run_p_value(1000, guesses, 90,
+                                                                                                epsilon + 1e-3, DELTA)
+    # δ only adds to the p-value, so it can only lower the bound
+    assert one_run_epsilon(1000, guesses, 90, delta=1e-3) <= one_run_epsilon(1000, guesses, 90, delta=0.0)
