@@ -35,8 +35,9 @@ FORBIDDEN = {
     "nets": ({"data", "privacy", "search", "fitness", "evolution", "pipeline", "modalities", "decoders", "evaluation",
               "report", "cli", "api"}, "a network recipe is shared by the run and its judges; it depends on neither"),
 }
-# The evaluation judges a finished run; nothing the run itself executes may depend on it (or on the report).
-JUDGES = {"evaluation", "report"}
+# The evaluation and the audit judge a finished run (or its code); nothing the run itself executes may depend on them
+# (or on the report).
+JUDGES = {"evaluation", "report", "audit"}
 RUN_PARTS = {"data", "privacy", "encoders", "decoders", "search", "fitness", "evolution", "pipeline", "augment",
              "config", "io", "modalities", "executors", "nets"}
 
@@ -72,7 +73,7 @@ def test_forbidden_arrows(part: str) -> None:
 def test_nothing_a_run_executes_depends_on_its_judges() -> None:
     broken = {f"{path.relative_to(PACKAGE)} imports pcevolve.{target}"
               for path in SOURCES if _part(path) in RUN_PARTS for target in _imports(path) & JUDGES}
-    assert not broken, "the run must not depend on the evaluation or the report: " + "; ".join(sorted(broken))
+    assert not broken, "the run must not depend on the evaluation, the audit or the report: " + "; ".join(sorted(broken))
 
 
 def test_the_checker_sees_function_level_imports(tmp_path) -> None:
