@@ -18,6 +18,7 @@ import typer
 
 from pcevolve import __version__
 from pcevolve.cli import (
+    audit_commands,
     budget_commands,
     data_commands,
     evaluate_commands,
@@ -43,6 +44,7 @@ app.command("init")(init_commands.init)
 app.command("run")(run_commands.run)
 app.command("evaluate")(evaluate_commands.evaluate)
 app.command("export")(export_commands.export)
+app.command("audit")(audit_commands.audit)
 
 
 def _print_version(value: bool) -> None:

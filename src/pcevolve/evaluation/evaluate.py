@@ -64,6 +64,7 @@ from pcevolve.evaluation.hints import Hint, RunChoices, troubleshooting_hints
 from pcevolve.evaluation.inputs import (
     EvaluationError,
     RunInputs,
+    audit_json,
     ledger_json,
     load_run_inputs,
 )
@@ -295,6 +296,7 @@ class RunEvaluation:
             },
             "per_class": self.per_class(),
             "ledger": ledger_json(ledger),
+            "audit": audit_json(self.inputs.folder),
             "search": {"generations": len(self.inputs.generations),
                        "best_fitness": (max(r["engine"]["best_so_far"] for r in self.inputs.generations)
                                         if self.inputs.generations else None)},

@@ -16,6 +16,7 @@ whose message is one line naming the path. Reading rules:
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,6 +177,36 @@ class JudgedRun:
                 "paths": self.paths(),
                 **self.judgement.to_secure_json(),
                 "seconds": {**self.judgement.seconds, **self.seconds}}
+
+
+def audit_json(folder: Path) -> dict[str, Any] | None:
+    """``RUN/audit.json`` as the report shows it (``pcevolve audit``), or ``None`` when the run was not audited.
+
+    The per-mechanism part comes from synthetic games and ships as it is. The end-to-end part's bound comes from a
+    second run on the private data (with canaries); it ships rounded to 2 decimals, as other private-derived
+    figures do.
+    """
+    from pcevolve.audit.results import read_audit
+
+    audit = read_audit(folder)
+    if audit is None:
+        return None
+    end_to_end = audit.get("end_to_end")
+    if isinstance(end_to_end, dict):
+        end_to_end = {key: _rounded_bounds(value) if key in _END_TO_END_BOUNDS else value
+                      for key, value in end_to_end.items()}
+        end_to_end["grid"] = [{key: _rounded_bounds(value) if key == "epsilon" else value for key, value in row.items()}
+                              for row in end_to_end.get("grid", []) if isinstance(row, dict)]
+    return {key: value for key, value in (("mechanisms", audit.get("mechanisms")), ("end_to_end", end_to_end))
+            if value is not None}
+
+
+#: The end-to-end audit's ε figures, rounded to 2 decimals in a shared report.
+_END_TO_END_BOUNDS = ("epsilon_lower_bound", "ceiling", "highest_ceiling", "claimed_epsilon", "audit_run_epsilon")
+
+
+def _rounded_bounds(value: Any) -> Any:
+    return round(value, 2) if isinstance(value, float) and math.isfinite(value) else value
 
 
 def ledger_json(ledger: BudgetLedger) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
 from pcevolve.evaluation.inputs import (
     EvaluationError,
     JudgedRun,
+    audit_json,
     ledger_json,
     one_line,
     open_run_folder,
@@ -105,6 +106,7 @@ class TableRunEvaluation(JudgedRun):
             "judgement": self.judgement.to_json(),
             "caveat": PRIVATE_FIGURES_CAVEAT,
             "ledger": ledger_json(ledger),
+            "audit": audit_json(self.folder),
         }
 
     def to_secure_json(self) -> dict[str, Any]:

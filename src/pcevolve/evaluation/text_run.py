@@ -31,6 +31,7 @@ from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
 from pcevolve.evaluation.inputs import (
     EvaluationError,
     JudgedRun,
+    audit_json,
     ledger_json,
     one_line,
     open_run_folder,
@@ -112,6 +113,7 @@ class TextRunEvaluation(JudgedRun):
             "judgement": self.judgement.to_json(),
             "caveat": PRIVATE_FIGURES_CAVEAT,
             "ledger": ledger_json(ledger),
+            "audit": audit_json(self.folder),
         }
 
     def to_secure_json(self) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pcevolve.evaluation.evaluate import RunEvaluation
 from pcevolve.evaluation.shipped import path_name, shown_distance
 from pcevolve.pipeline.plots import fitness_curve
 from pcevolve.report import figures
+from pcevolve.report.audit import audit_section
 from pcevolve.report.document import (
     Document,
     Paragraph,
@@ -81,6 +82,7 @@ def build_document(evaluation: RunEvaluation, *, grid_per_class: int = GRID_PER_
         _attacks(evaluation, data),
         _copies(evaluation, data),
         ledger_section(data),
+        audit_section(data),
         _fitness(evaluation),
         _samples(evaluation, grid_per_class),
         _settings(data),

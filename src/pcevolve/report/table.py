@@ -20,6 +20,7 @@ from pcevolve.evaluation.table_run import TableRunEvaluation
 from pcevolve.evaluation.tabular import LINES, MODELS, TVD_BINS, exact_copies
 from pcevolve.io import atomic_write_json
 from pcevolve.report import figures
+from pcevolve.report.audit import audit_section
 from pcevolve.report.build import ledger_section, num, pct, shared_pct
 from pcevolve.report.document import (
     Document,
@@ -43,7 +44,8 @@ def build_table_document(evaluation: TableRunEvaluation, *, preview_per_class: i
     """The report of one tabular evaluation (no file is written here)."""
     data = evaluation.to_json()
     sections = (_headline(evaluation, data), _utility(data), _fidelity(data), _privacy(data),
-                _preview(evaluation, preview_per_class), ledger_section(data), _settings(data))
+                _preview(evaluation, preview_per_class), ledger_section(data), audit_section(data),
+                _settings(data))
     judged = data["data"]["test"]
     return Document(title=f"pcevolve evaluation — table run {evaluation.config.name}", sections=sections,
                     subtitle=f"{path_name(evaluation.folder)} · synthetic table judged on {sum(judged['per_class'])} "

@@ -32,6 +32,7 @@ from pcevolve.evaluation.text import (
 from pcevolve.evaluation.shipped import path_name
 from pcevolve.evaluation.text_run import TextRunEvaluation
 from pcevolve.io import atomic_write_json
+from pcevolve.report.audit import audit_section
 from pcevolve.report.build import ledger_section, pct, shared_pct
 from pcevolve.report.document import Document, Paragraph, Section, Table, TextPreview
 from pcevolve.report.wording import attack_warning
@@ -50,7 +51,8 @@ def build_text_document(evaluation: TextRunEvaluation, *, preview_per_class: int
     """The report of one text evaluation (no file is written here)."""
     data = evaluation.to_json()
     sections = (_headline(evaluation, data), _utility(data), _distribution(data), _privacy(data),
-                _preview(evaluation, preview_per_class), ledger_section(data), _settings(data))
+                _preview(evaluation, preview_per_class), ledger_section(data), audit_section(data),
+                _settings(data))
     judged = data["data"]["test"]
     return Document(title=f"pcevolve evaluation — text run {evaluation.config.name}", sections=sections,
                     subtitle=f"{path_name(evaluation.folder)} · synthetic texts judged on {sum(judged['per_class'])} "

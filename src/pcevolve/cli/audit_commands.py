@@ -1,0 +1,142 @@
+"""``pcevolve audit``: an empirical privacy audit that can catch a broken mechanism or a leaking run.
+
+* ``pcevolve audit --mechanisms --config CONFIG`` plays a distinguishing game for every DP mechanism a run can use,
+  at the parameters the config gives it, through the deployed code with secure noise (pcevolve.audit.mechanisms).
+* ``pcevolve audit RUN_DIR`` runs the pipeline once more on the run's config and data with canaries and plays a
+  membership game on what that run ships (pcevolve.audit.end_to_end). ``--mechanisms`` adds the per-mechanism
+  audit at the run's config.
+
+Each prints its lower bounds beside the claimed ε; with a run folder they go to ``RUN_DIR/audit.json``, which the
+report (``pcevolve evaluate``) shows. Exit status 1 when a bound passes its claim: the code is broken.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pcevolve.config import ConfigError, load_config
+
+if TYPE_CHECKING:  # imported by the command (see cli/main.py)
+    from pcevolve.audit.mechanisms import MechanismAudit
+
+#: What a lower bound means, in the words every output of the audit uses.
+MEANING = ("A lower bound is what the attack proves the code leaks at least, with 95% confidence; one above the "
+           "claimed ε means the code releases more than its proof allows. One below it does not prove the claim.")
+
+
+def audit(
+    run_dir: Path | None = typer.Argument(None, help="A finished run folder: audit it end to end with canaries."),
+    mechanisms: bool = typer.Option(False, "--mechanisms", help="Audit every DP mechanism at the config's "
+                                    "parameters (the run's config, or --config)."),
+    config: Path | None = typer.Option(None, "--config", help="Run config YAML for --mechanisms without a run "
+                                       "folder (default: built-in defaults)."),
+    num_samples: int = typer.Option(500, "--n", min=1, help="--mechanisms: private samples to plan for (sets "
+                                    "DP-SGD's sampling rate)."),
+    trials: float = typer.Option(1.0, "--trials", min=0.01, help="--mechanisms: multiply every game's default "
+                                 "number of runs (fewer: faster and looser)."),
+    canaries: int = typer.Option(500, "--canaries", min=20, help="End to end: canary records, each inserted with "
+                                 "probability 1/2."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="End to end: replace the run's earlier end-to-end "
+                                   "result in audit.json (its earlier audit folder in secure/ is kept)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress reports."),
+) -> None:
+    """Lower-bound the privacy the code actually gives, beside the ε it claims."""
+    if run_dir is None and not mechanisms:
+        typer.echo("error: name a run folder (end-to-end audit) or pass --mechanisms", err=True)
+        raise typer.Exit(2)
+    if run_dir is not None and config is not None:
+        typer.echo("error: --config is for --mechanisms without a run folder; a run is audited at its own config",
+                   err=True)
+        raise typer.Exit(2)
+    if run_dir is not None and not (run_dir / "config.yaml").is_file():
+        typer.echo(f"error: {run_dir} is not a run folder (no config.yaml)", err=True)
+        raise typer.Exit(1)
+    console = Console()
+    if console.width < 110:
+        console = Console(width=110)
+    failed = False
+    if mechanisms:
+        failed |= _mechanisms(console, run_dir, config, num_samples, trials, quiet)
+    if run_dir is not None:
+        failed |= _end_to_end(console, run_dir, canaries, overwrite, quiet)
+    console.print(MEANING, highlight=False)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _mechanisms(console: Console, run_dir: Path | None, config_path: Path | None, num_samples: int, trials: float,
+                quiet: bool) -> bool:
+    """Play every game; print and (with a run) save the results. True when one failed."""
+    from pcevolve.audit.mechanisms import mechanism_games, play
+    from pcevolve.audit.results import write_audit_part
+
+    source = run_dir / "config.yaml" if run_dir is not None else config_path
+    try:
+        run_config = load_config(source)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    games = mechanism_games(run_config, num_samples, scale=trials)
+    results = []
+    for game in games:
+        if not quiet:
+            console.print(f"audit: {game.name} — {game.setting}: {game.trials:,} runs on each of D and D′",
+                          highlight=False)
+        results.append(play(game))
+    console.print(mechanism_table(results))
+    if run_dir is not None:
+        path = write_audit_part(run_dir, "mechanisms", mechanisms_json(results, run_config.name, num_samples))
+        console.print(f"written: {path}", highlight=False)
+    return not all(result.passed for result in results)
+
+
+def mechanisms_json(results: list["MechanismAudit"], config_name: str, num_samples: int) -> dict[str, Any]:
+    """The per-mechanism part of ``audit.json``."""
+    return {"config": config_name, "num_samples": num_samples, "confidence": 0.95,
+            "passed": all(result.passed for result in results), "results": [result.to_json() for result in results]}
+
+
+def mechanism_table(results: list["MechanismAudit"]) -> Table:
+    table = Table(title="Per-mechanism audit (lower bounds at 95% confidence)")
+    for column in ("mechanism", "setting", "claimed ε", "bound ε", "claimed μ", "bound μ", "runs", "verdict"):
+        table.add_column(column)
+    for result in results:
+        bound = result.bound
+        table.add_row(result.name, result.setting, _fmt(bound.claimed_epsilon), _fmt(bound.epsilon_lower_bound),
+                      _fmt(bound.claimed_mu), _fmt(bound.mu_lower_bound), f"{bound.trials:,} × 2",
+                      "[green]pass[/green]" if result.passed else "[bold red]FAIL[/bold red]")
+    return table
+
+
+def _end_to_end(console: Console, run_dir: Path, canaries: int, overwrite: bool, quiet: bool) -> bool:
+    """Audit the run with canaries (the result goes to ``RUN_DIR/audit.json``) and print it. True when it failed."""
+    from pcevolve.audit.end_to_end import audit_run
+    from pcevolve.pipeline.run import RunError
+
+    say = (lambda _: None) if quiet else (lambda line: console.print(line, highlight=False))
+    try:
+        result = audit_run(run_dir, canaries=canaries, progress=not quiet, overwrite=overwrite, say=say)
+    except FileExistsError as exc:
+        typer.echo(f"error: {exc} (--overwrite replaces an earlier result)", err=True)
+        raise typer.Exit(1) from None
+    except (ValueError, RunError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if quiet:  # audit_run says it otherwise
+        console.print(result.summary(), highlight=False)
+    console.print(f"written: {run_dir / 'audit.json'}", highlight=False)
+    return not result.passed
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if not math.isfinite(value):
+        return "∞"
+    return f"{value:.3f}"

@@ -1,0 +1,82 @@
+"""``pcevolve audit``: usage, exit status, the audit file, and the report's audit section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pcevolve.audit.results import read_audit, write_audit_part
+from pcevolve.cli.main import app
+from pcevolve.privacy.noise import SecureNoise
+from pcevolve.report.audit import MEANING, audit_section
+from pcevolve.report.document import Paragraph, Table
+
+DEMO = str(Path(__file__).resolve().parents[2] / "configs" / "demo.yaml")
+QUICK = ["--mechanisms", "--config", DEMO, "--n", "100", "--trials", "0.03", "--quiet"]
+
+
+def test_audit_needs_a_run_or_mechanisms():
+    result = CliRunner().invoke(app, ["audit"])
+    assert result.exit_code == 2 and "--mechanisms" in result.output
+
+
+def test_audit_refuses_a_folder_that_is_not_a_run(tmp_path):
+    result = CliRunner().invoke(app, ["audit", str(tmp_path)])
+    assert result.exit_code == 1 and "not a run folder" in result.output
+
+
+def test_mechanisms_audit_of_the_demo_config_passes():
+    result = CliRunner().invoke(app, ["audit", *QUICK])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("pass") == 4  # one row per mechanism: the release, the vote, the selection, DP-SGD
+    assert "FAIL" not in result.output and "95% confidence" in result.output
+
+
+def test_mechanisms_audit_exits_1_when_the_noise_is_halved(monkeypatch):
+    normal = SecureNoise.normal
+    monkeypatch.setattr(SecureNoise, "normal", lambda self, scale, size: normal(self, 0.5 * scale, size))
+    result = CliRunner().invoke(app, ["audit", *QUICK])
+    assert result.exit_code == 1 and "FAIL" in result.output
+
+
+def test_audit_file_keeps_the_other_part_and_never_replaces_a_foreign_file(tmp_path):
+    write_audit_part(tmp_path, "mechanisms", {"passed": True, "results": []})
+    write_audit_part(tmp_path, "end_to_end", {"passed": True})
+    audit = read_audit(tmp_path)
+    assert audit["mechanisms"] == {"passed": True, "results": []} and audit["end_to_end"] == {"passed": True}
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "audit.json").write_text('{"mine": 1}\n')
+    with pytest.raises(FileExistsError):
+        write_audit_part(other, "mechanisms", {})
+    assert (other / "audit.json").read_text() == '{"mine": 1}\n'
+    with pytest.raises(ValueError):
+        write_audit_part(tmp_path, "attacks", {})
+
+
+def test_the_report_shows_the_bounds_beside_the_claim_with_what_they_mean():
+    row = {"mechanism": "class statistics release (Gaussian)", "setting": "σ = 0.6", "claimed_epsilon": 8.0,
+           "epsilon_lower_bound": 7.67, "claimed_mu": 1.67, "mu_lower_bound": 1.61, "trials": 5000, "passed": True}
+    section = audit_section({"audit": {"mechanisms": {"results": [row]},
+                                       "end_to_end": {"canaries": 500, "guesses": 100, "correct": 55,
+                                                      "claimed_epsilon": 8.0, "epsilon_lower_bound": 0.0,
+                                                      "ceiling": 3.47, "passed": True}}})
+    texts = [block.text for block in section.blocks if isinstance(block, Paragraph)]
+    assert MEANING in texts
+    tables = [block for block in section.blocks if isinstance(block, Table)]
+    assert tables[0].rows[0][2:4] == ("8.00", "7.67") and tables[1].rows[0][3:5] == ("8.00", "0.00")
+    unaudited = audit_section({"audit": None})
+    assert "pcevolve audit" in unaudited.blocks[0].text and len(unaudited.blocks) == 1
+
+
+def test_a_shared_report_carries_the_end_to_end_bounds_rounded_and_delta_as_it_is(tmp_path):
+    from pcevolve.evaluation.inputs import audit_json
+
+    assert audit_json(tmp_path) is None
+    write_audit_part(tmp_path, "end_to_end", {"epsilon_lower_bound": 0.647412, "ceiling": 3.0198, "delta": 1e-5,
+                                              "grid": [{"k": 10, "epsilon": 0.558898}], "passed": True})
+    shared = audit_json(tmp_path)["end_to_end"]
+    assert shared["epsilon_lower_bound"] == 0.65 and shared["ceiling"] == 3.02 and shared["delta"] == 1e-5
+    assert shared["grid"] == [{"k": 10, "epsilon": 0.56}]
