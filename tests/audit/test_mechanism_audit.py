@@ -31,26 +31,29 @@ DEMO = with_settings(load_config(CONFIGS / "demo.yaml"),
 # The ten-per-class demo's vote (class means chosen among public clusters), at ε = 1.
 VOTES = with_settings(load_config(CONFIGS / "few-shot-demo.yaml"), {"privacy.epsilon": 1.0}, source="test")
 
-TRIALS = {"class statistics": 300, "DP-SGD": 10_000, "exponential selection": 30_000, "cluster vote": 10_000}
+TRIALS = {"class statistics": 300, "DP-SGD": 10_000, "decoder DP-SGD": 3000, "exponential selection": 30_000,
+          "cluster vote": 10_000}
 
 
 def _game(config, prefix: str) -> Game:
-    games = [game for game in mechanism_games(config, N) if game.name.startswith(prefix)]
-    assert len(games) == 1, [game.name for game in mechanism_games(config, N)]
-    return games[0]
+    games = mechanism_games(config, N)
+    chosen = [game for game in games if game.name.startswith(prefix)]
+    assert len(chosen) == 1, [game.name for game in games]
+    return chosen[0]
 
 
-def _audit(config, prefix: str):
-    return play(_game(config, prefix), trials=TRIALS[prefix])
+def _audit(config, prefix: str, trials: int | None = None):
+    return play(_game(config, prefix), trials=trials or TRIALS[prefix])
 
 
 
 
 def test_the_games_use_the_configs_parameters():
-    games = {game.name: game for game in mechanism_games(DEMO, N)}
+    games = {game.name: game for game in mechanism_games(DEMO, N, scale=0.01)}
     release = games["class statistics release (Gaussian)"]
     assert release.deployed and release.model == "gdp" and 6.0 < release.claimed_epsilon <= 8.0
     assert games["DP-SGD step (ghost-norm clipping)"].deployed
+    assert not games["decoder DP-SGD step (per-sample gradients)"].deployed  # the demo's decoder retrieves
     selection = games["exponential selection (monotone counts)"]
     assert selection.deployed and selection.model == "pure" and selection.claimed_epsilon < 0.5
     assert not games["cluster vote (exponential mechanism)"].deployed
@@ -58,7 +61,7 @@ def test_the_games_use_the_configs_parameters():
     assert vote.deployed and 0.5 < vote.claimed_epsilon < 1.0
 
 
-@pytest.mark.parametrize("config,prefix", [(DEMO, "class statistics"), (DEMO, "DP-SGD"),
+@pytest.mark.parametrize("config,prefix", [(DEMO, "class statistics"), (DEMO, "DP-SGD"), (DEMO, "decoder DP-SGD"),
                                            (DEMO, "exponential selection"), (VOTES, "cluster vote")])
 def test_the_shipped_mechanisms_pass(config, prefix):
     result = _audit(config, prefix)
@@ -71,7 +74,7 @@ def _halved_noise(monkeypatch):
     monkeypatch.setattr(SecureNoise, "normal", lambda self, scale, size: normal(self, 0.5 * scale, size))
 
 
-@pytest.mark.parametrize("prefix", ["class statistics", "DP-SGD"])
+@pytest.mark.parametrize("prefix", ["class statistics", "DP-SGD", "decoder DP-SGD"])
 def test_noise_halved_is_caught(monkeypatch, prefix):
     _halved_noise(monkeypatch)
     result = _audit(DEMO, prefix)
@@ -104,7 +107,12 @@ def test_release_reading_its_radius_from_the_private_data_is_caught(monkeypatch)
 
 def test_dpsgd_step_without_clipping_is_caught(monkeypatch):
     monkeypatch.setattr(DPSGDMechanism, "clip_factors", lambda self, norms: norms.new_ones(norms.shape))
-    assert not _audit(DEMO, "DP-SGD").passed
+    assert not _audit(DEMO, "DP-SGD", trials=1000).passed  # the canary moves the sum 10 times as far
+
+
+def test_decoder_step_without_clipping_is_caught(monkeypatch):
+    monkeypatch.setattr(DPSGDMechanism, "clip_factors", lambda self, norms: norms.new_ones(norms.shape))
+    assert not _audit(DEMO, "decoder DP-SGD", trials=1000).passed
 
 
 def test_dpsgd_step_clipping_to_twice_its_norm_is_caught(monkeypatch):

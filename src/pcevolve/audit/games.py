@@ -15,6 +15,8 @@ replaced by it (replace-one) — and one run of the mechanism on either gives a 
   D′ adds a record of class 0 at a centre its class rarely gets. Score: class 0 got that centre.
 * **exponential selection** (the verdict's): :class:`pcevolve.privacy.mechanisms.ExponentialMechanism` with
   monotone counts — D′ adds a record the first of two candidates gets right. Score: the first was chosen.
+* **decoder DP-SGD step**: :func:`pcevolve.decoders.dp.per_sample_gradients` and
+  :meth:`pcevolve.privacy.dpsgd.DPSGDMechanism.noisy_gradient` (materialised per-sample gradients), the same way.
 * **DP-SGD step**: the representation's step, :func:`pcevolve.encoders.per_sample.per_sample_norms_and_clipped_sum`
   (ghost-norm clipping) and :meth:`pcevolve.privacy.dpsgd.DPSGDMechanism.noisy_gradient_from_norms` on a small
   projector of the deployed layer kinds, with the canary in the batch (the Gaussian core of a step; the sampling's
@@ -356,6 +358,54 @@ def dpsgd_step_game(*, noise_multiplier: float, delta: float, neighbouring: Neig
                 play=play, trials=trials)
 
 
+def decoder_step_game(*, noise_multiplier: float, delta: float, neighbouring: Neighbouring, deployed: bool,
+                      trials: int, setting: str, batch: int = 6) -> Game:
+    """One decoder DP-SGD step: per-sample gradients by ``torch.func``
+    (:func:`pcevolve.decoders.dp.per_sample_gradients`), each clipped, summed and noised by
+    :meth:`pcevolve.privacy.dpsgd.DPSGDMechanism.noisy_gradient`, with the canary in the batch.
+
+    A small feature → pixel-logit network (linear layers, as the decoder's head); D: ``batch`` public-noise features
+    and images, D′ adds a canary whose feature is scaled up 100-fold and whose image is all ink (or replaces the last
+    record by it). As in :func:`dpsgd_step_game`, C is a tenth of the canary's gradient norm.
+    """
+    import torch
+    from torch import nn
+
+    from pcevolve.decoders.dp import per_sample_gradients
+    from pcevolve.privacy.dpsgd import DPSGDMechanism
+
+    generator = torch.Generator().manual_seed(11)
+    torch_state = torch.random.get_rng_state()
+    torch.manual_seed(11)  # layer initialisation draws from torch's global generator; restored below
+    network = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 36))
+    torch.random.set_rng_state(torch_state)
+    features = torch.randn(batch + 1, 8, generator=generator)
+    images = torch.rand(batch + 1, 36, generator=generator)
+    features[batch], images[batch] = 100.0 * features[batch], 1.0
+    rows = {False: list(range(batch)),
+            True: list(range(batch + 1)) if neighbouring == "add_remove" else [*range(batch - 1), batch]}
+    grads = {side: per_sample_gradients(network, features[chosen], images[chosen]) for side, chosen in rows.items()}
+    canary_norm = float(torch.sqrt(sum(g[-1].pow(2).sum() for g in grads[True])))
+    mechanism = DPSGDMechanism(sampling_probability=1.0 / batch, noise_multiplier=noise_multiplier,
+                               clip_norm=canary_norm / 10.0, num_samples=batch)
+
+    def step(neighbour: bool, noise: NoiseSource) -> np.ndarray:
+        ledger = TallyLedger(neighbouring, delta, secure=noise.secure)
+        mechanism.charge(ledger, "audit", 1, noise=noise)
+        noisy, _ = mechanism.noisy_gradient(grads[neighbour], noise)
+        return np.concatenate([t.reshape(-1).numpy() for t in noisy]).astype(np.float64)
+
+    base, shifted = step(False, NoNoise()), step(True, NoNoise())
+
+    def play(neighbour: bool, noise: NoiseSource) -> float:
+        return float(np.dot(step(neighbour, noise) - base, shifted - base))
+
+    mu = (1.0 if neighbouring == "add_remove" else 2.0) / noise_multiplier
+    return Game(name="decoder DP-SGD step (per-sample gradients)", setting=setting, model="gdp",
+                claimed_epsilon=_gaussian_epsilon(1.0 / mu, delta), claimed_mu=mu, delta=delta, deployed=deployed,
+                play=play, trials=trials)
+
+
 def _gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
     """The accountant's ε of one Gaussian of this noise multiplier (sensitivity 1, add/remove)."""
     from pcevolve.privacy.accounting import account
@@ -363,5 +413,5 @@ def _gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
     return float(account([GaussianRelease(noise_multiplier)], delta=delta).epsilon)
 
 
-__all__ = ["CANARY_RADII", "Game", "NoNoise", "TallyLedger", "cluster_vote_game", "dpsgd_step_game", "gap_nats",
-           "release_game", "selection_game"]
+__all__ = ["CANARY_RADII", "Game", "NoNoise", "TallyLedger", "cluster_vote_game", "decoder_step_game",
+           "dpsgd_step_game", "gap_nats", "release_game", "selection_game"]

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pcevolve.audit.games import Game, cluster_vote_game, dpsgd_step_game, release_game, selection_game
+from pcevolve.audit.games import (
+    Game,
+    cluster_vote_game,
+    decoder_step_game,
+    dpsgd_step_game,
+    release_game,
+    selection_game,
+)
 from pcevolve.privacy.audit import TradeOffBound, audit_trade_off
 from pcevolve.privacy.noise import NoiseSource, SecureNoise
 
@@ -111,17 +118,18 @@ def mechanism_games(config: "RunConfig", num_samples: int, *, scale: float = 1.0
                                     deployed=False, trials=selection_trials(REFERENCE_EPSILON),
                                     setting=f"the verdict's kind; not used by this config: reference ε = "
                                             f"{REFERENCE_EPSILON:g}"))
-    stages = [(name, stage) for name, stage in (("representation", plan.representation), ("decoder", plan.decoder))
-              if stage is not None and not stage.refused]
-    for name, stage in stages:
-        games.append(dpsgd_step_game(noise_multiplier=stage.noise_multiplier, delta=delta, neighbouring=relation,
-                                     deployed=True, trials=dpsgd_trials,
-                                     setting=f"one {name} step, σ = {stage.noise_multiplier:.4f}, the canary in "
-                                             "the batch"))
-    if not stages:
-        z = REFERENCE_NOISE_MULTIPLIER
-        games.append(dpsgd_step_game(noise_multiplier=z, delta=delta, neighbouring=relation, deployed=False,
-                                     trials=dpsgd_trials, setting=f"not used by this config: reference σ = {z:g}"))
+    # Each DP-SGD stage has its own step code: ghost-norm clipping for the representation, materialised per-sample
+    # gradients for the decoder.
+    for name, stage, make in (("representation", plan.representation, dpsgd_step_game),
+                              ("decoder", plan.decoder, decoder_step_game)):
+        if stage is not None and not stage.refused:
+            games.append(make(noise_multiplier=stage.noise_multiplier, delta=delta, neighbouring=relation,
+                              deployed=True, trials=dpsgd_trials,
+                              setting=f"one {name} step, σ = {stage.noise_multiplier:.4f}, the canary in the batch"))
+        else:
+            z = REFERENCE_NOISE_MULTIPLIER
+            games.append(make(noise_multiplier=z, delta=delta, neighbouring=relation, deployed=False,
+                              trials=dpsgd_trials, setting=f"not used by this config: reference σ = {z:g}"))
     return games
 
 
