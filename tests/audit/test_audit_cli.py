@@ -62,9 +62,10 @@ def test_the_report_shows_the_bounds_beside_the_claim_with_what_they_mean():
     section = audit_section({"audit": {"mechanisms": {"results": [row]},
                                        "end_to_end": {"canaries": 500, "guesses": 100, "correct": 55,
                                                       "claimed_epsilon": 8.0, "epsilon_lower_bound": 0.0,
-                                                      "ceiling": 3.47, "passed": True}}})
+                                                      "ceiling": 3.47, "highest_ceiling": 4.65, "passed": True}}})
     texts = [block.text for block in section.blocks if isinstance(block, Paragraph)]
     assert MEANING in texts
+    assert any("could not have refuted ε = 8.00" in text for text in texts)  # its ceiling, 4.65, is below the claim
     tables = [block for block in section.blocks if isinstance(block, Table)]
     assert tables[0].rows[0][2:4] == ("8.00", "7.67") and tables[1].rows[0][3:5] == ("8.00", "0.00")
     unaudited = audit_section({"audit": None})

@@ -39,6 +39,11 @@ def audit_section(data: dict[str, Any]) -> Section:
                             caption="End to end: the pipeline run again on this run's config and data with canary "
                                     "records, each inserted with probability 1/2, and a membership game on "
                                     "everything that run ships (one run, Steinke, Nasr & Jagielski 2023)."))
+        reach, claimed = end_to_end.get("highest_ceiling"), end_to_end.get("claimed_epsilon")
+        if isinstance(reach, (int, float)) and isinstance(claimed, (int, float)) and reach < claimed:
+            blocks.append(Paragraph(f"With {end_to_end.get('canaries')} canaries no end-to-end result could exceed "
+                                    f"{_num(reach)}, so this audit could not have refuted ε = {_num(claimed)} however "
+                                    "the run leaked: it refutes smaller claims, or needs more canaries.", tone="note"))
         blocks.append(Paragraph("The end-to-end audit used the private data a second time (its own ledger is in "
                                 "secure/audit/): shown beside the synthetic set, its result costs up to that run's "
                                 "ε as well.", tone="note"))
