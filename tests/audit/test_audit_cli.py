@@ -81,3 +81,10 @@ def test_a_shared_report_carries_the_end_to_end_bounds_rounded_and_delta_as_it_i
     shared = audit_json(tmp_path)["end_to_end"]
     assert shared["epsilon_lower_bound"] == 0.65 and shared["ceiling"] == 3.02 and shared["delta"] == 1e-5
     assert shared["grid"] == [{"k": 10, "epsilon": 0.56}]
+
+
+def test_auditing_a_folder_that_only_looks_like_a_run_is_one_error_line(tmp_path):
+    (tmp_path / "config.yaml").write_text(Path(DEMO).read_text())
+    result = CliRunner().invoke(app, ["audit", str(tmp_path)])
+    assert result.exit_code == 1 and "error:" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "audit.json").exists() and not (tmp_path / "secure").exists()
