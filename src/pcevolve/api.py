@@ -15,6 +15,11 @@ Example (this exact code runs as a test, on scikit-learn's digits)::
     synth.save("synthetic-digits")                             # one PNG folder per class, like the input
     evaluation = synth.evaluate("data/digits/test")            # report in runs/digits/report/
     print(evaluation.headline()["lines"]["synthetic"]["cnn_accuracy"])
+
+In-memory data (a pandas DataFrame or a list of dicts for tables and texts, ``(X, y)`` numpy arrays for images) is
+taken too, given a config or ``settings={"data.modality": ...}``: it is checked before anything is written, then
+written only inside the run's ``secure/input/`` (:mod:`pcevolve.in_memory`), and :meth:`Synthesizer.sample` hands
+the synthetic set back in the same form (docs/quickstart.md, "In-memory data").
 """
 
 from __future__ import annotations
@@ -29,12 +34,16 @@ from pcevolve.config import RunConfig, check_budget, load_config, with_settings
 
 if TYPE_CHECKING:
     from pcevolve.data import LabeledDataset
+    from pcevolve.in_memory import InputPlan
     from pcevolve.evaluation import EvaluationSettings, RunEvaluation
     from pcevolve.pipeline import RunOutcome
 
 logger = logging.getLogger(__name__)
 
 PathLike = str | os.PathLike[str]
+#: A path, or in-memory data: a pandas DataFrame or a list of dicts (tables, texts), ``(X, y)`` numpy arrays
+#: (labelled images) or an array X (the public images).
+Data = PathLike | list[Mapping[str, Any]] | tuple[Any, Any] | Any
 
 
 class NotFittedError(RuntimeError):
@@ -95,6 +104,7 @@ class Synthesizer:
         self.progress = progress
         self._resume: Path | None = None
         self._outcome: RunOutcome | None = None
+        self._form: dict[str, Any] | None = None  # the input's form when fit() was given in-memory data
         self.config: RunConfig | None = self._base
 
     @classmethod
@@ -103,6 +113,25 @@ class Synthesizer:
         _check_path("run_dir", run_dir, "the path of a run folder")
         synth = cls(progress=progress)
         synth._resume = Path(run_dir).resolve()
+        return synth
+
+    @classmethod
+    def load(cls, run_dir: PathLike, *, progress: bool = True) -> Synthesizer:
+        """A finished run, reopened read-only: :meth:`sample`, :meth:`save`, :meth:`export` and :meth:`evaluate`
+        work at once; nothing runs, no data is read and no budget is spent (the ledger is verified, not charged).
+
+        Raises:
+            pcevolve.pipeline.RunError: Not a run folder, a ledger that cannot be verified, or a run not finished
+                (continue it with :meth:`resume`).
+        """
+        from pcevolve.in_memory import read_form
+        from pcevolve.pipeline import finished_run
+
+        _check_path("run_dir", run_dir, "the path of a run folder")
+        config, outcome = finished_run(Path(run_dir).resolve())
+        synth = cls(progress=progress)
+        synth.config, synth._outcome, synth._resume = config, outcome, outcome.folder
+        synth._form = read_form(outcome.folder)
         return synth
 
     def _config_for(self, private: PathLike | None, public: PathLike | None, test: PathLike | None,
@@ -127,42 +156,88 @@ class Synthesizer:
                  if value is not None}
         return with_settings(self._base, {**self._overrides, **paths}, source="settings")
 
-    def fit(self, private: PathLike | None = None, public: PathLike | None = None, *,
+    def _in_memory_config(self, test: PathLike | None, full: PathLike | None) -> RunConfig:
+        """The config for in-memory data: the given one, or the defaults with ``settings`` (which must name the
+        modality: settings are chosen from files only)."""
+        paths = {key: str(Path(value).resolve()) for key, value in (("data.test", test), ("data.full", full))
+                 if value is not None}
+        if self._base is not None:
+            return with_settings(self._base, {**self._overrides, **paths}, source="settings")
+        if "data.modality" not in self._overrides:
+            raise ValueError("fit() on in-memory data needs a config, or at least settings={\"data.modality\": "
+                             "\"tabular\" | \"text\" | \"image\", \"data.classes\": [...]}: the settings are "
+                             "chosen from the data only when it is given as paths")
+        return with_settings(RunConfig(), {"data.test": None, "data.full": None, **self._overrides, **paths},
+                             source="settings")
+
+    def _plan_inputs(self, private: Data | None, public: Data | None, test: PathLike | None,
+                     full: PathLike | None) -> tuple[RunConfig, InputPlan]:
+        """The config naming the run's ``secure/input/`` copies of the in-memory data, and the plan that writes
+        them; the data is checked first (nothing is written, no folder made, when it has a problem)."""
+        from pcevolve.in_memory import plan_inputs
+
+        config = self._in_memory_config(test, full)
+        plan = plan_inputs(config.data, self.runs_root / config.name, private, public)
+        paths = {f"data.{key}": str(Path(value).resolve()) for key, value in (("private", private),
+                                                                              ("public", public))
+                 if value is not None and f"data.{key}" not in plan.settings}
+        return with_settings(config, {**plan.settings, **paths}, source="fit()"), plan
+
+    def fit(self, private: Data | None = None, public: Data | None = None, *,
             test: PathLike | None = None, full: PathLike | None = None) -> Synthesizer:
         """Run the whole pipeline and deliver the synthetic set into the run folder.
 
         Args:
-            private: The private labelled images, one folder per class (default: the config's).
-            public: The unlabelled public pool (default: the config's).
+            private: The private labelled data (default: the config's): a path (image class folders, a CSV table,
+                a JSONL file), or in memory — a pandas DataFrame or a list of dicts with the label column
+                (``data.label_column``; texts: and ``data.text_column``), or ``(X, y)`` numpy arrays of images
+                (X: N×H×W or N×H×W×C, C 1 or 3, uint8 or float in [0, 1]; y: one declared class per image).
+                In-memory data needs a config or ``settings={"data.modality": ...}``, and is written only inside
+                ``RUN/secure/input/`` (the run's config names it there, so a crashed run resumes).
+            public: The unlabelled public pool (default: the config's): a path, or a DataFrame / list of dicts
+                without the label column, or an image array X.
             test, full: Real labelled folders for :meth:`evaluate` (not read by the run).
 
         Raises:
             pcevolve.config.ConfigError, pcevolve.data.DataError, pcevolve.pipeline.RunError: Bad settings, bad
-                files (each named) or a run folder that cannot be started or continued; raised before any
-                budget is spent unless the message says otherwise.
+                data (each problem named: a file and row, or an in-memory column and row index / array index) or a
+                run folder that cannot be started or continued; raised before any budget is spent unless the
+                message says otherwise.
+            TypeError, ValueError: An argument of the wrong kind; in-memory data without a config or modality.
         """
+        from pcevolve.data import DataError
+        from pcevolve.in_memory import looks_in_memory, read_form
         from pcevolve.pipeline import discard_if_unstarted, open_run, run_pipeline
 
         for argument, value in (("private", private), ("public", public), ("test", test), ("full", full)):
-            if value is not None:
-                _check_path(argument, value, "a file or folder path")
+            if value is not None and not (argument in ("private", "public") and looks_in_memory(value)):
+                _check_path(argument, value, "a file or folder path" if argument in ("test", "full") else
+                            "a file or folder path, a pandas DataFrame, a list of dicts or numpy arrays")
+        plan: InputPlan | None = None
         if self._resume is not None:
             if any(value is not None for value in (private, public, test, full)):
                 raise ValueError("a resumed run keeps the data it was started with; call fit() without paths")
             config, folder, resumed = open_run(None, root=self.runs_root, resume=self._resume)
+        elif looks_in_memory(private) or looks_in_memory(public):
+            config, plan = self._plan_inputs(private, public, test, full)
+            config, folder, resumed = open_run(config, root=self.runs_root,
+                                               write_inputs=lambda _, inputs=plan: inputs.write())
         else:
             config, folder, resumed = open_run(self._config_for(private, public, test, full), root=self.runs_root)
         self.config = config
         try:
             self._outcome = run_pipeline(config, folder, progress=self.progress,
                                          say=_log)
-        except BaseException:
+        except BaseException as error:
             # As the CLI: a new run that failed before spending anything leaves no folder behind; any other
             # is continued by the next fit(), as `pcevolve run --resume` would.
             if resumed or not discard_if_unstarted(folder):
                 self._resume = folder.path
+            if plan is not None and isinstance(error, DataError):  # said of the user's rows, not our copy's lines
+                raise plan.translate(error) from None
             raise
         self._resume = folder.path
+        self._form = read_form(folder.path)
         return self
 
     def _fitted(self) -> RunOutcome:
@@ -189,11 +264,33 @@ class Synthesizer:
         """False only when the config asked for reproducible noise (tests and research): then it is NOT DP."""
         return self._fitted().is_dp
 
-    def sample(self, n: int | None = None) -> LabeledDataset:
+    def sample(self, n: int | None = None) -> Any:
         """The delivered synthetic set, or ``n`` of it with the same class balance (the first of each class).
 
+        Returns:
+            When :meth:`fit` was given paths: a :class:`~pcevolve.data.LabeledDataset`. When it was given in-memory
+            data: a pandas DataFrame for tables and texts (the input's columns, in its order, with its dtypes where
+            the delivered values allow; the label column holds the class labels), or ``(X, y)`` numpy arrays for
+            images (X uint8 in the input's layout, N×S×S or N×S×S×C with S = ``data.image_size``; y the class
+            labels, with the input's dtype where they convert).
+
         Taking fewer is free (post-processing); for more, fit with a larger ``search.synthetic_per_class``.
+
+        Raises:
+            ImportError: In-memory tables or texts and pandas is missing (``pip install 'pcevolve[frames]'``).
         """
+        synthetic = self._synthetic(n)
+        if self._form is None:
+            return synthetic
+        from pcevolve.in_memory import as_given
+        from pcevolve.modalities import MODALITIES
+
+        assert self.config is not None  # set by fit()
+        layout = MODALITIES.get_part(self.config.data.modality).layout(self.config.data)
+        return as_given(synthetic, self._form, layout)
+
+    def _synthetic(self, n: int | None) -> LabeledDataset:
+        """The delivered set, or ``n`` of it with the same class balance, as a LabeledDataset."""
         import numpy as np
 
         from pcevolve.modalities import MODALITIES
@@ -234,7 +331,7 @@ class Synthesizer:
         _check_path("path", path, "a file or folder path")
         assert self.config is not None  # set by fit()
         modality = MODALITIES.get_part(self.config.data.modality)
-        synthetic = self.sample(n)
+        synthetic = self._synthetic(n)
         return modality.write_synthetic(Path(path), synthetic.samples, synthetic.labels, synthetic.class_names,
                                         modality.layout(self.config.data), overwrite=bool(overwrite))
 

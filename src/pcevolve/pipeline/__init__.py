@@ -5,7 +5,7 @@ from pcevolve.lazy_exports import lazy_exports
 # Imported on first use: the run folder's secure zone is read by commands that never run a stage.
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "export": ["ExportError", "ExportSummary", "export_run"],
-    "run": ["RunError", "RunOutcome", "discard_if_unstarted", "open_run", "run_pipeline"],
+    "run": ["RunError", "RunOutcome", "discard_if_unstarted", "finished_run", "open_run", "run_pipeline"],
     "stages": ["PublicFeatures", "build_problem", "class_territories", "load_pool_labels", "load_public_features",
                "run_randomness", "search_targets"],
 })

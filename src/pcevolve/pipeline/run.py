@@ -37,6 +37,7 @@ from pcevolve.augment.mirror import mirror_advice, mirror_test
 from pcevolve.config import RunConfig, config_hash, load_config
 from pcevolve.data import LabeledDataset, pool_overlap, pool_overlap_warning, small_classes_note
 from pcevolve.executors import use_executor
+from pcevolve.io import read_json
 from pcevolve.modalities import MODALITIES, Modality
 from pcevolve.pipeline.plan import plan_budget, stage_caps
 from pcevolve.pipeline.run_lock import LOCK_NAME, RunFolderInUse, run_folder_lock
@@ -80,9 +81,13 @@ class RunOutcome:
     generations: int = 0
 
 
-def open_run(config: RunConfig | None, *, root: str | Path = "runs",
-             resume: str | Path | None = None) -> tuple[RunConfig, RunFolder, bool]:
+def open_run(config: RunConfig | None, *, root: str | Path = "runs", resume: str | Path | None = None,
+             write_inputs: Callable[[RunFolder], None] | None = None) -> tuple[RunConfig, RunFolder, bool]:
     """The run's config and folder: a new folder ``root/config.name``, or the one to resume.
+
+    ``write_inputs`` (a new run only) writes data that the config names inside the new folder — the Python API's
+    in-memory data, into ``secure/input/`` — once the folder exists; such paths are not required to exist before.
+    If it fails, the new folder is removed again (nothing was spent).
 
     Raises:
         RunError: The folder exists without ``--resume``, or the config differs from the one
@@ -101,16 +106,49 @@ def open_run(config: RunConfig | None, *, root: str | Path = "runs",
             _open_ledger(folder, saved)  # refuses now, before any data is read, if the ledger cannot be trusted
         return saved, folder, True
     assert config is not None
+    target = Path(root) / config.name
+    inside = target.resolve() if write_inputs is not None else None  # paths the new folder will hold
     missing = [f"data.{key}: {path} does not exist" for key, path in
                (("private", config.data.private), ("public", config.data.public))
-               if path is not None and not Path(path).exists()]
+               if path is not None and not Path(path).exists()
+               and not (inside is not None and Path(path).resolve().is_relative_to(inside))]
     if missing:  # before the run folder exists, so a wrong path leaves nothing behind
         raise RunError("; ".join(missing) + " (relative paths are read from the current folder)")
-    target = Path(root) / config.name
     if target.exists():
         raise RunError(f"run folder {target} already exists: resume it with `pcevolve run --resume {target}` "
                        "or choose another `name:` in the config")
-    return config, RunFolder.create(root, config), False
+    folder = RunFolder.create(root, config)
+    if write_inputs is not None:
+        try:
+            write_inputs(folder)
+        except BaseException:
+            shutil.rmtree(folder.path, ignore_errors=True)
+            raise
+    return config, folder, False
+
+
+def finished_run(run_dir: str | Path) -> tuple[RunConfig, RunOutcome]:
+    """The config and outcome of a finished run, read without running anything: no stage, no lock, no data read,
+    nothing written, no budget spent (``Synthesizer.load``). The ledger is verified against its key.
+
+    Raises:
+        RunError: Not a run folder pcevolve started, a ledger that cannot be trusted, or a run not finished.
+    """
+    config, folder, _ = open_run(None, resume=run_dir)
+    modality = MODALITIES.get_part(config.data.modality)
+    marker, arrays = folder.path / "stages" / "delivery.json", folder.path / "synthetic.npz"
+    if not (marker.is_file() and arrays.is_file() and (folder.path / modality.delivered_name).exists()):
+        raise RunError(f"{folder.path} has not finished (no delivered synthetic set); finish it with "
+                       f"Synthesizer.resume({str(folder.path)!r}).fit() or `pcevolve run --resume {folder.path}`")
+    ledger = _open_ledger(folder, config)
+    delivery = read_json(marker)
+    with np.load(arrays, allow_pickle=False) as saved:
+        class_names = tuple(str(name) for name in saved["class_names"])
+    outcome = RunOutcome(folder=folder.path, class_names=class_names, synthetic_counts=list(delivery["counts"]),
+                         delivered=folder.path / delivery["delivered"], noun=modality.noun,
+                         epsilon={stage: ledger.spent(stage) for stage in ledger.stages},
+                         total_epsilon=ledger.spent(), delta=ledger.delta, is_dp=ledger.is_dp)
+    return config, outcome
 
 
 def _started_config(folder: RunFolder) -> RunConfig:

@@ -1,0 +1,477 @@
+"""In-memory data for the Python API: a DataFrame or a list of dicts (tables, texts), ``(X, y)`` arrays (images).
+
+The data is checked here, in memory, before any run folder exists, and every problem names what the user holds —
+``private: column 'age', row index 17: NaN`` (the DataFrame's index label or the list position), ``private: X[3]``
+— never a file. Only then is it written, inside the new run's ``secure/input/`` (:data:`INPUT_FOLDER`), in the
+format the modality's reader takes (a CSV, a JSON Lines file, PNG folders), so that the run reads it with the same
+readers as a file run and ``Synthesizer.resume(folder).fit()`` or ``pcevolve run --resume`` can read it again after a
+crash. Nothing of it is written outside ``secure/``. A problem the reader finds later (a category the public table
+lacks) is translated back to the same terms by :meth:`InputPlan.translate`.
+
+``form.json`` beside the data remembers the input's shape convention (columns, dtypes, array layout), so that
+``Synthesizer.sample`` can hand the synthetic set back the same way, also after ``Synthesizer.load``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pcevolve.data.dataset import ClassLabel, label_text
+from pcevolve.data.errors import DataError, DataProblem, raise_if_problems
+from pcevolve.io import atomic_directory, atomic_write_bytes, atomic_write_json, read_json
+
+if TYPE_CHECKING:
+    from pcevolve.config import DataConfig
+    from pcevolve.data import LabeledDataset
+
+#: Where in-memory data is written, under the run's ``secure/`` folder.
+INPUT_FOLDER = "input"
+FORM_FILE = "form.json"
+FRAMES_EXTRA = "pip install 'pcevolve[frames]'"
+
+
+def is_in_memory(value: object) -> bool:
+    """Whether ``value`` is data rather than a path (``None`` is neither: the config's path is used)."""
+    return value is not None and not isinstance(value, (str, os.PathLike))
+
+
+def input_folder(run_path: Path) -> Path:
+    """``RUN/secure/input``: the only place in-memory data is ever written."""
+    return run_path / "secure" / INPUT_FOLDER
+
+
+# ------------------------------------------------------------------------------------------------ records
+
+
+@dataclass(frozen=True)
+class Records:
+    """A table or texts as given: column names in order, each row's cells, and each row's index (a DataFrame's index
+    label, or the position in a list of dicts); ``dtypes`` are a DataFrame's column dtypes (None for a list)."""
+
+    columns: tuple[str, ...]
+    rows: list[dict[str, Any]]
+    index: list[Any]
+    dtypes: dict[str, str] | None = None
+
+
+def _is_frame(value: object) -> bool:
+    return type(value).__module__.startswith("pandas") and hasattr(value, "columns") and hasattr(value, "to_dict")
+
+
+def records_from(value: object, argument: str) -> Records:
+    """The rows of a pandas DataFrame or a list of dicts.
+
+    Raises:
+        TypeError: ``value`` is neither (naming ``argument``).
+    """
+    if _is_frame(value):
+        frame: Any = value
+        columns = tuple(str(name) for name in frame.columns)
+        rows = [dict(zip(columns, row, strict=True)) for row in frame.itertuples(index=False, name=None)]
+        return Records(columns, rows, list(frame.index), {str(k): str(v) for k, v in frame.dtypes.items()})
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and all(
+            isinstance(row, Mapping) for row in value):
+        columns: dict[str, None] = {}
+        for row in value:
+            columns.update(dict.fromkeys(str(key) for key in row))
+        rows = [{str(key): cell for key, cell in row.items()} for row in value]
+        return Records(tuple(columns), rows, list(range(len(rows))))
+    raise TypeError(f"{argument} must be a file or folder path, a pandas DataFrame or a list of dicts for this "
+                    f"modality; got {type(value).__name__}")
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (JSON and the CSV writer know only those)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _missing(value: Any) -> bool:
+    """None, NaN, NaT or pandas' NA (whose comparison cannot be made true or false)."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)
+    except (TypeError, ValueError):
+        return True
+
+
+def _where(argument: str, column: str, index: Any) -> str:
+    return f"{argument}: column {column!r}, row index {index!r}"
+
+
+def _check_columns(records: Records, argument: str, needed: Mapping[str, str], refused: Mapping[str, str],
+                   ) -> list[DataProblem]:
+    """Problems of columns that must be there (``needed``: column → the setting naming it) or must not be."""
+    problems = [DataProblem(argument, f"no column {name!r} (set {setting} to the column holding it); columns are "
+                                      f"{list(records.columns)}") for name, setting in needed.items()
+                if name not in records.columns]
+    problems += [DataProblem(argument, f"has the column {name!r}; {why}") for name, why in refused.items()
+                 if name in records.columns]
+    return problems
+
+
+def _check_cells(records: Records, argument: str, columns: Sequence[str]) -> list[DataProblem]:
+    """A problem for every missing cell (NaN, None, absent from a dict) of ``columns``."""
+    problems = []
+    for index, row in zip(records.index, records.rows, strict=True):
+        for column in columns:
+            if column not in row:
+                problems.append(DataProblem(_where(argument, column, index), "missing (the row has no such key)"))
+            elif _missing(row[column]):
+                problems.append(DataProblem(_where(argument, column, index), f"{_show_missing(row[column])}; fill "
+                                            "or drop the row before fit()"))
+    return problems
+
+
+def _show_missing(value: Any) -> str:
+    return "None" if value is None else "NaN" if isinstance(_plain(value), float) else str(value)
+
+
+def _check_labels(records: Records, argument: str, column: str,
+                  classes: Sequence[ClassLabel] | None) -> list[DataProblem]:
+    """A problem for every label outside the declared classes (compared by text form, as the readers do)."""
+    if classes is None:
+        return []
+    known = {label_text(name) for name in classes}
+    return [DataProblem(_where(argument, column, index), f"unknown label {_plain(row[column])!r}; declared classes "
+                                                         f"(data.classes) are {list(classes)}")
+            for index, row in zip(records.index, records.rows, strict=True)
+            if column in row and not _missing(row[column]) and label_text(_plain(row[column])) not in known]
+
+
+# ------------------------------------------------------------------------------------------------ the plan
+
+
+@dataclass
+class InputPlan:
+    """What fit() writes into ``RUN/secure/input`` and how reader problems are said in the user's terms.
+
+    Attributes:
+        settings: ``data.private`` / ``data.public`` → the path the run reads (inside the run folder).
+        writers: One function per file or folder to write, given the run folder's path.
+        where: A written file → (argument, {reader's place suffix ("row 3", "line 2") → the user's index}).
+        form: The input's shape convention, written as ``form.json`` (None: the private data was a path).
+    """
+
+    run_path: Path
+    settings: dict[str, str] = field(default_factory=dict)
+    writers: list[Callable[[], None]] = field(default_factory=list)
+    where: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    form: dict[str, Any] | None = None
+
+    def write(self) -> None:
+        """Write every input (atomically, each file or folder complete or absent) and ``form.json``."""
+        input_folder(self.run_path).mkdir(parents=True, exist_ok=True)
+        for writer in self.writers:
+            writer()
+        if self.form is not None:
+            atomic_write_json(input_folder(self.run_path) / FORM_FILE, self.form)
+
+    def translate(self, error: DataError) -> DataError:
+        """``error`` with each place in a written file named as the user's data (argument, row index)."""
+        return DataError([self._translated(problem) for problem in error.problems])
+
+    def _translated(self, problem: DataProblem) -> DataProblem:
+        for path, (argument, places) in self.where.items():
+            if problem.path == path:
+                return DataProblem(argument, problem.message)
+            if problem.path.startswith(path + ":"):
+                place = problem.path[len(path) + 1:]
+                index = places.get(place)
+                return DataProblem(argument if index is None else f"{argument}: row index {index}", problem.message)
+        return problem
+
+
+def plan_inputs(data: DataConfig, run_path: Path, private: object, public: object) -> InputPlan:
+    """Check the in-memory ``private`` / ``public`` data against the config (``data.modality``, its columns and
+    declared classes) and plan where it is written; a path (or None) is left to the config.
+
+    Raises:
+        DataError: Every problem found, each naming the column and row index, or the array index.
+        TypeError: A value of the wrong kind for the modality.
+        ValueError: In-memory images without declared classes.
+    """
+    plan = InputPlan(run_path)
+    planners = {"tabular": _plan_table, "text": _plan_texts, "image": _plan_images}
+    planner = planners.get(data.modality)
+    if planner is None:
+        raise ValueError(f"in-memory data is not supported for data.modality {data.modality!r}; give paths")
+    problems: list[DataProblem] = []
+    for argument, value in (("private", private), ("public", public)):
+        if is_in_memory(value):
+            problems += planner(plan, data, argument, value)
+    raise_if_problems(problems)
+    return plan
+
+
+def _write_file(target: Path, payload: bytes) -> None:
+    atomic_write_bytes(target, payload)
+
+
+# --- tables ------------------------------------------------------------------------------------------------------
+
+
+def _plan_table(plan: InputPlan, data: DataConfig, argument: str, value: object) -> list[DataProblem]:
+    records = records_from(value, argument)
+    labelled = argument == "private"
+    label = data.label_column
+    needed = {label: "data.label_column"} if labelled else {}
+    refused = {} if labelled else {label: "the public table must be unlabelled (its labels are never used): drop it"}
+    problems = _check_columns(records, argument, needed, refused)
+    if problems:
+        return problems
+    problems = _check_cells(records, argument, records.columns)
+    problems += _check_labels(records, argument, label, data.classes) if labelled else []
+    if problems:
+        return problems
+    target = input_folder(plan.run_path) / f"{argument}.csv"
+    text, places = _csv_text(records)
+    plan.settings[f"data.{argument}"] = str(target)
+    plan.writers.append(lambda: _write_file(target, text.encode("utf-8")))
+    plan.where[str(target)] = (argument, places)
+    if labelled:
+        plan.form = {"modality": "tabular", "kind": "frame", "columns": list(records.columns),
+                     "dtypes": records.dtypes}
+    return []
+
+
+def _cell(value: Any) -> str:
+    """A cell as CSV text: numbers exactly (``repr`` of a float round-trips), booleans and labels as text."""
+    value = _plain(value)
+    if isinstance(value, bool):
+        return label_text(value)
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _csv_text(records: Records) -> tuple[str, dict[str, str]]:
+    """The CSV of ``records`` and, per row as the table reader names it (``row N``: the line a record ends on, the
+    header being row 1), the user's row index."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(records.columns)
+    places, line = {}, 1
+    for index, row in zip(records.index, records.rows, strict=True):
+        start = buffer.tell()
+        writer.writerow([_cell(row[column]) for column in records.columns])
+        line += buffer.getvalue()[start:].count("\n")
+        places[f"row {line}"] = repr(index)
+    return buffer.getvalue(), places
+
+
+# --- texts -------------------------------------------------------------------------------------------------------
+
+
+def _plan_texts(plan: InputPlan, data: DataConfig, argument: str, value: object) -> list[DataProblem]:
+    records = records_from(value, argument)
+    labelled = argument == "private"
+    text = data.text_column if labelled else (data.public_text_column or data.text_column)
+    label = data.label_column
+    needed = {text: "data.text_column" if labelled or not data.public_text_column else "data.public_text_column"}
+    needed |= {label: "data.label_column"} if labelled else {}
+    refused = {} if labelled else {label: "the public pool must be unlabelled (its labels are never used): drop it"}
+    problems = _check_columns(records, argument, needed, refused)
+    if problems:
+        return problems
+    fields = [text, label] if labelled else [text]
+    problems = _check_cells(records, argument, fields)
+    problems += _check_labels(records, argument, label, data.classes) if labelled else []
+    if problems:
+        return problems
+    target = input_folder(plan.run_path) / f"{argument}.jsonl"
+    # One JSON object per line, ASCII only, so that no line reader splits a record: line N is row N - 1.
+    lines = [json.dumps({name: _plain(row[name]) for name in fields}) for row in records.rows]
+    payload = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    plan.settings[f"data.{argument}"] = str(target)
+    plan.writers.append(lambda: _write_file(target, payload))
+    plan.where[str(target)] = (argument, {f"line {n}": repr(index) for n, index in enumerate(records.index, 1)})
+    if labelled:
+        plan.form = {"modality": "text", "kind": "frame", "columns": [name for name in records.columns
+                                                                      if name in fields], "dtypes": records.dtypes}
+    return []
+
+
+# --- images ------------------------------------------------------------------------------------------------------
+
+
+def _plan_images(plan: InputPlan, data: DataConfig, argument: str, value: object) -> list[DataProblem]:
+    labelled = argument == "private"
+    if labelled:
+        if not (isinstance(value, tuple) and len(value) == 2):
+            raise TypeError(f"private must be a folder path or a tuple (X, y) of numpy arrays for images; got "
+                            f"{type(value).__name__}")
+        images, labels = value
+    else:
+        images, labels = value, None
+    if not isinstance(images, np.ndarray):
+        raise TypeError(f"{argument}: X must be a numpy array of images (N×H×W or N×H×W×C); got "
+                        f"{type(images).__name__}")
+    x_name = "X" if labelled else "public"
+    problems = _check_image_array(images, argument, x_name)
+    if labelled:
+        if data.classes is None:
+            raise ValueError("in-memory images need their classes declared, in label order: "
+                             "settings={\"data.classes\": [...]} (the classes are never read off the private labels)")
+        problems += _check_image_labels(labels, len(images), argument, data.classes)
+    if problems:
+        return problems
+    pixels = as_uint8(images)
+    target = input_folder(plan.run_path) / argument
+    plan.settings[f"data.{argument}"] = str(target)
+    if labelled:
+        classes = [label_text(name) for name in data.classes or ()]
+        codes = np.array([classes.index(label_text(_plain(y))) for y in np.asarray(labels, dtype=object)], np.int64)
+        plan.writers.append(lambda: _write_class_folders(target, pixels, codes, classes))
+        plan.form = {"modality": "image", "kind": "arrays", "ndim": int(images.ndim),
+                     "channels": int(images.shape[3]) if images.ndim == 4 else None,
+                     "label_dtype": str(np.asarray(labels).dtype)}
+    else:
+        plan.writers.append(lambda: _write_flat_folder(target, pixels))
+    return []
+
+
+def _check_image_array(images: np.ndarray, argument: str, x_name: str) -> list[DataProblem]:
+    """The shape and value range of an image array, each problem naming the first image at fault."""
+    shape_ok = images.ndim == 3 or (images.ndim == 4 and images.shape[3] in (1, 3))
+    if not shape_ok or len(images) == 0:
+        return [DataProblem(f"{argument}: {x_name}", f"has shape {images.shape}; images must be N×H×W (grey) or "
+                                                     "N×H×W×C with C 1 or 3, N at least 1")]
+    if images.dtype == np.uint8:
+        return []
+    if np.issubdtype(images.dtype, np.floating):
+        bad = ~np.isfinite(images) | (images < 0) | (images > 1)
+        what = "float pixels must lie in [0, 1]"
+    elif np.issubdtype(images.dtype, np.integer) and images.dtype != np.bool_:
+        bad = (images < 0) | (images > 255)
+        what = "whole-number pixels must lie in 0..255 (uint8)"
+    else:
+        return [DataProblem(f"{argument}: {x_name}", f"has dtype {images.dtype}; images must be uint8, or float in "
+                                                     "[0, 1]")]
+    if not bad.any():
+        return []
+    first = int(np.flatnonzero(bad.reshape(len(images), -1).any(axis=1))[0])
+    value = images[first][bad[first]].flat[0]
+    return [DataProblem(f"{argument}: {x_name}[{first}]", f"holds {_plain(value)!r} (dtype {images.dtype}); {what}")]
+
+
+def _check_image_labels(labels: object, n: int, argument: str, classes: Sequence[ClassLabel]) -> list[DataProblem]:
+    """One label per image, each a declared class."""
+    y = np.asarray(labels, dtype=object)
+    if y.ndim != 1 or len(y) != n:
+        return [DataProblem(f"{argument}: y", f"has shape {y.shape}; it needs one label per image, {n}")]
+    known = {label_text(name) for name in classes}
+    problems = []
+    for index, value in enumerate(y):
+        if _missing(value):
+            problems.append(DataProblem(f"{argument}: y[{index}]",
+                                        f"{_show_missing(value)}; every image needs a label"))
+        elif label_text(_plain(value)) not in known:
+            problems.append(DataProblem(f"{argument}: y[{index}]", f"unknown label {_plain(value)!r}; declared "
+                                                                   f"classes (data.classes) are {list(classes)}"))
+    return problems
+
+
+def as_uint8(images: np.ndarray) -> np.ndarray:
+    """Checked images as ``uint8`` (N, H, W) or (N, H, W, 3): floats scaled from [0, 1], one channel dropped."""
+    if np.issubdtype(images.dtype, np.floating):
+        pixels = np.rint(images * 255.0).astype(np.uint8)
+    else:
+        pixels = images.astype(np.uint8)
+    return pixels[..., 0] if pixels.ndim == 4 and pixels.shape[3] == 1 else pixels
+
+
+def _write_class_folders(target: Path, pixels: np.ndarray, codes: np.ndarray, classes: Sequence[str]) -> None:
+    from pcevolve.data.writers import write_image_folder
+
+    write_image_folder(target, pixels, codes, classes)
+
+
+def _write_flat_folder(target: Path, pixels: np.ndarray) -> None:
+    """``target/public_<index>.png`` for every image, built under a temporary name."""
+    from PIL import Image
+
+    with atomic_directory(target) as staging:
+        for index, image in enumerate(pixels):
+            Image.fromarray(image).save(staging / f"public_{index:06d}.png", optimize=False)
+
+
+# ------------------------------------------------------------------------------------------------ the way back
+
+
+def read_form(run_path: Path) -> dict[str, Any] | None:
+    """The input's shape convention, or None when the run was fitted on paths."""
+    path = input_folder(run_path) / FORM_FILE
+    return read_json(path) if path.is_file() else None
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(f"sample() returns a pandas DataFrame for in-memory tables and texts: {FRAMES_EXTRA}") \
+            from None
+    return pandas
+
+
+def as_given(synthetic: LabeledDataset, form: Mapping[str, Any], layout: Any) -> Any:
+    """The synthetic set in the input's form: a DataFrame (tables, texts) or ``(X, y)`` arrays (images)."""
+    if form["kind"] == "arrays":
+        return _as_arrays(synthetic, form)
+    pandas = _pandas()
+    names = [synthetic.class_names[k] for k in synthetic.labels]
+    if form["modality"] == "tabular":
+        columns = {column.name: [column.format(v) for v in synthetic.samples[:, i]]
+                   for i, column in enumerate(layout.columns)}
+        columns[layout.label_column] = names
+    else:
+        declared = dict(zip(synthetic.class_names, layout.as_declared(synthetic.class_names), strict=True))
+        columns = {layout.text: [str(text) for text in synthetic.samples],
+                   layout.label: [declared[name] for name in names]}
+    order = [name for name in form["columns"] if name in columns] + [n for n in columns if n not in form["columns"]]
+    frame = pandas.DataFrame({name: columns[name] for name in order})
+    return _with_dtypes(pandas, frame, form.get("dtypes") or {})
+
+
+def _with_dtypes(pandas: Any, frame: Any, dtypes: Mapping[str, str]) -> Any:
+    """Each column cast to the dtype it was given with, where its delivered values allow (else as delivered)."""
+    for name, dtype in dtypes.items():
+        if name not in frame.columns:
+            continue
+        column = frame[name]
+        try:
+            if pandas.api.types.is_numeric_dtype(pandas.Series(dtype=dtype)) and column.dtype == object:
+                column = pandas.to_numeric(column)
+            frame[name] = column.astype(dtype)
+        except (TypeError, ValueError):
+            frame[name] = column  # e.g. a number column the schema delivers with decimals: kept as delivered
+    return frame
+
+
+def _as_arrays(synthetic: LabeledDataset, form: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    images = np.asarray(synthetic.samples, dtype=np.uint8)
+    if form["ndim"] == 4 and images.ndim == 3:  # grey as delivered; the input had a channel axis (1 or 3)
+        images = np.repeat(images[..., None], form["channels"], axis=3)
+    names = np.asarray(synthetic.class_names)[synthetic.labels]
+    try:
+        labels = names.astype(form["label_dtype"])
+    except (TypeError, ValueError):
+        labels = names
+    return np.ascontiguousarray(images), labels
+
+
+def looks_in_memory(value: object) -> bool:
+    """Whether ``value`` is one of the in-memory kinds fit() takes: a DataFrame, a list of dicts, ``(X, y)`` or an
+    image array X (checked against the modality later)."""
+    if _is_frame(value) or isinstance(value, np.ndarray):
+        return True
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], np.ndarray):
+        return True
+    return isinstance(value, list) and all(isinstance(row, Mapping) for row in value)

