@@ -1,7 +1,8 @@
 """``pcevolve audit --mechanisms``: every DP mechanism a run can use, audited at a config's parameters.
 
 The parameters come from :func:`pcevolve.pipeline.plan.plan_budget` — the σ and ε a run of the config will use
-for ``num_samples`` private samples. A mechanism the config does not use is audited at a reference setting
+for ``num_samples`` private samples (:func:`planned`) — or, for a finished run, from its ledger's events
+(:func:`recorded`). A mechanism the config does not use is audited at a reference setting
 (σ = 1, ε = 1) and marked so. Each game (:mod:`pcevolve.audit.games`) is played ``trials`` times on each of its
 two neighbouring inputs with secure noise (:class:`~pcevolve.privacy.noise.SecureNoise`, as a run draws it), and
 :func:`~pcevolve.privacy.audit.audit_trade_off` turns the scores into a lower bound at 95 % confidence. A bound
@@ -30,6 +31,7 @@ from pcevolve.privacy.noise import NoiseSource, SecureNoise
 if TYPE_CHECKING:
     from pcevolve.config import RunConfig
     from pcevolve.privacy.events import Neighbouring
+    from pcevolve.privacy.ledger import BudgetLedger
 
 #: Runs per dataset of each kind of game by default. The release's μ bound comes within about 10 % of μ at 5,000
 #: (17 ms a run at the demo's size); a DP-SGD step of the game's projector takes about 1 ms. An exponential
@@ -63,14 +65,84 @@ class MechanismAudit:
                 "seconds": round(self.seconds, 1), **self.bound.to_json()}
 
 
-def mechanism_games(config: "RunConfig", num_samples: int, *, scale: float = 1.0) -> list[Game]:
-    """The games of every mechanism, at the parameters ``config`` gives them for ``num_samples`` private samples.
+@dataclass(frozen=True)
+class Deployed:
+    """The parameters of the mechanisms a run uses (``None``: the run does not use it).
 
-    ``scale`` multiplies every game's trial count (tests use a fraction).
+    Attributes:
+        release_noise: The release's noise multiplier, its Gaussian events as one (the counts' alone before a vote).
+        release_epsilon: The accountant's ε of the release stage (when it is all Gaussian).
+        vote_epsilon: The pure ε of the classes' vote.
+        selection_epsilon / selections: The ε of each of the verdict's selections, and how many there are.
+        representation_noise / decoder_noise: σ of each DP-SGD stage.
+        source: Where the numbers come from, in words.
     """
+
+    release_noise: float | None = None
+    release_epsilon: float | None = None
+    vote_epsilon: float | None = None
+    selection_epsilon: float | None = None
+    selections: int = 0
+    representation_noise: float | None = None
+    decoder_noise: float | None = None
+    source: str = "the run"
+
+
+def planned(config: "RunConfig", num_samples: int) -> Deployed:
+    """What a run of ``config`` on ``num_samples`` private samples will use: :func:`~pcevolve.pipeline.plan.plan_budget`
+    (the functions a run calls)."""
     from pcevolve.pipeline.plan import ReleasePlan, VotePlan, plan_budget
 
     plan = plan_budget(config, num_samples)
+    release, verdict = plan.release, plan.verdict
+    stages = {name: stage.noise_multiplier for name, stage in (("representation", plan.representation),
+                                                               ("decoder", plan.decoder))
+              if stage is not None and not stage.refused}
+    return Deployed(
+        release_noise=(release.noise_multiplier if isinstance(release, ReleasePlan) else
+                       release.count_noise_multiplier if isinstance(release, VotePlan) else None),
+        release_epsilon=release.epsilon if isinstance(release, ReleasePlan) else None,
+        vote_epsilon=release.vote_epsilon if isinstance(release, VotePlan) else None,
+        selection_epsilon=None if verdict is None else verdict.selection_epsilon,
+        selections=0 if verdict is None else verdict.generations,
+        representation_noise=stages.get("representation"), decoder_noise=stages.get("decoder"),
+        source="the config's plan")
+
+
+def recorded(ledger: "BudgetLedger") -> Deployed:
+    """What a finished run used, read from its ledger's events: the σ and ε it was charged for."""
+    from pcevolve.privacy.events import ExponentialSelection, GaussianRelease, SubsampledGaussianSteps
+    from pcevolve.search.release import combined_noise_multiplier
+
+    def of(stage: str, kind: type) -> list[Any]:
+        return [event for event in ledger.events(stage) if isinstance(event, kind)] if stage in ledger.stages else []
+
+    gaussians = of("release", GaussianRelease)
+    votes, selections = of("release", ExponentialSelection), of("verdict", ExponentialSelection)
+    steps = {stage: of(stage, SubsampledGaussianSteps) for stage in ("representation", "decoder")}
+    noise = None
+    if gaussians:
+        noise = (gaussians[0].noise_multiplier if votes else
+                 combined_noise_multiplier(*(event.noise_multiplier for event in gaussians)))
+    return Deployed(
+        release_noise=noise, release_epsilon=ledger.spent("release") if gaussians and not votes else None,
+        vote_epsilon=max(event.epsilon for event in votes) if votes else None,
+        selection_epsilon=max(event.epsilon for event in selections) if selections else None,
+        selections=sum(event.count for event in selections),
+        representation_noise=min((e.noise_multiplier for e in steps["representation"]), default=None),
+        decoder_noise=min((e.noise_multiplier for e in steps["decoder"]), default=None),
+        source="the run's ledger")
+
+
+def mechanism_games(config: "RunConfig", num_samples: int, *, scale: float = 1.0,
+                    deployed: Deployed | None = None) -> list[Game]:
+    """The games of every mechanism, at the parameters ``deployed`` gives them (default: :func:`planned` for
+    ``config`` and ``num_samples``); a mechanism it does not use is played at a reference setting.
+
+    ``num_samples`` is also the size of the release game's simulated private set. ``scale`` multiplies every game's
+    trial count (tests use a fraction).
+    """
+    used = planned(config, num_samples) if deployed is None else deployed
     privacy = config.privacy
     delta, relation = privacy.delta, privacy.neighbouring
     gaussian_trials = max(20, int(GAUSSIAN_TRIALS * scale))
@@ -80,66 +152,61 @@ def mechanism_games(config: "RunConfig", num_samples: int, *, scale: float = 1.0
         return max(20, int((SELECTION_TRIALS if epsilon <= 2 else LARGE_SELECTION_TRIALS) * scale))
     rng = np.random.default_rng(config.seed)  # the games' public inputs
     games: list[Game] = []
+    unused = "not used by this run" if deployed is not None else "not used by this config"
 
-    release = plan.release
     settings = _release_settings(config, rng)
-    if isinstance(release, ReleasePlan):
-        z, deployed = release.noise_multiplier, True
-        setting = f"the run's two events as one Gaussian, σ = {z:.4f}"
-    elif isinstance(release, VotePlan):
+    if used.release_noise is not None and used.vote_epsilon is None:
+        z = used.release_noise
+        setting = f"{used.source}: the release's events as one Gaussian, σ = {z:.4f}"
+    elif used.release_noise is not None:
         # The run releases only the class sizes at this σ; the game releases every statistic at it (stricter).
-        z, deployed = release.count_noise_multiplier, True
-        setting = f"the class sizes' σ = {z:.4f} (before the vote), every statistic released at it"
+        z, setting = used.release_noise, (f"{used.source}: the class sizes' σ = {used.release_noise:.4f} (before "
+                                          "the vote), every statistic released at it")
     else:
-        z, deployed = REFERENCE_NOISE_MULTIPLIER, False
-        setting = f"not used by this config: reference σ = {z:g}"
-    claimed = release.epsilon if isinstance(release, ReleasePlan) else _gaussian_claim(z, delta, relation)
+        z, setting = REFERENCE_NOISE_MULTIPLIER, f"{unused}: reference σ = {REFERENCE_NOISE_MULTIPLIER:g}"
+    claimed = used.release_epsilon if used.release_epsilon is not None else _gaussian_claim(z, delta, relation)
     games.append(release_game(noise_multiplier=z, settings=settings, num_samples=num_samples, delta=delta,
-                              neighbouring=relation, claimed_epsilon=claimed, deployed=deployed,
+                              neighbouring=relation, claimed_epsilon=claimed, deployed=used.release_noise is not None,
                               trials=gaussian_trials, rng=rng, setting=setting))
-    if isinstance(release, VotePlan):
-        games.append(cluster_vote_game(epsilon=release.vote_epsilon, width=1.0, delta=delta, neighbouring=relation,
-                                       deployed=True, trials=selection_trials(release.vote_epsilon),
-                                       setting=f"the run's vote, ε = {release.vote_epsilon:.4f}"))
-    else:
-        games.append(cluster_vote_game(epsilon=REFERENCE_EPSILON, width=1.0, delta=delta, neighbouring=relation,
-                                       deployed=False, trials=selection_trials(REFERENCE_EPSILON),
-                                       setting=f"not used by this config: reference ε = {REFERENCE_EPSILON:g}"))
-    verdict = plan.verdict
-    monotone = relation == "add_remove"
-    if verdict is not None:
-        games.append(selection_game(epsilon=verdict.selection_epsilon, delta=delta, neighbouring=relation,
-                                    monotone=monotone, deployed=True,
-                                    trials=selection_trials(verdict.selection_epsilon),
-                                    setting=f"each of the verdict's {verdict.generations} selections, "
-                                            f"ε = {verdict.selection_epsilon:.4f}"))
-    else:
-        games.append(selection_game(epsilon=REFERENCE_EPSILON, delta=delta, neighbouring=relation, monotone=monotone,
-                                    deployed=False, trials=selection_trials(REFERENCE_EPSILON),
-                                    setting=f"the verdict's kind; not used by this config: reference ε = "
-                                            f"{REFERENCE_EPSILON:g}"))
+    vote = used.vote_epsilon
+    games.append(cluster_vote_game(
+        epsilon=vote or REFERENCE_EPSILON, width=1.0, delta=delta, neighbouring=relation, deployed=vote is not None,
+        trials=selection_trials(vote or REFERENCE_EPSILON),
+        setting=(f"{used.source}: the vote, ε = {vote:.4f}" if vote is not None else
+                 f"{unused}: reference ε = {REFERENCE_EPSILON:g}")))
+    selection = used.selection_epsilon
+    games.append(selection_game(
+        epsilon=selection or REFERENCE_EPSILON, delta=delta, neighbouring=relation,
+        monotone=relation == "add_remove", deployed=selection is not None,
+        trials=selection_trials(selection or REFERENCE_EPSILON),
+        setting=(f"{used.source}: each of the verdict's {used.selections} selections, ε = {selection:.4f}"
+                 if selection is not None else f"the verdict's kind; {unused}: reference ε = {REFERENCE_EPSILON:g}")))
     # Each DP-SGD stage has its own step code: ghost-norm clipping for the representation, materialised per-sample
     # gradients for the decoder.
-    for name, stage, make in (("representation", plan.representation, dpsgd_step_game),
-                              ("decoder", plan.decoder, decoder_step_game)):
-        if stage is not None and not stage.refused:
-            games.append(make(noise_multiplier=stage.noise_multiplier, delta=delta, neighbouring=relation,
-                              deployed=True, trials=dpsgd_trials,
-                              setting=f"one {name} step, σ = {stage.noise_multiplier:.4f}, the canary in the batch"))
+    for name, sigma, make in (("representation", used.representation_noise, dpsgd_step_game),
+                              ("decoder", used.decoder_noise, decoder_step_game)):
+        if sigma is not None:
+            games.append(make(noise_multiplier=sigma, delta=delta, neighbouring=relation, deployed=True,
+                              trials=dpsgd_trials,
+                              setting=f"{used.source}: one {name} step, σ = {sigma:.4f}, the canary in the batch"))
         else:
-            z = REFERENCE_NOISE_MULTIPLIER
-            games.append(make(noise_multiplier=z, delta=delta, neighbouring=relation, deployed=False,
-                              trials=dpsgd_trials, setting=f"not used by this config: reference σ = {z:g}"))
+            games.append(make(noise_multiplier=REFERENCE_NOISE_MULTIPLIER, delta=delta, neighbouring=relation,
+                              deployed=False, trials=dpsgd_trials,
+                              setting=f"{unused}: reference σ = {REFERENCE_NOISE_MULTIPLIER:g}"))
     return games
 
 
 def play(game: Game, *, trials: int | None = None, alpha: float = 0.05,
-         noise: Callable[[], NoiseSource] = SecureNoise) -> MechanismAudit:
-    """Play ``game`` ``trials`` times on each input (its default if ``None``) and bound it."""
+         noise: Callable[[], NoiseSource] | None = None) -> MechanismAudit:
+    """Play ``game`` ``trials`` times on each input (its default if ``None``) and bound it.
+
+    ``noise`` makes the source every run draws from; default :class:`~pcevolve.privacy.noise.SecureNoise`, as a
+    run's mechanisms draw (tests pass a seeded one where they need a result that repeats).
+    """
     import time
 
     count = game.trials if trials is None else trials
-    source = noise()
+    source = (noise or SecureNoise)()
     started = time.perf_counter()
     scores = {side: np.array([game.play(side, source) for _ in range(count)]) for side in (False, True)}
     bound = audit_trade_off(scores[False], scores[True], model=game.model, claimed_epsilon=game.claimed_epsilon,

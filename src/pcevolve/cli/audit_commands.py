@@ -36,8 +36,8 @@ def audit(
                                     "parameters (the run's config, or --config)."),
     config: Path | None = typer.Option(None, "--config", help="Run config YAML for --mechanisms without a run "
                                        "folder (default: built-in defaults)."),
-    num_samples: int = typer.Option(500, "--n", min=1, help="--mechanisms: private samples to plan for (sets "
-                                    "DP-SGD's sampling rate)."),
+    num_samples: int = typer.Option(500, "--n", min=1, help="--mechanisms with --config: private samples to plan "
+                                    "for (sets DP-SGD's σ); a run folder is audited at its ledger's σ and ε."),
     trials: float = typer.Option(1.0, "--trials", min=0.01, help="--mechanisms: multiply every game's default "
                                  "number of runs (fewer: faster and looser)."),
     canaries: int = typer.Option(500, "--canaries", min=20, help="End to end: canary records, each inserted with "
@@ -73,16 +73,20 @@ def audit(
 def _mechanisms(console: Console, run_dir: Path | None, config_path: Path | None, num_samples: int, trials: float,
                 quiet: bool) -> bool:
     """Play every game; print and (with a run) save the results. True when one failed."""
-    from pcevolve.audit.mechanisms import mechanism_games, play
+    from pcevolve.audit.mechanisms import mechanism_games, play, recorded
     from pcevolve.audit.results import write_audit_part
+    from pcevolve.privacy import BudgetLedger
+    from pcevolve.privacy.ledger import LedgerError
 
     source = run_dir / "config.yaml" if run_dir is not None else config_path
     try:
         run_config = load_config(source)
-    except ConfigError as exc:
+        # A run is audited at what its ledger charged (every ε recomputed on loading), not at a plan.
+        deployed = None if run_dir is None else recorded(BudgetLedger.load(run_dir / "ledger.json"))
+    except (ConfigError, LedgerError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    games = mechanism_games(run_config, num_samples, scale=trials)
+    games = mechanism_games(run_config, num_samples, scale=trials, deployed=deployed)
     results = []
     for game in games:
         if not quiet:
