@@ -94,3 +94,8 @@ def test_auditing_a_folder_that_only_looks_like_a_run_is_one_error_line(tmp_path
     result = CliRunner().invoke(app, ["audit", str(tmp_path)])
     assert result.exit_code == 1 and "error:" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "audit.json").exists() and not (tmp_path / "secure").exists()
+
+
+def test_no_end_to_end_without_mechanisms_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(app, ["audit", str(tmp_path), "--no-end-to-end"])
+    assert result.exit_code == 2 and "--mechanisms" in result.output

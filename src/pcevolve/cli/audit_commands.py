@@ -4,7 +4,7 @@
   at the parameters the config gives it, through the deployed code with secure noise (pcevolve.audit.mechanisms).
 * ``pcevolve audit RUN_DIR`` runs the pipeline once more on the run's config and data with canaries and plays a
   membership game on what that run ships (pcevolve.audit.end_to_end). ``--mechanisms`` adds the per-mechanism
-  audit at the run's config.
+  audit at the σ and ε the run's ledger charged; ``--no-end-to-end`` leaves the end-to-end audit out.
 
 Each prints its lower bounds beside the claimed ε; with a run folder they go to ``RUN_DIR/audit.json``, which the
 report (``pcevolve evaluate``) shows. Exit status 1 when a bound passes its claim: the code is broken.
@@ -42,12 +42,14 @@ def audit(
                                  "number of runs (fewer: faster and looser)."),
     canaries: int = typer.Option(500, "--canaries", min=20, help="End to end: canary records, each inserted with "
                                  "probability 1/2."),
+    end_to_end: bool = typer.Option(True, "--end-to-end/--no-end-to-end", help="With a run folder: audit it end to "
+                                    "end (off: only --mechanisms, at its ledger's σ and ε)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="End to end: replace the run's earlier end-to-end "
                                    "result in audit.json (its earlier audit folder in secure/ is kept)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress reports."),
 ) -> None:
     """Lower-bound the privacy the code actually gives, beside the ε it claims."""
-    if run_dir is None and not mechanisms:
+    if not mechanisms and (run_dir is None or not end_to_end):
         typer.echo("error: name a run folder (end-to-end audit) or pass --mechanisms", err=True)
         raise typer.Exit(2)
     if run_dir is not None and config is not None:
@@ -63,7 +65,7 @@ def audit(
     failed = False
     if mechanisms:
         failed |= _mechanisms(console, run_dir, config, num_samples, trials, quiet)
-    if run_dir is not None:
+    if run_dir is not None and end_to_end:
         failed |= _end_to_end(console, run_dir, canaries, overwrite, quiet)
     console.print(MEANING, highlight=False)
     if failed:
