@@ -313,8 +313,7 @@ def dpsgd_step_game(*, noise_multiplier: float, delta: float, neighbouring: Neig
     activations = torch.rand(2 * (batch + 1), 8, 4, 4, generator=generator, dtype=torch.float64)
     views_a, views_b = activations[:batch + 1], activations[batch + 1:]
     negatives = F.normalize(torch.randn(40, 16, generator=generator, dtype=torch.float64), dim=1)
-    rows = {False: list(range(batch)),
-            True: list(range(batch + 1)) if neighbouring == "add_remove" else [*range(batch - 1), batch]}
+    rows = _canary_rows(batch, neighbouring)
     ghost = GhostNorms(projector)
     temperature = 0.1
 
@@ -333,29 +332,15 @@ def dpsgd_step_game(*, noise_multiplier: float, delta: float, neighbouring: Neig
         return norms.detach(), once
 
     prepared = {side: gradients(side) for side in (False, True)}
-    canary_norm = float(prepared[True][0][-1])  # the canary is the last row of D′
-    # q·n = 1 so that the step's output is the noisy sum itself; the accountant's event is not used by the game.
-    mechanism = DPSGDMechanism(sampling_probability=1.0 / batch, noise_multiplier=noise_multiplier,
-                               clip_norm=canary_norm / 10.0, num_samples=batch)
 
-    def step(neighbour: bool, noise: NoiseSource) -> np.ndarray:
-        ledger = TallyLedger(neighbouring, delta, secure=noise.secure)
-        mechanism.charge(ledger, "audit", 1, noise=noise)
+    def noisy_sum(mechanism: DPSGDMechanism, neighbour: bool, noise: NoiseSource) -> list[torch.Tensor]:
         norms, clipped_sum = prepared[neighbour]
-        noisy, _ = mechanism.noisy_gradient_from_norms(norms, clipped_sum, noise)
-        scale = mechanism.sampling_probability * mechanism.num_samples
-        return np.concatenate([t.reshape(-1).numpy() for t in noisy]) * scale
+        return mechanism.noisy_gradient_from_norms(norms, clipped_sum, noise)[0]
 
-    base, shifted = step(False, NoNoise()), step(True, NoNoise())
-
-    def play(neighbour: bool, noise: NoiseSource) -> float:
-        return float(np.dot(step(neighbour, noise) - base, shifted - base))
-
-    # Replacing a sample moves the clipped sum by up to 2C (one gradient leaves, one arrives): μ doubles.
-    mu = (1.0 if neighbouring == "add_remove" else 2.0) / noise_multiplier
-    return Game(name="DP-SGD step (ghost-norm clipping)", setting=setting, model="gdp",
-                claimed_epsilon=_gaussian_epsilon(1.0 / mu, delta), claimed_mu=mu, delta=delta, deployed=deployed,
-                play=play, trials=trials)
+    return _gradient_step_game(
+        "DP-SGD step (ghost-norm clipping)", noisy_sum, canary_norm=float(prepared[True][0][-1]),  # D′'s last row
+        noise_multiplier=noise_multiplier, batch=batch, delta=delta, neighbouring=neighbouring, deployed=deployed,
+        trials=trials, setting=setting)
 
 
 def decoder_step_game(*, noise_multiplier: float, delta: float, neighbouring: Neighbouring, deployed: bool,
@@ -382,28 +367,57 @@ def decoder_step_game(*, noise_multiplier: float, delta: float, neighbouring: Ne
     features = torch.randn(batch + 1, 8, generator=generator)
     images = torch.rand(batch + 1, 36, generator=generator)
     features[batch], images[batch] = 100.0 * features[batch], 1.0
-    rows = {False: list(range(batch)),
-            True: list(range(batch + 1)) if neighbouring == "add_remove" else [*range(batch - 1), batch]}
+    rows = _canary_rows(batch, neighbouring)
     grads = {side: per_sample_gradients(network, features[chosen], images[chosen]) for side, chosen in rows.items()}
-    canary_norm = float(torch.sqrt(sum(g[-1].pow(2).sum() for g in grads[True])))
+
+    def noisy_sum(mechanism: DPSGDMechanism, neighbour: bool, noise: NoiseSource) -> list[torch.Tensor]:
+        return mechanism.noisy_gradient(grads[neighbour], noise)[0]
+
+    return _gradient_step_game(
+        "decoder DP-SGD step (per-sample gradients)", noisy_sum,
+        canary_norm=float(torch.sqrt(sum(g[-1].pow(2).sum() for g in grads[True]))),
+        noise_multiplier=noise_multiplier, batch=batch, delta=delta, neighbouring=neighbouring, deployed=deployed,
+        trials=trials, setting=setting)
+
+
+def _canary_rows(batch: int, neighbouring: Neighbouring) -> dict[bool, list[int]]:
+    """The rows of D (``False``: the ``batch`` records) and D′ (``True``: the canary, row ``batch``, added — or in
+    place of the last record under replace-one), the canary last in both cases."""
+    return {False: list(range(batch)),
+            True: list(range(batch + 1)) if neighbouring == "add_remove" else [*range(batch - 1), batch]}
+
+
+def _gradient_step_game(name: str, noisy_sum: Callable[[Any, bool, NoiseSource], list[Any]], *,
+                        canary_norm: float, noise_multiplier: float, batch: int, delta: float,
+                        neighbouring: Neighbouring, deployed: bool, trials: int, setting: str) -> Game:
+    """A DP-SGD step's game: one paid step of a :class:`~pcevolve.privacy.dpsgd.DPSGDMechanism` per run, clipping
+    at a tenth of the canary's gradient norm, scored by the noisy sum projected on D′'s shift.
+
+    ``noisy_sum(mechanism, neighbour, noise)`` runs the step's code on D or D′ and returns its noisy mean gradient per
+    parameter.
+    """
+    from pcevolve.privacy.dpsgd import DPSGDMechanism
+
+    # q·n = 1 so that the step's output is the noisy sum itself; the accountant's event is not used by the game.
     mechanism = DPSGDMechanism(sampling_probability=1.0 / batch, noise_multiplier=noise_multiplier,
                                clip_norm=canary_norm / 10.0, num_samples=batch)
 
     def step(neighbour: bool, noise: NoiseSource) -> np.ndarray:
         ledger = TallyLedger(neighbouring, delta, secure=noise.secure)
         mechanism.charge(ledger, "audit", 1, noise=noise)
-        noisy, _ = mechanism.noisy_gradient(grads[neighbour], noise)
-        return np.concatenate([t.reshape(-1).numpy() for t in noisy]).astype(np.float64)
+        scale = mechanism.sampling_probability * mechanism.num_samples
+        noisy = noisy_sum(mechanism, neighbour, noise)
+        return np.concatenate([t.reshape(-1).numpy() for t in noisy]).astype(np.float64) * scale
 
     base, shifted = step(False, NoNoise()), step(True, NoNoise())
 
     def play(neighbour: bool, noise: NoiseSource) -> float:
         return float(np.dot(step(neighbour, noise) - base, shifted - base))
 
+    # Replacing a sample moves the clipped sum by up to 2C (one gradient leaves, one arrives): μ doubles.
     mu = (1.0 if neighbouring == "add_remove" else 2.0) / noise_multiplier
-    return Game(name="decoder DP-SGD step (per-sample gradients)", setting=setting, model="gdp",
-                claimed_epsilon=_gaussian_epsilon(1.0 / mu, delta), claimed_mu=mu, delta=delta, deployed=deployed,
-                play=play, trials=trials)
+    return Game(name=name, setting=setting, model="gdp", claimed_epsilon=_gaussian_epsilon(1.0 / mu, delta),
+                claimed_mu=mu, delta=delta, deployed=deployed, play=play, trials=trials)
 
 
 def _gaussian_epsilon(noise_multiplier: float, delta: float) -> float:

@@ -112,43 +112,45 @@ def audit_lower_bound(
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     scores_d = np.array([score_fn(release_fn(dataset_d, rng)) for _ in range(trials)], dtype=np.float64)
     scores_p = np.array([score_fn(release_fn(dataset_d_prime, rng)) for _ in range(trials)], dtype=np.float64)
-    if not (np.all(np.isfinite(scores_d)) and np.all(np.isfinite(scores_p))):
-        raise ValueError("scores must be finite")
+    _check_finite(scores_d, scores_p)
     half = trials // 2
-    threshold, direction = _best_test(scores_d[:half], scores_p[:half], alpha=alpha, delta=delta)
-    eval_d, eval_p = direction * scores_d[half:], direction * scores_p[half:]
-    cut = direction * threshold
-    false_pos = int(np.count_nonzero(eval_d >= cut))
-    false_neg = int(np.count_nonzero(eval_p < cut))
-    fpr_upper = clopper_pearson_upper(false_pos, eval_d.size, alpha / 2)
-    fnr_upper = clopper_pearson_upper(false_neg, eval_p.size, alpha / 2)
+    # Only a test whose bound beats −1 is chosen; otherwise the median of D's scores, as before μ bounds existed.
+    threshold, direction = _best_cut(scores_d[:half], scores_p[:half], alpha=alpha,
+                                     bound_of=lambda fpr, fnr: _pure_bounds(fpr, fnr, delta), floor=-1.0)
+    rates = _measure(scores_d[half:], scores_p[half:], threshold, direction, alpha=alpha)
     return AuditResult(
-        epsilon_lower_bound=epsilon_from_rates(fpr_upper, fnr_upper, delta),
+        epsilon_lower_bound=epsilon_from_rates(rates.fpr_upper, rates.fnr_upper, delta),
         threshold=float(threshold), direction=direction,
-        false_positive_rate=false_pos / eval_d.size, false_negative_rate=false_neg / eval_p.size,
-        fpr_upper=fpr_upper, fnr_upper=fnr_upper, trials=trials, alpha=alpha, delta=delta,
+        false_positive_rate=rates.false_positive_rate, false_negative_rate=rates.false_negative_rate,
+        fpr_upper=rates.fpr_upper, fnr_upper=rates.fnr_upper, trials=trials, alpha=alpha, delta=delta,
     )
 
 
-def _best_test(scores_d: np.ndarray, scores_p: np.ndarray, *, alpha: float, delta: float) -> tuple[float, int]:
-    """Threshold and direction maximising the confidence-bounded ε on the selection half."""
-    best = (-1.0, float(np.median(scores_d)), 1)
-    candidates = np.unique(np.concatenate([scores_d, scores_p]))
-    for direction in (1, -1):
-        d_sorted = np.sort(direction * scores_d)
-        p_sorted = np.sort(direction * scores_p)
-        signed = np.unique(direction * candidates)
-        false_pos = d_sorted.size - np.searchsorted(d_sorted, signed, side="left")  # D scores >= cut
-        false_neg = np.searchsorted(p_sorted, signed, side="left")  # D′ scores < cut
-        fpr_upper = _cp_upper_vector(false_pos, d_sorted.size, alpha / 2)
-        fnr_upper = _cp_upper_vector(false_neg, p_sorted.size, alpha / 2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            eps = np.maximum(np.log((1 - delta - fnr_upper) / fpr_upper), np.log((1 - delta - fpr_upper) / fnr_upper))
-        eps = np.where(np.isfinite(eps), eps, -1.0)
-        index = int(np.argmax(eps))
-        if eps[index] > best[0]:
-            best = (float(eps[index]), float(direction * signed[index]), direction)
-    return best[1], best[2]
+@dataclass(frozen=True)
+class _Rates:
+    """One test's rates on the evaluation half, and their Clopper–Pearson upper bounds (α/2 each)."""
+
+    false_positive_rate: float
+    false_negative_rate: float
+    fpr_upper: float
+    fnr_upper: float
+
+
+def _measure(scores_d: np.ndarray, scores_p: np.ndarray, threshold: float, direction: int, *,
+             alpha: float) -> _Rates:
+    """The rates of the test "D′ when direction · score ≥ direction · threshold" on the evaluation half."""
+    eval_d, eval_p = direction * scores_d, direction * scores_p
+    cut = direction * threshold
+    false_pos = int(np.count_nonzero(eval_d >= cut))
+    false_neg = int(np.count_nonzero(eval_p < cut))
+    return _Rates(false_pos / eval_d.size, false_neg / eval_p.size,
+                  clopper_pearson_upper(false_pos, eval_d.size, alpha / 2),
+                  clopper_pearson_upper(false_neg, eval_p.size, alpha / 2))
+
+
+def _check_finite(scores_d: np.ndarray, scores_p: np.ndarray) -> None:
+    if not (np.all(np.isfinite(scores_d)) and np.all(np.isfinite(scores_p))):
+        raise ValueError("scores must be finite")
 
 
 def _cp_upper_vector(successes: np.ndarray, trials: int, alpha: float) -> np.ndarray:
@@ -258,8 +260,7 @@ def audit_trade_off(
     scores_p = np.asarray(scores_p, dtype=np.float64)
     if scores_d.shape != scores_p.shape or scores_d.ndim != 1 or scores_d.size < 20:
         raise ValueError(f"need two 1-D score arrays of one length >= 20, got {scores_d.shape} and {scores_p.shape}")
-    if not (np.all(np.isfinite(scores_d)) and np.all(np.isfinite(scores_p))):
-        raise ValueError("scores must be finite")
+    _check_finite(scores_d, scores_p)
     if model == "gdp" and (claimed_mu is None or not claimed_mu > 0):
         raise ValueError("a GDP audit needs the claimed μ")
     if not 0 < alpha < 1:
@@ -267,21 +268,16 @@ def audit_trade_off(
     half = scores_d.size // 2
     bound_of = _mu_bounds if model == "gdp" else _pure_bounds
     threshold, direction = _best_cut(scores_d[:half], scores_p[:half], alpha=alpha, bound_of=bound_of)
-    eval_d, eval_p = direction * scores_d[half:], direction * scores_p[half:]
-    cut = direction * threshold
-    false_pos = int(np.count_nonzero(eval_d >= cut))
-    false_neg = int(np.count_nonzero(eval_p < cut))
-    fpr_upper = clopper_pearson_upper(false_pos, eval_d.size, alpha / 2)
-    fnr_upper = clopper_pearson_upper(false_neg, eval_p.size, alpha / 2)
+    rates = _measure(scores_d[half:], scores_p[half:], threshold, direction, alpha=alpha)
     if model == "gdp":
-        mu = mu_from_rates(fpr_upper, fnr_upper)
+        mu = mu_from_rates(rates.fpr_upper, rates.fnr_upper)
         epsilon = epsilon_of_mu(mu, delta)
     else:
-        mu, epsilon = None, epsilon_from_rates(fpr_upper, fnr_upper, 0.0)
+        mu, epsilon = None, epsilon_from_rates(rates.fpr_upper, rates.fnr_upper, 0.0)
     return TradeOffBound(model=model, mu_lower_bound=mu, epsilon_lower_bound=epsilon,
                          claimed_epsilon=float(claimed_epsilon), claimed_mu=claimed_mu,
-                         false_positive_rate=false_pos / eval_d.size, false_negative_rate=false_neg / eval_p.size,
-                         fpr_upper=fpr_upper, fnr_upper=fnr_upper, trials=int(scores_d.size), alpha=alpha,
+                         false_positive_rate=rates.false_positive_rate, false_negative_rate=rates.false_negative_rate,
+                         fpr_upper=rates.fpr_upper, fnr_upper=rates.fnr_upper, trials=int(scores_d.size), alpha=alpha,
                          delta=delta if model == "gdp" else 0.0)
 
 
@@ -289,9 +285,10 @@ def _mu_bounds(fpr_upper: np.ndarray, fnr_upper: np.ndarray) -> np.ndarray:
     return stats.norm.isf(fpr_upper) - stats.norm.ppf(fnr_upper)
 
 
-def _pure_bounds(fpr_upper: np.ndarray, fnr_upper: np.ndarray) -> np.ndarray:
+def _pure_bounds(fpr_upper: np.ndarray, fnr_upper: np.ndarray, delta: float = 0.0) -> np.ndarray:
+    """ε ≥ max(log((1 − δ − FNR⁺)/FPR⁺), log((1 − δ − FPR⁺)/FNR⁺)) for every candidate test at once."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.maximum(np.log((1 - fnr_upper) / fpr_upper), np.log((1 - fpr_upper) / fnr_upper))
+        return np.maximum(np.log((1 - delta - fnr_upper) / fpr_upper), np.log((1 - delta - fpr_upper) / fnr_upper))
 
 
 #: False-positive rates at which a GDP audit places its candidate thresholds. A few moderate rates, not every score:
@@ -301,13 +298,15 @@ GDP_CUT_RATES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
 
 
 def _best_cut(scores_d: np.ndarray, scores_p: np.ndarray, *, alpha: float,
-              bound_of: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> tuple[float, int]:
-    """Threshold and direction whose confidence-bounded test maximises ``bound_of`` on the selection half.
+              bound_of: Callable[[np.ndarray, np.ndarray], np.ndarray],
+              floor: float = -math.inf) -> tuple[float, int]:
+    """Threshold and direction whose confidence-bounded test maximises ``bound_of`` on the selection half (the
+    median of D's scores, direction +1, when no test's bound passes ``floor``).
 
     A μ bound tries the thresholds at :data:`GDP_CUT_RATES` of D's scores; an ε bound (discrete outcomes of an
     exponential mechanism) every distinct score.
     """
-    best = (-math.inf, float(np.median(scores_d)), 1)
+    best = (floor, float(np.median(scores_d)), 1)
     candidates = np.unique(np.concatenate([scores_d, scores_p]))
     for direction in (1, -1):
         d_sorted, p_sorted = np.sort(direction * scores_d), np.sort(direction * scores_p)
