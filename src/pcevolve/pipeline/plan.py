@@ -32,7 +32,7 @@ from pcevolve.privacy import (
     pld_discretization_for,
 )
 from pcevolve.privacy.calibration import DPSGDPlan, stage_selection_epsilon
-from pcevolve.privacy.events import ExponentialSelection, GaussianRelease
+from pcevolve.privacy.events import ExponentialSelection, GaussianRelease, PrivacyEvent
 from pcevolve.privacy.statistics import RandomFourierFeatures, component_noise_stds
 from pcevolve.search.release import STAGE as RELEASE_STAGE
 from pcevolve.search.release import (
@@ -109,6 +109,7 @@ class BudgetPlan:
     total: PrivacyAccount
     caps: dict[str, float]
     verdict: VerdictPlan | None = None
+    events: tuple[PrivacyEvent, ...] = ()  # every planned event in the run's order (``total`` composes them)
 
 
 def _verdict(ledger: BudgetLedger, config: RunConfig) -> VerdictPlan | None:
@@ -183,7 +184,8 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
             release = VotePlan(counting.noise_multiplier, counting.noise_stds()["count"], vote.event.epsilon,
                                ledger.spent(RELEASE_STAGE))
             verdict = _verdict(ledger, config)  # charged before the total is read
-            return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps), verdict)
+            return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps), verdict,
+                              ledger.events())
         counting = count_mechanism(ledger, settings)
         ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")
         z_rest = rest_noise_multiplier(ledger, settings)
@@ -202,7 +204,7 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
                               (counting.noise_multiplier, z_rest), stds, sizes, ledger.spent(RELEASE_STAGE), kept_from,
                               sums_alone)
     verdict = _verdict(ledger, config)  # charged before the total is read
-    return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps), verdict)
+    return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps), verdict, ledger.events())
 
 
 def stage_caps(config: RunConfig, num_samples: int) -> dict[str, float]:

@@ -23,6 +23,10 @@ Rules that must never change:
   says "not DP" in its file and everywhere it is shown.
 * Time stamps are dates, not times: the times of consecutive DP-SGD charges would give
   away how long each private epoch took, which grows with the private batch sizes.
+* A ledger may be bound to a parent ledger (:meth:`BudgetLedger.bind`: a sweep's, which composes several runs on
+  the same private data). Every later charge is then admitted by both, the parent's written first: a refusal by
+  either changes neither, and a crash between the two writes leaves the parent counting one event more than the
+  child, never less.
 """
 
 from __future__ import annotations
@@ -227,6 +231,7 @@ class BudgetLedger:
         self._entries: tuple[LedgerEntry, ...] = ()
         self._path: Path | None = None
         self._unsigned_copy_of_signed = False
+        self._parent: tuple[BudgetLedger, str] | None = None
         if path is not None:
             target = Path(path)
             if target.exists():
@@ -455,9 +460,26 @@ class BudgetLedger:
             self._admit(stage, event, description="", time="")
         except BudgetExceeded:
             return False
-        return True
+        return self._parent is None or self._parent[0].can_afford(self._parent[1], event)
 
     # ----------------------------------------------------------------- charging
+
+    def bind(self, parent: "BudgetLedger", stage: str) -> None:
+        """Charge every later event also to ``parent``'s ``stage``, and only if ``parent`` accepts it there.
+
+        Raises:
+            LedgerError: ``parent`` has no such stage, or another δ, neighbouring relation or noise source (its ε
+                would not bound the same guarantee), or this ledger is bound already.
+        """
+        parent._check_stage(stage)
+        if self._parent is not None:
+            raise LedgerError("this ledger is bound to a parent ledger already")
+        mine = (self._delta, self._neighbouring, self._reproducible)
+        theirs = (parent._delta, parent._neighbouring, parent._reproducible)
+        if mine != theirs:
+            raise LedgerError(f"a parent ledger must have the same δ, neighbouring relation and noise source: "
+                              f"this ledger has {mine}, the parent {theirs}")
+        self._parent = (parent, stage)
 
     def charge(self, stage: str, event: PrivacyEvent, *, description: str = "",
                noise: "NoiseSource | None" = None) -> LedgerEntry:
@@ -473,7 +495,8 @@ class BudgetLedger:
             The new history entry (already saved when the ledger has a path).
 
         Raises:
-            BudgetExceeded: the stage or the total would be overspent; nothing changed.
+            BudgetExceeded: the stage or the total would be overspent, here or in the parent ledger
+                (:meth:`bind`); nothing changed.
             LedgerError: unknown stage, or seeded noise on a ledger for secure noise.
             OSError: the ledger file could not be written; nothing changed.
         """
@@ -482,6 +505,10 @@ class BudgetLedger:
         if self._unsigned_copy_of_signed:
             raise LedgerError(f"{self._path} is signed with its run's key; load it with that key to charge it")
         entry = self._admit(stage, event, description=description, time=self._clock())
+        if self._parent is not None:  # after this ledger's own check, before its write (module docstring)
+            parent, as_stage = self._parent
+            parent.charge(as_stage, event, description=f"{stage}: {description}" if description else stage,
+                          noise=noise)
         entries = (*self._entries, entry)
         if self._path is not None:
             self._write(self._path, entries)
