@@ -253,10 +253,14 @@ def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray |
 
 
 def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False,
-                 say: Callable[[str], None] = lambda _: None) -> RunOutcome:
+                 say: Callable[[str], None] = lambda _: None,
+                 parent: tuple[BudgetLedger, str] | None = None, adopt_from: Path | None = None) -> RunOutcome:
     """Run every stage that has no marker yet in ``folder`` and deliver the synthetic set.
 
-    Holds ``folder/run.lock`` throughout (a second process on the folder is refused).
+    Holds ``folder/run.lock`` throughout (a second process on the folder is refused). ``parent``: a ledger and its
+    stage that every charge of this run must also pass (a sweep's, :meth:`BudgetLedger.bind`). ``adopt_from``: a
+    finished run whose config differs from ``config`` only in ``privacy.epsilon`` and ``name``; the stages that are
+    public under ``config`` copy its outputs instead of computing them again (``pipeline/stage.py``, adoption).
 
     Raises:
         RunError: The folder is in use, or a stage cannot start or continue (the message says why).
@@ -264,13 +268,30 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
     """
     try:
         with run_folder_lock(folder.path):
-            outcome = _run_pipeline(config, folder, progress=progress, say=say)
+            outcome = _run_pipeline(config, folder, progress=progress, say=say, parent=parent,
+                                    adopt_from=_sibling(config, adopt_from))
     except (RunFolderInUse, StageInterrupted) as error:
         raise RunError(str(error)) from None
     # Only once the lock is gone: removing it gives the folder itself the run's end as its modification time, which
     # beside the start on every other file would time the whole run, private stages included.
     folder.settle_times()
     return outcome
+
+
+def _sibling(config: RunConfig, adopt_from: Path | None) -> Path | None:
+    """``adopt_from``, checked: a finished run started with ``config`` but for its budget and name.
+
+    Raises:
+        RunError: It is not (adopting from it would build this run on another configuration's models).
+    """
+    if adopt_from is None:
+        return None
+    saved = _started_config(RunFolder.open(adopt_from))
+    same = {"name": config.name, "privacy": saved.privacy.model_copy(update={"epsilon": config.privacy.epsilon})}
+    if config_hash(saved.model_copy(update=same)) != config_hash(config):
+        raise RunError(f"{adopt_from} was run with other settings than {config.name} (beyond its budget); its "
+                       "public stages cannot stand in for this run's")
+    return Path(adopt_from)
 
 
 def discard_if_unstarted(folder: RunFolder) -> bool:
@@ -289,8 +310,8 @@ def discard_if_unstarted(folder: RunFolder) -> bool:
 
 
 
-def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
-                  say: Callable[[str], None]) -> RunOutcome:
+def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool, say: Callable[[str], None],
+                  parent: tuple[BudgetLedger, str] | None, adopt_from: Path | None) -> RunOutcome:
     started_all = time.perf_counter()
     secure = SecureZone(folder)
     modality = MODALITIES.get_part(config.data.modality)
@@ -315,6 +336,8 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
         if advice:
             say(f"warning: {advice}")
     ledger = _ledger(folder, config, len(private.labels))
+    if parent is not None:
+        ledger.bind(*parent)
     if not ledger.is_dp:
         logger.warning("reproducible noise: this run is NOT differentially private")
     seconds = {"data": time.perf_counter() - t}
@@ -322,7 +345,7 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool,
     context = RunContext(config=config, folder=folder, secure=secure, ledger=ledger,
                          randomness=run_randomness(config), modality=modality, layout=layout,
                          class_names=tuple(private.class_names), private=private, public=public, say=say,
-                         progress=progress)
+                         progress=progress, adopt_from=adopt_from)
     del private
     private_stages = ("data", *(stage.name for stage in STAGES if stage.reads_private(config)))
     last_private_reader = max(i for i, stage in enumerate(STAGES) if stage.reads_private(config))

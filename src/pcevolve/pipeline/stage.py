@@ -9,13 +9,21 @@ outputs), recorded and marked done. A stage that reads private data has its time
 Resume rule for a stage that pays: if its ledger stage has spent anything and it has no marker, it was
 interrupted after a charge. A ``resumable`` stage (DP-SGD with a checkpoint per paid epoch) continues; any
 other stage is refused, because re-running it would pay again.
+
+Adoption (a sweep's runs): a stage that under the run's config reads no private data and pays nothing
+(``public_when``) computes from the public data, the config and the seed alone. Given a finished sibling run whose
+config differs only in its budget and name (``RunContext.adopt_from``), such a stage copies the sibling's
+``outputs`` and marker instead of computing them again: nothing private moves, and the product is the one the run
+would have computed.
 """
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -73,6 +81,7 @@ class RunContext:
     progress: bool = False
     products: dict[str, Any] = field(default_factory=dict)
     markers: Markers | None = None
+    adopt_from: Path | None = None  # a finished sibling run folder (module docstring: adoption)
 
     def __post_init__(self) -> None:
         if self.markers is None:
@@ -94,6 +103,9 @@ class Stage:
         load: The product of a finished stage, from its saved outputs and marker summary.
         after: Tidying once the marker is written (deleting a DP-SGD checkpoint: before the marker, the
             checkpoint is what lets an interrupted stage continue without paying twice).
+        outputs: What ``run`` writes in the run folder (relative paths), all that ``load`` needs.
+        public_when: Whether, under a config, the stage reads no private data and pays nothing, so that its
+            outputs are a function of the public data, the config and the seed (adoption, module docstring).
     """
 
     name: str
@@ -104,6 +116,8 @@ class Stage:
     run: Callable[[RunContext], tuple[Any, dict[str, Any]]]
     load: Callable[[RunContext, dict[str, Any]], Any]
     after: Callable[[RunContext], None] | None = None
+    outputs: tuple[str, ...] = ()
+    public_when: Callable[[RunConfig], bool] | None = None
 
 
 def run_stage(stage: Stage, context: RunContext) -> tuple[Any, float]:
@@ -115,6 +129,9 @@ def run_stage(stage: Stage, context: RunContext) -> tuple[Any, float]:
     started = time.perf_counter()
     assert context.markers is not None
     summary = context.markers.done(stage.name)
+    if summary is None and _adoptable(stage, context):
+        assert context.adopt_from is not None
+        summary = _adopt(stage, context.adopt_from, context)
     if summary is not None:
         product = stage.load(context, summary)
     else:
@@ -131,3 +148,27 @@ def run_stage(stage: Stage, context: RunContext) -> tuple[Any, float]:
             stage.after(context)
     context.products[stage.name] = product
     return product, time.perf_counter() - started
+
+
+def _adoptable(stage: Stage, context: RunContext) -> bool:
+    source = context.adopt_from
+    return (source is not None and stage.public_when is not None and bool(stage.outputs)
+            and stage.public_when(context.config) and (source / "stages" / f"{stage.name}.json").is_file())
+
+
+def _adopt(stage: Stage, source: Path, context: RunContext) -> dict[str, Any]:
+    """Copy a public stage's outputs and marker from ``source`` (module docstring); returns the marker's summary."""
+    assert context.markers is not None
+    context.say(f"{stage.name}: {stage.describe(context)}, the same as in {source.name} (public data only)")
+    for name in stage.outputs:
+        origin, target = source / name, context.folder.path / name
+        if target.exists():  # a copy an earlier, interrupted adoption left
+            shutil.rmtree(target) if target.is_dir() else target.unlink()
+        if origin.is_dir():
+            shutil.copytree(origin, target)
+        else:
+            shutil.copy2(origin, target)
+    summary = read_json(source / "stages" / f"{stage.name}.json")
+    context.folder.record(stage.name, **summary, adopted_from=source.name)
+    context.markers.finish(stage.name, summary)
+    return summary

@@ -111,7 +111,10 @@ REPRESENTATION = Stage(
     name="representation", pays=True, resumable=True, reads_private=lambda config: True,
     describe=_describe_representation, run=_run_representation,
     load=lambda c, _: c.modality.load_encoder(c.folder.path / "encoder"),
-    after=lambda c: c.secure.checkpoint_path("representation").unlink(missing_ok=True))
+    after=lambda c: c.secure.checkpoint_path("representation").unlink(missing_ok=True),
+    # With no share of ε the encoder is trained on the public pool only (train_representation fine-tunes only on a
+    # positive cap); the reading notes it prints about the private samples change nothing it writes.
+    outputs=("encoder",), public_when=lambda config: config.privacy.split.get("representation", 0.0) == 0.0)
 
 
 # --- decoder ----------------------------------------------------------------------------------------------------
@@ -138,7 +141,8 @@ DECODER = Stage(
     name="decoder", pays=True, resumable=True, reads_private=lambda config: config.decoder.training != "public",
     describe=lambda c: f"{c.config.decoder.name} ({_DECODER_TRAINING[c.config.decoder.training]})",
     run=_run_decoder, load=lambda c, _: load_decoder(c.folder.path / "decoder"),
-    after=lambda c: c.secure.checkpoint_path("decoder").unlink(missing_ok=True))
+    after=lambda c: c.secure.checkpoint_path("decoder").unlink(missing_ok=True),
+    outputs=("decoder",), public_when=lambda config: config.decoder.training == "public")
 
 
 # --- public features --------------------------------------------------------------------------------------------
