@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pcevolve.in_memory import InputPlan
     from pcevolve.evaluation import EvaluationSettings, RunEvaluation
     from pcevolve.pipeline import RunOutcome
+    from pcevolve.sweep import SweepOutcome
 
 logger = logging.getLogger(__name__)
 
@@ -239,6 +240,47 @@ class Synthesizer:
         self._resume = folder.path
         self._form = read_form(folder.path)
         return self
+
+    def sweep(self, epsilons: Sequence[float], private: PathLike | None = None, public: PathLike | None = None, *,
+              test: PathLike | None = None, full: PathLike | None = None, max_epsilon: float | None = None,
+              out: PathLike | None = None, evaluate: bool = True) -> SweepOutcome:
+        """Run this synthesizer's settings at each of ``epsilons`` on the same private data under one ledger, judge
+        each run on ``test`` and draw the privacy–utility curve, as ``pcevolve sweep`` does (:mod:`pcevolve.sweep`).
+
+        The runs compose: the sweep's ledger (``SWEEP/ledger.json``) is the accountant's composition of all of
+        them, and a set chosen after comparing them carries that ε, not its own (``export`` of a run records it).
+        Open the one you choose with ``Synthesizer.load(outcome.folder / "eps-4")``.
+
+        Args:
+            epsilons: The ε of each run.
+            private, public, test, full: Paths, as for :meth:`fit` (in-memory data: fit it once, then sweep the
+                run's config — its ``secure/input/`` copies are paths).
+            max_epsilon: Refuse before anything runs when the runs together would pass this ε.
+            out: The sweep folder (default ``runs_root/NAME-sweep``).
+            evaluate: Judge the runs and draw the curve.
+
+        Raises:
+            pcevolve.sweep.SweepError: The plan passes ``max_epsilon`` (nothing written), or the folder exists.
+            pcevolve.sweep.SweepPlanError, pcevolve.config.ConfigError, pcevolve.data.DataError: Bad values or data.
+        """
+        from pcevolve.sweep import create_sweep, run_sweep
+
+        for argument, value in (("private", private), ("public", public), ("test", test), ("full", full),
+                                ("out", out)):
+            if value is not None:
+                _check_path(argument, value, "a file or folder path")
+        config = self._config_for(private, public, test, full)
+        opened, _ = create_sweep(config, epsilons, out=out, root=self.runs_root, max_epsilon=max_epsilon)
+        return run_sweep(opened, test=test, full=full, evaluate=evaluate, progress=self.progress, say=_log)
+
+    @staticmethod
+    def resume_sweep(folder: PathLike, *, test: PathLike | None = None, full: PathLike | None = None,
+                     evaluate: bool = True, progress: bool = True) -> SweepOutcome:
+        """Continue an interrupted :meth:`sweep` (or redraw a finished one's curve); nothing finished runs again."""
+        from pcevolve.sweep import open_sweep, run_sweep
+
+        _check_path("folder", folder, "the path of a sweep folder")
+        return run_sweep(open_sweep(folder), test=test, full=full, evaluate=evaluate, progress=progress, say=_log)
 
     def _fitted(self) -> RunOutcome:
         if self._outcome is None:

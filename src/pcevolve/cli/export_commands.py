@@ -29,6 +29,9 @@ def export(
     claim = (f"(ε, δ) = ({summary.epsilon:.4f}, {summary.delta:g})" if summary.dp
              else "NOT differentially private (reproducible noise)")
     typer.echo(f"exported {', '.join(summary.files)} to {summary.path}: {claim}")
+    if summary.sweep is not None:
+        typer.echo(f"note: this run is one of the sweep {summary.sweep}; its set carries the sweep's ε above (the "
+                   f"runs composed), not its own {summary.run_epsilon:.4f}")
     if with_report:
         typer.echo("note: report/ holds figures computed on the private data (attacks, copy check, few-shot "
                    "references); they are not covered by the privacy guarantee")

@@ -26,6 +26,7 @@ from pcevolve.cli import (
     init_commands,
     ledger_commands,
     run_commands,
+    sweep_commands,
 )
 
 _PYTHON_SHOWWARNING = warnings.showwarning
@@ -45,6 +46,7 @@ app.command("run")(run_commands.run)
 app.command("evaluate")(evaluate_commands.evaluate)
 app.command("export")(export_commands.export)
 app.command("audit")(audit_commands.audit)
+app.command("sweep")(sweep_commands.sweep)
 
 
 def _print_version(value: bool) -> None:

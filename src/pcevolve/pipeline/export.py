@@ -11,7 +11,10 @@ invites mistakes; the export is an allow-list:
   say more than the user means to share;
 * ``report/`` only when asked for: its attack, copy and few-shot figures are computed on the private data and are
   not differentially private (the report says which);
-* ``README.txt``, written here: the privacy guarantee in plain words and what each file is.
+* ``README.txt``, written here: the privacy guarantee in plain words and what each file is;
+* for a run a sweep made (``pcevolve sweep``), ``sweep-ledger.json``: the sweep's ledger. Its runs read the same
+  private data and the set was presumably chosen after comparing them, so the export states the sweep's ε (the
+  accountant's composition of every run's events; its cap while the sweep is unfinished), not the run's own.
 
 The export refuses a run that has not finished, a ledger whose signature does not match the run's key, and a
 run made with reproducible noise (not differentially private) unless that is asked for explicitly. It is built
@@ -24,6 +27,7 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from pcevolve.config import RunConfig, dump_config, load_config
@@ -32,11 +36,15 @@ from pcevolve.modalities import MODALITIES
 from pcevolve.randomness import FLOATING_POINT_NOTE
 from pcevolve.run_folder import RunFolder
 
+if TYPE_CHECKING:
+    from pcevolve.pipeline.sweep_member import SweepGuarantee
+
 #: Files of a run folder an export copies as they are (besides the synthetic set and, if asked, the report); the
 #: config is written anew with its data paths shortened.
 COPIED_FILES = ("ledger.json", "manifest.json")
 DATA_PATHS = ("private", "public", "test", "full", "schema_file")
 REPORT = "report"
+SWEEP_LEDGER = "sweep-ledger.json"
 
 
 class ExportError(Exception):
@@ -50,8 +58,11 @@ class ExportSummary:
     Attributes:
         path: The exported folder.
         files: Its entries, relative to it (the synthetic set as one entry).
-        epsilon, delta: The run's privacy guarantee, as the ledger's accountant gives it.
+        epsilon, delta: The set's privacy guarantee, as the ledger's accountant gives it: the sweep's for a run a
+            sweep made (``run_epsilon`` is then the run's own).
         dp: Whether the run's noise came from a secure source (False: reproducible noise, not DP).
+        run_epsilon: The run's own ε.
+        sweep: The sweep folder, for a run a sweep made.
     """
 
     path: Path
@@ -59,6 +70,8 @@ class ExportSummary:
     epsilon: float
     delta: float
     dp: bool
+    run_epsilon: float = float("nan")
+    sweep: Path | None = None
 
 
 def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, with_report: bool = False,
@@ -70,6 +83,7 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
             ``allow_not_dp`` is false, the report was asked for and is missing, or ``out`` exists.
     """
     from pcevolve.pipeline.secure_zone import SecureZone  # loads the accountant: not at import time
+    from pcevolve.pipeline.sweep_member import SweepMemberError, sweep_guarantee
     from pcevolve.privacy.ledger import BudgetLedger, LedgerError
 
     try:
@@ -105,7 +119,11 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
         raise ExportError(f"{folder.path} has no report yet; run `pcevolve evaluate {folder.path} --test …` first, "
                           "or export without the report")
 
-    total = ledger.account()
+    try:
+        swept = sweep_guarantee(folder.path)
+    except SweepMemberError as error:
+        raise ExportError(str(error)) from None
+    epsilon = ledger.spent() if swept is None else swept.epsilon
     copied = [modality.delivered_name, *COPIED_FILES, *([REPORT] if with_report else [])]
     with atomic_directory(target) as staging:
         for name in copied:
@@ -114,14 +132,18 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
                 shutil.copytree(source, staging / name, symlinks=False)
             else:
                 shutil.copy2(source, staging / name)
+        if swept is not None:
+            shutil.copy2(swept.ledger, staging / SWEEP_LEDGER)
         dump_config(_shareable(config), staging / "config.yaml")
         atomic_write_text(staging / "README.txt", _readme(config.name, modality.noun, modality.delivered_name,
-                                                          total.epsilon, ledger.delta, ledger.neighbouring,
-                                                          ledger.is_dp, with_report))
+                                                          epsilon, ledger.delta, ledger.neighbouring,
+                                                          ledger.is_dp, with_report,
+                                                          sweep=None if swept is None else (swept, ledger.spent())))
         os.chmod(staging, 0o755)  # the temporary folder is private to its creator; the export is meant to be read
         RunFolder(staging).settle_times()
-    return ExportSummary(path=target, files=(*copied, "config.yaml", "README.txt"), epsilon=total.epsilon,
-                         delta=ledger.delta, dp=ledger.is_dp)
+    files = (*copied, *([] if swept is None else [SWEEP_LEDGER]), "config.yaml", "README.txt")
+    return ExportSummary(path=target, files=files, epsilon=epsilon, delta=ledger.delta, dp=ledger.is_dp,
+                         run_epsilon=ledger.spent(), sweep=None if swept is None else swept.sweep)
 
 
 def _shareable(config: RunConfig) -> RunConfig:
@@ -131,23 +153,26 @@ def _shareable(config: RunConfig) -> RunConfig:
 
 
 def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, neighbouring: str, dp: bool,
-            with_report: bool) -> str:
+            with_report: bool, *, sweep: tuple[SweepGuarantee, float] | None = None) -> str:
     change = (f"adding or removing any one private {noun}" if neighbouring == "add_remove"
               else f"replacing any one private {noun} with another")
+    listed = "ledger.json" if sweep is None else SWEEP_LEDGER
+    choosing = "not covered" if sweep is None else "covered only among this sweep's runs"
     if dp:
         guarantee = [
             f"Privacy: ({epsilon:.4f}, {delta:g})-differential privacy for the synthetic set, ledger.json, config.yaml "
             f"and manifest.json: {change} changes the probability of any of them by at most a factor "
             f"e^{epsilon:.4f} (and by at most {delta:g} beyond that). The epsilon is the composition, by Google's "
-            "dp-accounting library, of every noisy release listed in ledger.json. The noise came from the operating "
+            f"dp-accounting library, of every noisy release listed in {listed}. The noise came from the operating "
             f"system's secure random source, so nobody can regenerate it. Note: {FLOATING_POINT_NOTE}.",
+            *([] if sweep is None else ["", _sweep_paragraph(*sweep)]),
             "",
             "The guarantee holds when:",
             "  - the public pool the run learnt from and drew from was chosen without looking at the private data (a "
             f"private {noun} that was also in it counts as public);",
             "  - the classes were declared by the data's owner, not read off the private data;",
             "  - the settings were chosen without looking at results on the private data (each run on the same data "
-            "spends its own budget, and choosing between runs by their results is not covered);",
+            f"spends its own budget, and choosing between runs by their results is {choosing});",
             f"  - the private data could be read: a {noun} the run cannot read stops it with an error that names "
             "it, and such an error is not covered;",
             f"  - each person contributed one private {noun} (someone with several is protected less).",
@@ -168,9 +193,20 @@ def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, 
         "  config.yaml     the run's settings (its data folders and files named without their paths)",
         "  manifest.json   the software versions the run used",
     ]
+    if sweep is not None:
+        lines.append(f"  {SWEEP_LEDGER} the ledger of the sweep this run belongs to: every run's releases, composed")
     if with_report:
         lines.append("  report/         the evaluation report, which is not part of the private product: it compares the "
                      f"synthetic set with the private {noun}s. Its membership-attack, copy-check and few-shot figures "
                      "were computed on the private data (rounded, but without noise) and are NOT covered by the "
                      "guarantee above")
     return "\n".join(lines) + "\n"
+
+
+def _sweep_paragraph(swept: SweepGuarantee, own: float) -> str:
+    """Why the guarantee above is the sweep's, not the run's own."""
+    state = ("every run of the sweep has finished, so this is what they spent together" if swept.finished else
+             "the sweep has not finished, so this is its cap, which no run of it can pass")
+    return (f"This run ({own:.4f} on its own) is one of several runs of a sweep on the same private data. Runs on the "
+            "same data compose, and a set chosen after comparing them uses all of them, so the epsilon above is the "
+            f"sweep's (sweep-ledger.json; {state}).")

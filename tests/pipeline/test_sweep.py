@@ -1,0 +1,185 @@
+"""``pcevolve sweep``: several runs on the same private data under one ledger, judged, and the curve.
+
+On the small table of conftest.py (a run and its judge take a few seconds). What is checked: the sweep's ledger
+holds every member's events and its total is their composition, recomputed here with dp_accounting's PLD directly;
+the plan made before the first run predicted that total; a sweep whose plan passes --max-epsilon is refused before
+anything is written; a member charge the sweep cannot afford is refused by both ledgers before any noise; a sweep
+killed inside a member resumes without paying twice; an export of a member records the sweep's total.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as pld_lib
+from typer.testing import CliRunner
+
+from pcevolve.cli.main import app
+from pcevolve.config import dump_config
+from pcevolve.privacy import BudgetExceeded, BudgetLedger, GaussianRelease, LedgerError, SecureNoise
+from pcevolve.sweep import create_sweep, open_sweep, run_sweep
+
+EPSILONS = ("1", "2", "4")
+
+
+def _sweep(tmp_path: Path, config_path: Path, *arguments: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["sweep", str(config_path), "--runs-root", str(tmp_path / "runs"), "-q",
+                                      *arguments])
+    return result.exit_code, result.output
+
+
+@pytest.fixture(scope="module")
+def swept(table_config, tmp_path_factory):
+    """A finished sweep of the table at ε 1, 2, 4 (``--epsilons 1 2 4``, as a user types it)."""
+    root = tmp_path_factory.mktemp("sweep")
+    config_path = dump_config(table_config("tab"), root / "tab.yaml")
+    code, output = _sweep(root, config_path, "--epsilons", *EPSILONS)
+    assert code == 0, output
+    return root / "runs" / "tab-sweep", output
+
+
+def _entries(ledger_path: Path) -> list[dict]:
+    return json.loads(ledger_path.read_text())["entries"]
+
+
+def _independent_total(events: list[dict], *, delta: float, interval: float) -> float:
+    """Every event is a Gaussian release here: compose their PLDs with dp_accounting, not through pcevolve."""
+    assert {event["mechanism"] for event in events} == {"gaussian_release"}
+    composed = None
+    for event in events:
+        pld = pld_lib.from_gaussian_mechanism(standard_deviation=event["event"]["noise_multiplier"], sensitivity=1.0,
+                                              value_discretization_interval=interval)
+        composed = pld if composed is None else composed.compose(pld)
+    return composed.get_epsilon_for_delta(delta)
+
+
+def test_the_sweeps_ledger_is_the_composition_of_every_run(swept) -> None:
+    folder, output = swept
+    sweep_ledger = json.loads((folder / "ledger.json").read_text())
+    members = [folder / f"eps-{e}" for e in EPSILONS]
+    member_events = [entry["event"] for run in members for entry in _entries(run / "ledger.json")]
+    assert [entry["event"] for entry in sweep_ledger["entries"]] == member_events  # each run's charges, in order
+    settings = sweep_ledger["settings"]
+    total = sweep_ledger["summary"]["total"]["epsilon"]
+    independent = _independent_total(sweep_ledger["entries"], delta=settings["delta"],
+                                     interval=settings["pld_discretization"])
+    assert total == pytest.approx(independent, rel=1e-9)
+    alone = [json.loads((run / "ledger.json").read_text())["summary"]["total"]["epsilon"] for run in members]
+    assert max(alone) < total < sum(alone)  # composed, neither the largest nor the sum
+    for run, asked in zip(alone, EPSILONS):
+        assert run <= float(asked)
+    planned = json.loads((folder / "sweep.json").read_text())["planned"]["total_epsilon"]
+    assert planned == pytest.approx(total, rel=1e-9)  # the plan made before the first run predicted it
+    assert f"{total:.3f}" in output and "not its own" in output
+    # Reopened with its key, the ledger replays every event and gives the same total.
+    assert open_sweep(folder).ledger.spent() == pytest.approx(total, rel=1e-12)
+
+
+def test_each_run_is_judged_and_the_curve_is_drawn(swept) -> None:
+    folder, _ = swept
+    results = json.loads((folder / "results.json").read_text())
+    assert [point["name"] for point in results["points"]] == [f"eps-{e}" for e in EPSILONS]
+    for point in results["points"]:
+        assert point["metrics"] and all(0.0 <= value <= 1.0 for value in point["metrics"].values())
+        assert 0.0 <= point["attack_success"] <= 1.0
+        assert "real (private)" in point["references"]
+        assert (folder / point["name"] / "report" / "report.html").is_file()
+    assert results["finished"] and "not its own" in results["note"]
+    assert (folder / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_sweep_that_would_pass_its_cap_is_refused_before_anything_is_written(table_config, tmp_path) -> None:
+    config_path = dump_config(table_config("capped"), tmp_path / "capped.yaml")
+    code, output = _sweep(tmp_path, config_path, "--epsilons", "1", "2", "4", "8", "--max-epsilon", "5")
+    assert code == 1
+    assert "compose to ε" in output and "more than --max-epsilon 5" in output and "Nothing was run" in output
+    assert not (tmp_path / "runs").exists()
+    code, output = _sweep(tmp_path, config_path, "--epsilons", "1", "1.0")
+    assert code == 2 and "repeated" in output
+
+
+def test_a_member_charge_the_sweep_cannot_afford_is_refused_by_both_ledgers(tmp_path) -> None:
+    parent = BudgetLedger(1.0, 1e-5, {"eps-1": 1.0, "eps-2": 1.0}, path=tmp_path / "sweep.json")
+    child = BudgetLedger(2.0, 1e-5, {"release": 2.0}, path=tmp_path / "run.json")
+    child.bind(parent, "eps-2")
+    cheap, dear = GaussianRelease(5.0), GaussianRelease(1.0)
+    child.charge("release", cheap, noise=SecureNoise())
+    assert len(parent.history) == len(child.history) == 1
+    assert not child.can_afford("release", dear)  # the run alone could, the sweep cannot
+    before = (tmp_path / "sweep.json").read_bytes(), (tmp_path / "run.json").read_bytes()
+    with pytest.raises(BudgetExceeded):
+        child.charge("release", dear, noise=SecureNoise())
+    assert ((tmp_path / "sweep.json").read_bytes(), (tmp_path / "run.json").read_bytes()) == before
+    other = BudgetLedger(2.0, 1e-6, {"release": 2.0})
+    with pytest.raises(LedgerError, match="same δ"):
+        other.bind(parent, "eps-1")
+
+
+def test_a_sweep_killed_inside_a_run_resumes_without_paying_twice(table_config, tmp_path, monkeypatch) -> None:
+    import pcevolve.pipeline.run as run_module
+
+    opened, _ = create_sweep(table_config("killed"), [1.0, 2.0], root=tmp_path)
+
+    def killed(_context):
+        raise KeyboardInterrupt
+
+    stages = run_module.STAGES
+    monkeypatch.setattr(run_module, "STAGES", tuple(dataclasses.replace(stage, run=killed)
+                                                    if stage.name == "search" else stage for stage in stages))
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(opened, evaluate=False)  # the first run pays its release, then dies in the search
+    assert len(open_sweep(opened.folder.path).ledger.history) == 2
+    monkeypatch.setattr(run_module, "STAGES", stages)
+    outcome = run_sweep(open_sweep(opened.folder.path), evaluate=False)
+    members = [opened.folder.member(name) for name in opened.names]
+    assert len(_entries(opened.folder.ledger_path)) == sum(len(_entries(run / "ledger.json")) for run in members) == 4
+    assert outcome.total_epsilon == pytest.approx(open_sweep(opened.folder.path).ledger.spent())
+
+
+def test_an_export_of_a_member_records_the_sweeps_total(swept, tmp_path) -> None:
+    folder, _ = swept
+    code, output = CliRunner().invoke(app, ["export", str(folder / "eps-2"), str(tmp_path / "out")]).exit_code, None
+    assert code == 0
+    total = open_sweep(folder).ledger.spent()
+    readme = (tmp_path / "out" / "README.txt").read_text()
+    assert f"({total:.4f}, 1e-05)-differential privacy" in readme and "sweep-ledger.json" in readme
+    assert (tmp_path / "out" / "sweep-ledger.json").read_bytes() == (folder / "ledger.json").read_bytes()
+    # Taken out of its sweep folder, a member cannot say what it carries: it is refused, not exported as its own ε.
+    moved = tmp_path / "moved"
+    shutil.copytree(folder / "eps-2", moved / "eps-2")
+    result = CliRunner().invoke(app, ["export", str(moved / "eps-2"), str(tmp_path / "out2")])
+    assert result.exit_code == 1 and "keep the member inside its sweep folder" in result.output
+
+
+def test_the_python_api_sweeps_and_loads_the_chosen_run(table_config, table_data, tmp_path) -> None:
+    import pcevolve
+
+    synth = pcevolve.Synthesizer(table_config("api"), runs_root=tmp_path, progress=False)
+    outcome = synth.sweep([1, 4], test=table_data / "test.csv", max_epsilon=4.5)
+    assert [point.name for point in outcome.points] == ["eps-1", "eps-4"]
+    assert outcome.total_epsilon <= 4.5 and outcome.curve is not None
+    chosen = pcevolve.Synthesizer.load(outcome.folder / "eps-4", progress=False)
+    assert len(chosen.sample()) > 0
+
+
+def test_later_runs_copy_the_public_stages_they_would_have_computed(swept, table_config, tmp_path) -> None:
+    """The encoder (no share of ε) and the nearest-public decoder read only public data: the second and third runs
+    copy them from the first, and a run of the same config alone computes the same files."""
+    from pcevolve.pipeline import open_run, run_pipeline
+
+    folder, _ = swept
+    records = [json.loads(line) for line in (folder / "eps-2" / "records.jsonl").read_text().splitlines()]
+    adopted = {record["kind"]: record.get("adopted_from") for record in records
+               if record["kind"] in ("representation", "decoder")}
+    assert adopted == {"representation": "eps-1", "decoder": "eps-1"}
+    config, run, _ = open_run(table_config("eps-2", **{"privacy.epsilon": 2.0}), root=tmp_path)
+    run_pipeline(config, run)
+    for part in ("encoder", "decoder"):
+        alone = {p.relative_to(run.path): p.read_bytes() for p in (run.path / part).rglob("*") if p.is_file()}
+        copied = {p.relative_to(folder / "eps-2"): p.read_bytes() for p in (folder / "eps-2" / part).rglob("*")
+                  if p.is_file()}
+        assert alone == copied, part
