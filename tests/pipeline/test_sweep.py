@@ -183,3 +183,19 @@ def test_later_runs_copy_the_public_stages_they_would_have_computed(swept, table
         copied = {p.relative_to(folder / "eps-2"): p.read_bytes() for p in (folder / "eps-2" / part).rglob("*")
                   if p.is_file()}
         assert alone == copied, part
+
+
+def test_an_image_runs_point_reads_its_headline() -> None:
+    """An image report's headline (the shape ``RunEvaluation.headline`` writes) gives the CNN and probe lines."""
+    from pcevolve.sweep import curve_point
+
+    line = {"cnn_accuracy": 0.84, "probe_accuracy": 0.81}
+    evaluation = {"headline": {"epsilon": 3.9998, "lines": {"synthetic": line, "fewshot": {"cnn_accuracy": 0.83,
+                                                                                            "probe_accuracy": 0.8},
+                                                            "full": {"cnn_accuracy": 0.92, "probe_accuracy": None}},
+                               "attack_success": {"attack": "dcr", "space": "pixel", "value": 0.52}}}
+    point = curve_point("eps-4", 4.0, evaluation)
+    assert (point.epsilon, point.spent) == (4.0, 3.9998)
+    assert point.metrics == {"CNN accuracy": 0.84, "linear probe accuracy": 0.81}
+    assert point.references["full real"] == {"CNN accuracy": 0.92, "linear probe accuracy": None}
+    assert point.attack == "dcr (pixel space)" and point.attack_success == 0.52

@@ -48,8 +48,8 @@ class CurvePoint:
 def curve_point(name: str, epsilon: float, evaluation: dict[str, Any]) -> CurvePoint:
     """The point of the member ``name`` run at ``epsilon``, from its ``report/evaluation.json`` (any modality)."""
     modality = evaluation.get("modality", "image")
-    spent = float(evaluation["epsilon"])
     if modality == "image":
+        spent = float(evaluation["headline"]["epsilon"])
         lines = evaluation["headline"]["lines"]
         figures = {"CNN accuracy": "cnn_accuracy", "linear probe accuracy": "probe_accuracy"}
 
@@ -61,6 +61,7 @@ def curve_point(name: str, epsilon: float, evaluation: dict[str, Any]) -> CurveP
         strongest = evaluation["headline"]["attack_success"]
         attack = f"{strongest['attack']} ({strongest['space']} space)"
         return CurvePoint(name, epsilon, spent, line("synthetic"), references, attack, strongest["value"])
+    spent = float(evaluation["epsilon"])
     judgement = evaluation["judgement"]
     score = "auc" if modality == "tabular" else "accuracy"
     unit = "AUC" if score == "auc" else "accuracy"
