@@ -105,7 +105,7 @@ def curve_png(points: Sequence[CurvePoint], *, total_epsilon: float, delta: floa
             if figures.get(name) is not None:
                 top.axhline(figures[name], color=colour, linestyle=style, alpha=0.7, label=f"{label}: {name}")
     top.set_ylabel("test score")
-    top.legend(loc="lower right", fontsize=7)
+    top.legend(loc="best", fontsize=7)
     top.grid(alpha=0.3)
     top.set_title(f"sweep of {len(ordered)} runs on the same private data: together (ε, δ) = "
                   f"({total_epsilon:.3g}, {delta:g});\nany one set chosen after looking at this carries that ε, "
@@ -118,7 +118,7 @@ def curve_png(points: Sequence[CurvePoint], *, total_epsilon: float, delta: floa
     bottom.set_xscale("log")
     bottom.minorticks_off()
     bottom.set_xticks(epsilons, [f"{e:g}" for e in epsilons])
-    bottom.legend(loc="upper left", fontsize=7)
+    bottom.legend(loc="best", fontsize=7)
     bottom.grid(alpha=0.3)
     return figure_png(figure)
 
