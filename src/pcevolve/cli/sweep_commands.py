@@ -33,7 +33,8 @@ def sweep(
                                              "what the plan composes to."),
     test: Path | None = typer.Option(None, "--test", help="Real held-out data each run is judged on (default: the "
                                      "config's data.test)."),
-    full: Path | None = typer.Option(None, "--full", help="Image runs: a full real training set, the upper line."),
+    full: Path | None = typer.Option(None, "--full", help="Image runs: a full real training set, the upper line "
+                                     "(default: the config's data.full)."),
     epochs: int | None = typer.Option(None, "--epochs", min=1, help="Image runs: the judges' CNN epochs."),
     evaluate: bool = typer.Option(True, "--evaluate/--no-evaluate", help="Judge each run and draw the curve."),
     out: Path | None = typer.Option(None, "--out", help="The sweep folder (default: RUNS_ROOT/NAME-sweep)."),

@@ -235,7 +235,8 @@ def run_sweep(sweep: Sweep, *, test: str | os.PathLike[str] | None = None, full:
 
     Args:
         test: Real held-out data for the judges (default: the config's ``data.test``).
-        full: Images only: a full real training set, the upper reference line.
+        full: Images only: a full real training set, the upper reference line (default: the config's
+            ``data.full``, when it names one).
         evaluate: Judge the members (each gets its ``report/``) and draw the curve; without, only run them.
         epochs: Images only: the judges' CNN epochs (default: the evaluation's).
 
@@ -244,6 +245,8 @@ def run_sweep(sweep: Sweep, *, test: str | os.PathLike[str] | None = None, full:
             run`` and ``pcevolve evaluate``; the sweep continues with :func:`open_sweep` and this function again.
     """
     count = len(sweep.members)
+    if full is None and sweep.config.data.modality == "image":
+        full = sweep.config.data.full
     for index, member in enumerate(sweep.members, start=1):
         run = sweep.folder.member(member.name)
         if not _finished(run):
