@@ -199,3 +199,11 @@ def test_an_image_runs_point_reads_its_headline() -> None:
     assert point.metrics == {"CNN accuracy": 0.84, "linear probe accuracy": 0.81}
     assert point.references["full real"] == {"CNN accuracy": 0.92, "linear probe accuracy": None}
     assert point.attack == "dcr (pixel space)" and point.attack_success == 0.52
+
+
+def test_the_sweeps_files_carry_its_start_time_only(swept) -> None:
+    """Like a run's files: the ledger's time would otherwise be the last release's, timing the private stages."""
+    folder, _ = swept
+    times = {path.name: path.stat().st_mtime for path in (folder, *(folder / name for name in (
+        "config.yaml", "sweep.json", "ledger.json", "results.json", "curve.png")))}
+    assert len(set(times.values())) == 1, times

@@ -26,6 +26,7 @@ sweep admitted and the member did not record is counted by the sweep only, so it
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -86,6 +87,16 @@ class SweepFolder:
 
     def member(self, name: str) -> Path:
         return self.path / name
+
+    def settle_times(self) -> None:
+        """Give the sweep's own files, and the folder, the sweep's start as their times, as each run does with its
+        files: the ledger's time would otherwise be that of the last run's last release, and the gap since the start
+        would time the runs' private stages. The runs settle their own folders; ``secure/`` is left alone."""
+        created = _dt.datetime.fromisoformat(read_json(self.state_path)["created"]).timestamp()
+        for path in (self.config_path, self.state_path, self.ledger_path, self.results_path, self.curve_path):
+            if path.exists():
+                os.utime(path, (created, created), follow_symlinks=False)
+        os.utime(self.path, (created, created))
 
 
 @dataclass(frozen=True)
@@ -174,11 +185,13 @@ def create_sweep(config: RunConfig, epsilons: Sequence[float], *, out: str | os.
                      pld_discretization=plan.pld_discretization)
         atomic_write_json(staging / SWEEP_FILE, {
             "format": SWEEP_FORMAT, "version": SWEEP_VERSION, "name": config.name,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "epsilons": list(plan.epsilons), "members": list(plan.names), "max_epsilon": max_epsilon,
             "planned": {"total_epsilon": plan.total.epsilon, "delta": plan.total.delta,
                         "members": {name: p.total.epsilon for name, p in zip(plan.names, plan.plans)}},
             "note": CHOICE_NOTE})
         os.chmod(staging, 0o755)  # a temporary folder is private to its creator; a sweep folder is like a run's
+    SweepFolder(target).settle_times()
     return open_sweep(target), plan
 
 
@@ -251,7 +264,10 @@ def run_sweep(sweep: Sweep, *, test: str | os.PathLike[str] | None = None, full:
         run = sweep.folder.member(member.name)
         if not _finished(run):
             say(f"sweep: run {index} of {count}, {member.name} (ε = {member.privacy.epsilon:g})")
-            _run_member(sweep, member, progress=progress, say=lambda line, n=member.name: say(f"  {n} {line}"))
+            try:
+                _run_member(sweep, member, progress=progress, say=lambda line, n=member.name: say(f"  {n} {line}"))
+            finally:
+                sweep.folder.settle_times()
         if evaluate and not (run / "report" / "evaluation.json").is_file():
             from pcevolve.evaluation import judge_run  # the judges load models: only when asked for
 
@@ -275,4 +291,5 @@ def sweep_results(sweep: Sweep) -> SweepOutcome:
     curve = None
     if points:
         curve = write_curve(sweep.folder.curve_path, points, total_epsilon=ledger.spent(), delta=ledger.delta)
+    sweep.folder.settle_times()
     return SweepOutcome(sweep.folder.path, points, ledger.spent(), ledger.delta, ledger.is_dp, curve)
