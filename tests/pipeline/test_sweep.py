@@ -148,6 +148,8 @@ def test_an_export_of_a_member_records_the_sweeps_total(swept, tmp_path) -> None
     readme = (tmp_path / "out" / "README.txt").read_text()
     assert f"({total:.4f}, 1e-05)-differential privacy" in readme and "sweep-ledger.json" in readme
     assert (tmp_path / "out" / "sweep-ledger.json").read_bytes() == (folder / "ledger.json").read_bytes()
+    shown = CliRunner().invoke(app, ["ledger", "show", str(folder / "eps-2")])
+    assert shown.exit_code == 0 and f"the sweep's ε = {total:.4f}" in " ".join(shown.output.split())
     # Taken out of its sweep folder, a member cannot say what it carries: it is refused, not exported as its own ε.
     moved = tmp_path / "moved"
     shutil.copytree(folder / "eps-2", moved / "eps-2")

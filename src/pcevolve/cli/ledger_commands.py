@@ -79,6 +79,23 @@ def show(
                   f"(reported bound: {total.bound}; PLD+basic {total.pld_bound:.4f}, RDP {rdp}){claim}")
     if ledger.is_dp:
         console.print(f"({FLOATING_POINT_NOTE})")
+    _sweep_note(path.parent, console)
+
+
+def _sweep_note(run_dir: Path, console: Console) -> None:
+    """For a run a sweep made: the ε its set carries once the sweep's runs have been compared."""
+    from pcevolve.pipeline.sweep_member import SweepMemberError, sweep_guarantee
+
+    try:
+        swept = sweep_guarantee(run_dir)
+    except SweepMemberError as exc:
+        console.print(f"[bold]note:[/bold] {exc}")
+        return
+    if swept is not None:
+        what = "spent by its runs together" if swept.finished else "its cap (not every run has finished)"
+        console.print(f"[bold]note:[/bold] this run is one of the sweep {swept.sweep}: a set chosen after comparing "
+                      f"its runs carries the sweep's ε = {swept.epsilon:.4f} ({what}; pcevolve ledger show "
+                      f"{swept.ledger}), not this ledger's total")
 
 
 _SHORT = {"sampling_probability": "q", "noise_multiplier": "σ", "steps": "steps", "count": "×", "epsilon": "ε"}
