@@ -29,11 +29,7 @@ from torch.func import functional_call, grad, vmap
 
 from pcevolve.encoders.preprocess import to_float_images
 from pcevolve.privacy import BudgetLedger, NoiseSource
-from pcevolve.privacy.calibration import (
-    DPSGDPlan,
-    dpsgd_plan,
-    stage_dpsgd_noise_multiplier,
-)
+from pcevolve.privacy.calibration import DPSGDPlan, dpsgd_stage_sigma
 from pcevolve.privacy.dpsgd_resume import DPCheckpoint, noise_state, resume
 from pcevolve.progress import progress_bar
 
@@ -76,17 +72,11 @@ def per_sample_gradients(network: torch.nn.Module, features: torch.Tensor,
 
 
 def decoder_sigma(ledger: BudgetLedger, config: "DecoderConfig", num_samples: int) -> tuple[float, DPSGDPlan]:
-    """σ and schedule of the decoder's DP-SGD: the config's σ, or the accountant's for the stage cap.
-
-    ``pcevolve budget plan`` calls this on a fresh ledger, so the σ it prints is the σ a run uses.
-    """
-    plan = dpsgd_plan(num_samples, config.dp_batch_size, config.dp_epochs)
-    if config.noise_multiplier is not None:
-        return float(config.noise_multiplier), plan
-    if ledger.remaining(STAGE) <= 0.0:
-        return 1.0, plan  # nothing to calibrate against; the charge refuses
-    return stage_dpsgd_noise_multiplier(ledger, STAGE, sampling_probability=plan.sampling_probability,
-                                        steps=plan.steps), plan
+    """σ and schedule of the decoder's DP-SGD (the config's σ, or the accountant's for the stage cap):
+    :func:`~pcevolve.privacy.calibration.dpsgd_stage_sigma` with the decoder's settings."""
+    _, sigma, plan = dpsgd_stage_sigma(ledger, STAGE, num_samples=num_samples, batch_size=config.dp_batch_size,
+                                       epochs=config.dp_epochs, noise_multiplier=config.noise_multiplier)
+    return sigma, plan
 
 
 def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, encoder: "ImageEncoder",

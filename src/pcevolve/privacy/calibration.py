@@ -214,6 +214,24 @@ def stage_dpsgd_noise_multiplier(ledger: BudgetLedger, stage: str, *, sampling_p
                                                                                         steps), lower=0.05)
 
 
+def dpsgd_stage_sigma(ledger: BudgetLedger, stage: str, *, num_samples: int, batch_size: int, epochs: int,
+                      noise_multiplier: float | None) -> tuple[Literal["derived", "given"], float, DPSGDPlan]:
+    """σ and schedule of a DP-SGD stage — the one rule of every such stage (the encoder's, the decoder's), called by
+    a run and by ``pcevolve budget plan`` alike, so the σ a plan prints is the σ the run uses.
+
+    The config's σ when it gives one (``"given"``: the stage trains until its cap), else the smallest σ whose planned
+    steps, composed with what the stage spent, fit its cap (``"derived"``). A stage with nothing left to spend gets
+    σ = 1: there is nothing to calibrate against, and its first charge is refused.
+    """
+    plan = dpsgd_plan(num_samples, batch_size, epochs)
+    if noise_multiplier is not None:
+        return "given", float(noise_multiplier), plan
+    if ledger.remaining(stage) <= 0.0:
+        return "derived", 1.0, plan
+    return "derived", stage_dpsgd_noise_multiplier(ledger, stage, sampling_probability=plan.sampling_probability,
+                                                   steps=plan.steps), plan
+
+
 def stage_gaussian_noise_multiplier(ledger: BudgetLedger, stage: str,
                                     planned: Sequence[PrivacyEvent] = ()) -> float:
     """Smallest noise multiplier of one Gaussian release that, composed with what ``stage`` already spent (and
