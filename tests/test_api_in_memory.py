@@ -133,6 +133,18 @@ def test_texts_from_a_list_of_dicts(tmp_path) -> None:
     _assert_nowhere_outside_secure(synth.folder, [secret.encode()])
 
 
+def test_a_table_with_settings_alone_gets_a_decoder_that_makes_rows(tmp_path) -> None:
+    """Without a config the defaults are an image run's; a table must not inherit the image-only conv decoder."""
+    private, public = _frames()
+    synth = pcevolve.Synthesizer(epsilon=4.0, name="settings-only", runs_root=tmp_path, progress=False, settings={
+        "data.modality": "tabular", "data.classes": ["fraud", "ok"], "representation.feature_dim": 64,
+        "representation.proj_hidden_dim": 32, "representation.public_epochs": 2, "search.generations": 4,
+        "search.population": 8, "search.elite": 2, "search.synthetic_per_class": 20})
+    synth.fit(private, public=public)
+    assert synth.config.decoder.name == "nearest-public"
+    assert list(synth.sample(10).columns) == list(private.columns)
+
+
 @pytest.fixture(scope="module")
 def image_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("arrays")
@@ -188,6 +200,28 @@ def _new_category(frame):  # only the reader (the public table's schema) knows: 
     return frame
 
 
+def _nan_in_public(private, public):
+    public.loc[250, "rate"] = np.nan
+    return private, public
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda private, public: (private, public.drop(columns="region")),
+     r"public: lacks column\(s\) 'region' that private has; the public table needs the private table's columns"),
+    (lambda private, public: (private, public.assign(branch="x")), r"public: has column\(s\) 'branch' that private "
+                                                                   "lacks"),
+    (lambda private, public: (private, public.assign(label="ok")), r"public: has the column 'label'; the public "
+                                                                   "table must be unlabelled"),
+    (_nan_in_public, r"public: column 'rate', row index 250: NaN"),
+], ids=["public-lacks-a-column", "public-has-another-column", "labelled-public", "nan-in-public"])
+def test_a_public_table_unlike_the_private_one_is_named_in_memory(tmp_path, change, message) -> None:
+    private, public = change(*_frames())
+    with pytest.raises(DataError, match=message) as caught:
+        pcevolve.Synthesizer(_table_config(), runs_root=tmp_path / "runs", progress=False).fit(private, public=public)
+    assert len(caught.value.problems) == 1 and "secure" not in str(caught.value)  # never our copy's path
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (_nan_at_17, r"private: column 'amount', row index 17: NaN"),
     (lambda frame: frame.drop(columns="label"), r"private: no column 'label' \(set data.label_column"),
@@ -200,6 +234,12 @@ def test_bad_tables_fail_before_any_budget_is_spent(tmp_path, change, message) -
         pcevolve.Synthesizer(_table_config(), runs_root=tmp_path / "runs", progress=False).fit(private, public=public)
     assert "secure" not in str(caught.value)  # said of the user's data, not of a copy
     assert not (tmp_path / "runs" / "frame").exists()  # no folder, so no ledger and nothing spent
+
+
+def _nan_image(X, y):
+    X = X.copy()
+    X[4, 1, 1] = np.nan
+    return X, y
 
 
 def _float_above_one(X, y):
@@ -219,13 +259,34 @@ def _int_above_255(X, y):
     (_float_above_one, r"private: X\[5\]: holds 1.5"),
     (_int_above_255, r"private: X\[7\]: holds 300"),
     (lambda X, y: (X, y[:-1]), r"private: y: has shape \(59,\); it needs one label per image, 60"),
+    (lambda X, y: (X, y[:, None]), r"private: y: has shape \(60, 1\); it needs one label per image, 60"),
     (lambda X, y: (X, np.where(np.arange(len(y)) == 9, 7, y)), r"private: y\[9\]: unknown label 7"),
-], ids=["shape", "float-range", "int-range", "label-count", "unknown-label"])
+    (lambda X, y: (X.astype(str), y), r"private: X: has dtype <U\d+; images must be uint8, or float in \[0, 1\]"),
+    (lambda X, y: (X > 0.5, y), r"private: X: has dtype bool; images must be uint8"),
+    (lambda X, y: (X.astype(object), y), r"private: X: has dtype object; images must be uint8"),
+    (_nan_image, r"private: X\[4\]: holds nan"),
+    (lambda X, y: (np.repeat(X[..., None], 2, axis=3), y), r"private: X: has shape \(60, 8, 8, 2\)"),
+], ids=["shape", "float-range", "int-range", "label-count", "label-shape", "unknown-label", "str-dtype",
+        "bool-dtype", "object-dtype", "nan", "two-channels"])
 def test_bad_image_arrays_fail_before_any_budget_is_spent(tmp_path, change, message) -> None:
     X, y, public = _digits()
-    with pytest.raises(DataError, match=message):
+    with pytest.raises(DataError, match=message) as caught:
         pcevolve.Synthesizer(_image_config(), runs_root=tmp_path / "runs", progress=False).fit(change(X, y),
                                                                                                public=public)
+    assert len(caught.value.problems) == 1  # one message, naming the array or the first image at fault
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda public: public[:, 0], r"^1 problem in the data:\n  public: has shape \(300, 8\)"),
+    (lambda public: np.where(np.arange(len(public))[:, None, None] == 3, -0.5, public), r"  public\[3\]: holds -0.5"),
+    (lambda public: public.astype(np.complex128), r"  public: has dtype complex128"),
+], ids=["shape", "range", "dtype"])
+def test_a_bad_public_image_array_is_named_by_its_index(tmp_path, change, message) -> None:
+    X, y, public = _digits()
+    with pytest.raises(DataError, match=message):
+        pcevolve.Synthesizer(_image_config(), runs_root=tmp_path / "runs", progress=False).fit((X, y),
+                                                                                               public=change(public))
     assert not (tmp_path / "runs").exists()
 
 
@@ -238,6 +299,18 @@ def test_bad_texts_and_a_missing_config_are_named(tmp_path) -> None:
     with pytest.raises(DataError, match=r"private: column 'label', row index 1: None"):
         pcevolve.Synthesizer(config, runs_root=tmp_path / "runs").fit(
             [{"text": "fine", "label": "good"}, {"text": "poor", "label": None}], public=[{"text": "a"}])
+    with pytest.raises(DataError, match=r"private: no column 'label' \(set data.label_column"):
+        pcevolve.Synthesizer(config, runs_root=tmp_path / "runs").fit([{"text": "fine"}, {"text": "poor"}],
+                                                                      public=[{"text": "a"}])
+    with pytest.raises(DataError, match=r"private: column 'label', row index 0: missing \(the row has no such key\)"):
+        pcevolve.Synthesizer(config, runs_root=tmp_path / "runs").fit(
+            [{"text": "fine"}, {"text": "poor", "label": "bad"}], public=[{"text": "a"}])
+    frame = pd.DataFrame({"text": ["fine", np.nan], "label": ["good", "bad"]}, index=[10, 20])
+    with pytest.raises(DataError, match=r"private: column 'text', row index 20: NaN"):
+        pcevolve.Synthesizer(config, runs_root=tmp_path / "runs").fit(frame, public=[{"text": "a"}])
+    with pytest.raises(DataError, match=r"public: column 'text', row index 1: None"):
+        pcevolve.Synthesizer(config, runs_root=tmp_path / "runs").fit([{"text": "fine", "label": "good"}],
+                                                                      public=[{"text": "a"}, {"text": None}])
     with pytest.raises(ValueError, match="needs a config"):
         pcevolve.Synthesizer(runs_root=tmp_path / "runs").fit(_frames()[0], public=_frames()[1])
     assert not (tmp_path / "runs").exists()

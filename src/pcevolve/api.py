@@ -168,8 +168,11 @@ class Synthesizer:
             raise ValueError("fit() on in-memory data needs a config, or at least settings={\"data.modality\": "
                              "\"tabular\" | \"text\" | \"image\", \"data.classes\": [...]}: the settings are "
                              "chosen from the data only when it is given as paths")
-        return with_settings(RunConfig(), {"data.test": None, "data.full": None, **self._overrides, **paths},
-                             source="settings")
+        # The defaults are an image run's; their conv decoder draws images only. A table or texts get the decoder
+        # `pcevolve init` chooses for them from files: each synthetic sample a public one chosen for its class.
+        retrieval = ({"decoder.name": "nearest-public"} if self._overrides["data.modality"] != "image" else {})
+        return with_settings(RunConfig(), {"data.test": None, "data.full": None, **retrieval, **self._overrides,
+                                           **paths}, source="settings")
 
     def _plan_inputs(self, private: Data | None, public: Data | None, test: PathLike | None,
                      full: PathLike | None) -> tuple[RunConfig, InputPlan]:

@@ -160,6 +160,7 @@ class InputPlan:
         writers: One function per file or folder to write, given the run folder's path.
         where: A written file → (argument, {reader's place suffix ("row 3", "line 2") → the user's index}).
         form: The input's shape convention, written as ``form.json`` (None: the private data was a path).
+        columns: Each in-memory table's columns, by argument (so private and public are compared in memory).
     """
 
     run_path: Path
@@ -167,6 +168,7 @@ class InputPlan:
     writers: list[Callable[[], None]] = field(default_factory=list)
     where: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
     form: dict[str, Any] | None = None
+    columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def write(self) -> None:
         """Write every input (atomically, each file or folder complete or absent) and ``form.json``."""
@@ -209,6 +211,8 @@ def plan_inputs(data: DataConfig, run_path: Path, private: object, public: objec
     for argument, value in (("private", private), ("public", public)):
         if is_in_memory(value):
             problems += planner(plan, data, argument, value)
+    if not problems and len(plan.columns) == 2:
+        problems = _check_same_columns(plan.columns["private"], plan.columns["public"], data.label_column)
     raise_if_problems(problems)
     return plan
 
@@ -238,10 +242,24 @@ def _plan_table(plan: InputPlan, data: DataConfig, argument: str, value: object)
     plan.settings[f"data.{argument}"] = str(target)
     plan.writers.append(lambda: _write_file(target, text.encode("utf-8")))
     plan.where[str(target)] = (argument, places)
+    plan.columns[argument] = records.columns
     if labelled:
         plan.form = {"modality": "tabular", "kind": "frame", "columns": list(records.columns),
                      "dtypes": records.dtypes}
     return []
+
+
+def _check_same_columns(private: Sequence[str], public: Sequence[str], label: str) -> list[DataProblem]:
+    """A problem when two in-memory tables differ in their feature columns (order aside). Checked here because the
+    reader, comparing the written copies, could only name the copy inside ``secure/input/``."""
+    missing = [name for name in private if name != label and name not in public]
+    extra = [name for name in public if name not in private]
+    if not (missing or extra):
+        return []
+    said = [f"lacks column(s) {', '.join(map(repr, missing))} that private has" if missing else "",
+            f"has column(s) {', '.join(map(repr, extra))} that private lacks" if extra else ""]
+    return [DataProblem("public", f"{' and '.join(part for part in said if part)}; the public table needs the "
+                                  f"private table's columns, in any order (the label column {label!r} aside)")]
 
 
 def _cell(value: Any) -> str:
@@ -314,8 +332,9 @@ def _plan_images(plan: InputPlan, data: DataConfig, argument: str, value: object
     if not isinstance(images, np.ndarray):
         raise TypeError(f"{argument}: X must be a numpy array of images (N×H×W or N×H×W×C); got "
                         f"{type(images).__name__}")
-    x_name = "X" if labelled else "public"
-    problems = _check_image_array(images, argument, x_name)
+    # The array's place in messages: private's X, or the public argument itself ("public[4]", not
+    # "public: public[4]").
+    problems = _check_image_array(images, f"{argument}: X" if labelled else argument)
     if labelled:
         if data.classes is None:
             raise ValueError("in-memory images need their classes declared, in label order: "
@@ -338,12 +357,13 @@ def _plan_images(plan: InputPlan, data: DataConfig, argument: str, value: object
     return []
 
 
-def _check_image_array(images: np.ndarray, argument: str, x_name: str) -> list[DataProblem]:
-    """The shape and value range of an image array, each problem naming the first image at fault."""
+def _check_image_array(images: np.ndarray, place: str) -> list[DataProblem]:
+    """The shape, dtype and value range of an image array, each problem naming the array (``place``: "private: X",
+    "public") or, for a value out of range, its first image at fault (``private: X[5]``)."""
     shape_ok = images.ndim == 3 or (images.ndim == 4 and images.shape[3] in (1, 3))
     if not shape_ok or len(images) == 0:
-        return [DataProblem(f"{argument}: {x_name}", f"has shape {images.shape}; images must be N×H×W (grey) or "
-                                                     "N×H×W×C with C 1 or 3, N at least 1")]
+        return [DataProblem(place, f"has shape {images.shape}; images must be N×H×W (grey) or N×H×W×C with C 1 or "
+                                   "3, N at least 1")]
     if images.dtype == np.uint8:
         return []
     if np.issubdtype(images.dtype, np.floating):
@@ -353,13 +373,12 @@ def _check_image_array(images: np.ndarray, argument: str, x_name: str) -> list[D
         bad = (images < 0) | (images > 255)
         what = "whole-number pixels must lie in 0..255 (uint8)"
     else:
-        return [DataProblem(f"{argument}: {x_name}", f"has dtype {images.dtype}; images must be uint8, or float in "
-                                                     "[0, 1]")]
+        return [DataProblem(place, f"has dtype {images.dtype}; images must be uint8, or float in [0, 1]")]
     if not bad.any():
         return []
     first = int(np.flatnonzero(bad.reshape(len(images), -1).any(axis=1))[0])
     value = images[first][bad[first]].flat[0]
-    return [DataProblem(f"{argument}: {x_name}[{first}]", f"holds {_plain(value)!r} (dtype {images.dtype}); {what}")]
+    return [DataProblem(f"{place}[{first}]", f"holds {_plain(value)!r} (dtype {images.dtype}); {what}")]
 
 
 def _check_image_labels(labels: object, n: int, argument: str, classes: Sequence[ClassLabel]) -> list[DataProblem]:
