@@ -55,3 +55,9 @@ test: $(STAMP) $(FMNIST)
 
 clean-demo:
 	rm -rf data/demo runs/demo
+
+# Full-page screenshots of the image, table and text reports at 1300 px wide: docs/screenshots/report-*.png. Small runs
+# under runs/shot-* are made when missing (about 7 minutes from nothing here) and evaluated anew; needs `chromium`.
+.PHONY: screenshots
+screenshots: $(STAMP) $(FMNIST)
+	$(PY) bench/screenshots.py

@@ -25,9 +25,9 @@ HELPERS = ("pipeline_run", "results_file", "smoke", "source_labels")
 RESULTS = {"compare": "compare.json", "compare_text": "compare-text.json", "decoder": "decoder.json",
            "encoder": "encoder.json", "faults": "faults.json", "label_limits": "label-limits.json",
            "labels": "labels.json", "release_attack": "release_attack.json", "scale": "scale.json",
-           "search": "search.json", "shipped_files": None, "tabular_peers": "tabular_peers.json",
-           "text_style": "text-style.json", "text_variation": "text_variation.json",
-           "verdict": "verdict.json"}
+           "screenshots": "screenshots.json", "search": "search.json", "shipped_files": None,
+           "tabular_peers": "tabular_peers.json", "text_style": "text-style.json",
+           "text_variation": "text_variation.json", "verdict": "verdict.json"}
 BENCHES = tuple(RESULTS)
 #: Benches that read finished run folders and have no default one.
 NEEDS_RUN_FOLDERS = ("label_limits", "labels", "release_attack", "shipped_files", "verdict")
@@ -38,8 +38,8 @@ AFTER = {"text_variation": "compare_text", "text_style": "compare_text",
                                                "release_attack", "scale", "search", "verdict")}}
 #: The order the smokes start in: those others wait for first, then the longest (about 40 s to 1 s here), so that
 #: neither core idles at the end.
-ORDER = ("shipped_files", "faults", "compare_text", "text_variation", "text_style", "compare", "scale", "tabular_peers",
-         "search", "decoder", "label_limits", "encoder", "verdict", "labels", "release_attack")
+ORDER = ("shipped_files", "screenshots", "faults", "compare_text", "text_variation", "text_style", "compare", "scale",
+         "tabular_peers", "search", "decoder", "label_limits", "encoder", "verdict", "labels", "release_attack")
 SMOKE_TIMEOUT = 600
 
 

@@ -295,7 +295,7 @@ class RunEvaluation:
                 "copies": copies,
             },
             "per_class": self.per_class(),
-            "ledger": ledger_json(ledger),
+            "ledger": ledger_json(ledger, self.inputs.folder),
             "audit": audit_json(self.inputs.folder),
             "search": {"generations": len(self.inputs.generations),
                        "best_fitness": (max(r["engine"]["best_so_far"] for r in self.inputs.generations)

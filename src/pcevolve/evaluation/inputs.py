@@ -209,11 +209,29 @@ def _rounded_bounds(value: Any) -> Any:
     return round(value, 2) if isinstance(value, float) and math.isfinite(value) else value
 
 
-def ledger_json(ledger: BudgetLedger) -> dict[str, Any]:
-    """A run's ledger as every evaluation report shows it: totals, per-stage caps and spending, every event."""
+def ledger_json(ledger: BudgetLedger, folder: Path) -> dict[str, Any]:
+    """A run's ledger as every evaluation report shows it: totals, per-stage caps and spending, every event, and for a
+    run a sweep made, the sweep's ε (:func:`sweep_json`)."""
     return {"total_epsilon": ledger.spent(), "cap": ledger.total_epsilon, "delta": ledger.delta, "dp": ledger.is_dp,
             "stages": {stage: {"cap": cap, "epsilon": ledger.spent(stage)} for stage, cap in ledger.stages.items()},
-            "events": [entry.to_json() for entry in ledger.history]}
+            "events": [entry.to_json() for entry in ledger.history], "sweep": sweep_json(folder)}
+
+
+def sweep_json(folder: Path) -> dict[str, Any] | None:
+    """For a run ``pcevolve sweep`` made: its sweep (by name), the ε a set chosen among the sweep's runs carries (its
+    spent total once every run finished, its cap before; None when the sweep's folder is not beside the run) and
+    whether every run finished. None for any other run."""
+    from pcevolve.pipeline.sweep_member import SweepMemberError, membership, sweep_guarantee
+
+    member = membership(folder)
+    if member is None:
+        return None
+    try:
+        swept = sweep_guarantee(folder)
+    except SweepMemberError:
+        return {"name": str(member.get("sweep")), "epsilon": None, "finished": None}
+    assert swept is not None
+    return {"name": swept.sweep.name, "epsilon": swept.epsilon, "finished": swept.finished}
 
 
 def _source_root(dataset: LabeledDataset) -> str:

@@ -68,6 +68,8 @@ class TableRunEvaluation(JudgedRun):
         dp_counts: The run's noisy (DP) per-class counts (``release.npz``), or None.
         judgement: The judges' results.
         seconds: Time of each step.
+        public: The public rows themselves (None without them): the report shows synthetic rows beside their
+            nearest public rows.
     """
 
     folder: Path
@@ -82,6 +84,7 @@ class TableRunEvaluation(JudgedRun):
     dp_counts: np.ndarray | None
     judgement: TableJudgement
     seconds: dict[str, float] = field(default_factory=dict)
+    public: np.ndarray | None = field(default=None, repr=False)
 
     def paths(self) -> dict[str, str | None]:
         """Where the run and every table were read from, in full (for ``secure/`` only)."""
@@ -105,7 +108,7 @@ class TableRunEvaluation(JudgedRun):
                                 else {"path": name["public"], "rows": self.public_rows})},
             "judgement": self.judgement.to_json(),
             "caveat": PRIVATE_FIGURES_CAVEAT,
-            "ledger": ledger_json(ledger),
+            "ledger": ledger_json(ledger, self.folder),
             "audit": audit_json(self.folder),
         }
 
@@ -169,4 +172,4 @@ def evaluate_table_run(run_dir: str | os.PathLike[str], test_csv: str | os.PathL
     return TableRunEvaluation(folder=folder, config=config, schema=schema, synthetic=synthetic, private=private,
                               test=test, test_path=str(test_path), public_rows=None if public is None else len(public),
                               ledger=ledger, dp_counts=read_dp_counts(folder), judgement=judgement,
-                              seconds={"read": read_seconds, "total": time.perf_counter() - started})
+                              seconds={"read": read_seconds, "total": time.perf_counter() - started}, public=public)

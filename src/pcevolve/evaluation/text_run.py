@@ -75,6 +75,8 @@ class TextRunEvaluation(JudgedRun):
         dp_counts: The run's noisy (DP) per-class counts (``release.npz``), or None.
         judgement: The judges' results.
         seconds: Time of each step.
+        public: The public texts themselves (None without them): the report shows synthetic texts beside their
+            nearest public texts.
     """
 
     folder: Path
@@ -88,6 +90,7 @@ class TextRunEvaluation(JudgedRun):
     dp_counts: np.ndarray | None
     judgement: TextJudgement
     seconds: dict[str, float] = field(default_factory=dict)
+    public: np.ndarray | None = field(default=None, repr=False)
 
     def paths(self) -> dict[str, str | None]:
         """Where the run and every text file were read from, in full (for ``secure/`` only)."""
@@ -112,7 +115,7 @@ class TextRunEvaluation(JudgedRun):
                                                                        "texts": self.public_texts}},
             "judgement": self.judgement.to_json(),
             "caveat": PRIVATE_FIGURES_CAVEAT,
-            "ledger": ledger_json(ledger),
+            "ledger": ledger_json(ledger, self.folder),
             "audit": audit_json(self.folder),
         }
 
@@ -177,4 +180,5 @@ def evaluate_text_run(run_dir: str | os.PathLike[str], test_path: str | os.PathL
     return TextRunEvaluation(folder=folder, config=config, synthetic=synthetic, private=private, test=test,
                              test_path=str(test_file), public_texts=None if public is None else len(public),
                              ledger=ledger, dp_counts=read_dp_counts(folder), judgement=judgement,
-                             seconds={"read": read_seconds, "total": time.perf_counter() - started})
+                             seconds={"read": read_seconds, "total": time.perf_counter() - started},
+                             public=public)

@@ -10,7 +10,9 @@ Modules (one concept each):
   any private text or near duplicate of one (texts);
 * ``write`` — check, render, write atomically;
 * ``table`` — a tabular run's evaluation → its document, and its writer;
-* ``text`` — a text run's evaluation → its document, and its writer.
+* ``text`` — a text run's evaluation → its document, and its writer;
+* ``per_class``, ``marginals``, ``neighbours`` — what the table and text reports share: the per-class section, the
+  distributions they draw (columns, text lengths), and synthetic samples beside their nearest public ones.
 """
 
 from pcevolve.report.build import build_document
@@ -18,10 +20,12 @@ from pcevolve.report.document import (
     Document,
     Paragraph,
     Plot,
+    RowPairs,
     RowPreview,
     SampleGrid,
     Section,
     Table,
+    TextPairs,
     TextPreview,
 )
 from pcevolve.report.render import render_html, render_markdown
@@ -40,10 +44,12 @@ __all__ = [
     "Paragraph",
     "Plot",
     "PrivateSampleInReport",
+    "RowPairs",
     "RowPreview",
     "SampleGrid",
     "Section",
     "Table",
+    "TextPairs",
     "TextPreview",
     "build_document",
     "build_table_document",

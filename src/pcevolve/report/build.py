@@ -83,7 +83,7 @@ def build_document(evaluation: RunEvaluation, *, grid_per_class: int = GRID_PER_
         _copies(evaluation, data),
         ledger_section(data),
         audit_section(data),
-        _fitness(evaluation),
+        fitness_section(evaluation.inputs.generations),
         _samples(evaluation, grid_per_class),
         _settings(data),
     ]
@@ -138,6 +138,8 @@ def _headline(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
                   tone="note"),
         Paragraph(data["privacy"]["caveat"], tone="note"),
     ]
+    if (note := sweep_note(data)) is not None:
+        blocks.insert(1, note)
     fired = [h for h in data["hints"] if h["fired"]]
     if fired:
         blocks.append(Paragraph(f"{len(fired)} troubleshooting rule(s) fired: "
@@ -324,6 +326,18 @@ def _copies(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     return Section("Copy check", tuple(blocks), anchor="copies")
 
 
+def sweep_note(data: dict[str, Any]) -> Paragraph | None:
+    """For a run a sweep made: the ε a set chosen among the sweep's runs carries (``data["ledger"]["sweep"]``)."""
+    sweep = data["ledger"].get("sweep")
+    if sweep is None:
+        return None
+    carried = ("recorded in the sweep's ledger beside this run" if sweep["epsilon"] is None
+               else f"ε = {sweep['epsilon']:.3f}" + ("" if sweep["finished"] else ", its cap while runs are left"))
+    return Paragraph(f"This run is one of the sweep {sweep['name']}: several runs on the same private data, which "
+                     f"spend together. A set chosen after comparing them carries the sweep's total ({carried}), not "
+                     "this run's own ε.", tone="warning")
+
+
 def ledger_section(data: dict[str, Any]) -> Section:
     """The privacy ledger: ε per stage and every release paid for (``data["ledger"]`` as the evaluation JSON has it)."""
     ledger = data["ledger"]
@@ -334,9 +348,11 @@ def ledger_section(data: dict[str, Any]) -> Section:
                   e["description"], num(e["stage_epsilon"]), num(e["total_epsilon"])) for e in events)
     stages = Table(("stage", "cap", "ε spent"),
                    tuple((name, num(s["cap"]), num(s["epsilon"])) for name, s in ledger["stages"].items()))
+    note = sweep_note(data)
     return Section("Privacy ledger", (
         Paragraph(f"Total ε = {ledger['total_epsilon']:.4f} of {ledger['cap']:g} at δ = {ledger['delta']:g} "
                   "(the accountant's composition of every event, not a sum)."),
+        *(() if note is None else (note,)),
         stages,
         Plot("ledger", figures.ledger_bars(ledger["stages"], events, total_cap=ledger["cap"]),
              "ε per stage and the running total."),
@@ -345,8 +361,8 @@ def ledger_section(data: dict[str, Any]) -> Section:
     ), anchor="ledger")
 
 
-def _fitness(evaluation: RunEvaluation) -> Section:
-    records = evaluation.inputs.generations
+def fitness_section(records: list[dict[str, Any]]) -> Section:
+    """The search's DP fitness per generation (the run's generation records: computed on DP releases only)."""
     if not records:
         return Section("Search: fitness curves", (Paragraph("The run recorded no generation."),), anchor="fitness")
     return Section("Search: fitness curves", (

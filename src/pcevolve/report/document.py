@@ -10,7 +10,10 @@ Two kinds of image may enter a report, and they are kept apart on purpose:
 
 A plot must never be made from samples; a sample enters a report only through a grid. Likewise a table row
 (tabular data) enters only through a :class:`RowPreview`, which keeps the raw row for the same check, and a text
-only through a :class:`TextPreview`, which keeps the full text next to what is shown of it.
+only through a :class:`TextPreview`, which keeps the full text next to what is shown of it. :class:`RowPairs` and
+:class:`TextPairs` (a synthetic sample beside its nearest public one) hold two such previews, and
+:meth:`Document.previews` and :meth:`Document.text_previews` hand out both, so the checks see every row and text
+either shows.
 """
 
 from __future__ import annotations
@@ -87,8 +90,13 @@ class RowPreview:
     values: np.ndarray = field(repr=False)
     sources: tuple[str, ...] = ()
     caption: str = ""
+    #: The column holding each row's class, if any: a preview too wide for the page is shown turned (one column
+    #: per row), headed by it.
+    label_column: str | None = None
 
     def __post_init__(self) -> None:
+        if self.label_column is not None and self.label_column not in self.columns:
+            raise ValueError(f"label column {self.label_column!r} is not one of the columns {self.columns}")
         values = np.asarray(self.values)
         if values.ndim != 2 or len(values) != len(self.cells):
             raise ValueError("a row preview holds (N, F) values, one row of cells per row of values")
@@ -121,7 +129,44 @@ class TextPreview:
                              f"texts, {len(self.shown)} shown, {len(self.labels)} labels")
 
 
-Block = Paragraph | Table | Plot | SampleGrid | RowPreview | TextPreview
+@dataclass(frozen=True)
+class RowPairs:
+    """Synthetic rows, each beside its nearest public row: pair i is ``synthetic.cells[i]`` and
+    ``neighbours.cells[i]`` (same columns; a neighbour has no label, so its label cell is a dash), and ``notes[i]``
+    says how close the two are. Both previews keep their raw rows for the no-private-row check."""
+
+    name: str
+    synthetic: RowPreview
+    neighbours: RowPreview
+    notes: tuple[str, ...]
+    caption: str = ""
+
+    def __post_init__(self) -> None:
+        if not len(self.synthetic.cells) == len(self.neighbours.cells) == len(self.notes):
+            raise ValueError("row pairs need one neighbour and one note per synthetic row")
+        if self.synthetic.columns != self.neighbours.columns:
+            raise ValueError("a row and its neighbour are shown in the same columns")
+
+
+@dataclass(frozen=True)
+class TextPairs:
+    """Synthetic texts, each beside its nearest public text: pair i is ``synthetic.shown[i]`` (class
+    ``synthetic.labels[i]``) and ``neighbours.shown[i]``; ``notes[i]`` says how close the two are. Both previews keep
+    their whole texts for the no-private-text check."""
+
+    name: str
+    synthetic: TextPreview
+    neighbours: TextPreview
+    notes: tuple[str, ...]
+    columns: tuple[str, str, str, str] = ("class", "synthetic text", "nearest public text", "similarity")
+    caption: str = ""
+
+    def __post_init__(self) -> None:
+        if not len(self.synthetic.texts) == len(self.neighbours.texts) == len(self.notes):
+            raise ValueError("text pairs need one neighbour and one note per synthetic text")
+
+
+Block = Paragraph | Table | Plot | SampleGrid | RowPreview | TextPreview | RowPairs | TextPairs
 
 
 @dataclass(frozen=True)
@@ -147,7 +192,21 @@ class Document:
         return [block for block in self.blocks() if isinstance(block, Plot)]
 
     def previews(self) -> list[RowPreview]:
-        return [block for block in self.blocks() if isinstance(block, RowPreview)]
+        """Every row preview, those inside :class:`RowPairs` included (each row the report shows is in one)."""
+        found: list[RowPreview] = []
+        for block in self.blocks():
+            if isinstance(block, RowPreview):
+                found.append(block)
+            elif isinstance(block, RowPairs):
+                found += [block.synthetic, block.neighbours]
+        return found
 
     def text_previews(self) -> list[TextPreview]:
-        return [block for block in self.blocks() if isinstance(block, TextPreview)]
+        """Every text preview, those inside :class:`TextPairs` included (each text the report shows is in one)."""
+        found: list[TextPreview] = []
+        for block in self.blocks():
+            if isinstance(block, TextPreview):
+                found.append(block)
+            elif isinstance(block, TextPairs):
+                found += [block.synthetic, block.neighbours]
+        return found

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from pcevolve.evaluation.attacks import FPR_LEVELS, MembershipAttack
+from pcevolve.evaluation.attacks import FPR_LEVELS, AttackResult, MembershipAttack
 from pcevolve.evaluation.shipped import shared_rate
 from pcevolve.pipeline.plots import figure_png, new_figure
 from pcevolve.report.document import SampleGrid
@@ -42,32 +43,50 @@ def roc_curves(attacks: Mapping[str, Mapping[str, MembershipAttack]], *, epsilon
     figure = new_figure(figsize=(5.2 * len(spaces), 8.4))
     figure.set_layout_engine("constrained")
     axes = figure.subplots(2, len(spaces), squeeze=False)
+    for column, space in enumerate(spaces):
+        results = {name: attack.overall for name, attack in attacks[space].items()}
+        for row, log in enumerate((False, True)):
+            _roc_axes(axes[row][column], results, log=log, epsilon=epsilon, delta=delta,
+                      title=f"{space} space" + (" — low FPR" if log else ""))
+    return figure_png(figure)
+
+
+def attack_roc(results: Mapping[str, AttackResult], *, epsilon: float, delta: float, title: str = "") -> bytes:
+    """The ROC of one attack space as :func:`roc_curves` draws it, linear and log FPR side by side (for a report
+    with a single attack space: tables, texts)."""
+    figure = new_figure(figsize=(10.4, 4.2))
+    figure.set_layout_engine("constrained")
+    left, right = figure.subplots(1, 2)
+    _roc_axes(left, results, log=False, epsilon=epsilon, delta=delta, title=title)
+    _roc_axes(right, results, log=True, epsilon=epsilon, delta=delta,
+              title=(title + " — " if title else "") + "low FPR")
+    return figure_png(figure)
+
+
+def _roc_axes(ax: Any, results: Mapping[str, AttackResult], *, log: bool, epsilon: float, delta: float,
+              title: str) -> None:
+    """One ROC panel: each result at :data:`ROC_GRID` (:func:`shared_roc`), the ε-DP bound, chance."""
     grid = np.logspace(-3.5, 0, 200)
     bound = np.minimum(1.0, math.exp(epsilon) * grid + delta)
-    for column, space in enumerate(spaces):
-        for row, log in enumerate((False, True)):
-            ax = axes[row][column]
-            for colour, (name, result) in zip(_COLOURS, attacks[space].items()):
-                overall = result.overall
-                shown = ROC_GRID > 0 if log else ROC_GRID >= 0
-                ax.plot(ROC_GRID[shown], shared_roc(overall.fpr, overall.tpr)[shown], marker=".", color=colour,
-                        label=f"{name} (AUC {shared_rate(overall.auc.value):.2f})")
-            ax.plot(grid, grid, ":", color="grey", label="chance")
-            ax.plot(grid, bound, "--", color="black", lw=0.8, label=f"ε-DP bound (ε={epsilon:.2f})")
-            if log:
-                ax.set_xscale("log")
-                ax.set_xlim(1e-3, 1)
-                for level in FPR_LEVELS:
-                    ax.axvline(level, color="grey", lw=0.5, alpha=0.5)
-            else:
-                ax.set_xlim(0, 1)
-            ax.set_ylim(0, 1.01)
-            ax.set_xlabel("false positive rate" + (" (log)" if log else ""))
-            ax.set_ylabel("true positive rate")
-            ax.set_title(f"{space} space" + (" — low FPR" if log else ""), fontsize=10)
-            ax.grid(alpha=0.3)
-            ax.legend(loc="lower right", fontsize=7)
-    return figure_png(figure)
+    for colour, (name, result) in zip(_COLOURS, results.items()):
+        shown = ROC_GRID > 0 if log else ROC_GRID >= 0
+        ax.plot(ROC_GRID[shown], shared_roc(result.fpr, result.tpr)[shown], marker=".", color=colour,
+                label=f"{name} (AUC {shared_rate(result.auc.value):.2f})")
+    ax.plot(grid, grid, ":", color="grey", label="chance")
+    ax.plot(grid, bound, "--", color="black", lw=0.8, label=f"ε-DP bound (ε={epsilon:.2f})")
+    if log:
+        ax.set_xscale("log")
+        ax.set_xlim(1e-3, 1)
+        for level in FPR_LEVELS:
+            ax.axvline(level, color="grey", lw=0.5, alpha=0.5)
+    else:
+        ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.01)
+    ax.set_xlabel("false positive rate" + (" (log)" if log else ""))
+    ax.set_ylabel("true positive rate")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=7)
 
 
 def ledger_bars(stages: Mapping[str, Mapping[str, float]], events: Sequence[Mapping[str, Any]], *,
@@ -97,8 +116,10 @@ def ledger_bars(stages: Mapping[str, Mapping[str, float]], events: Sequence[Mapp
     return figure_png(figure)
 
 
-def per_class_accuracy(class_names: Sequence[str], lines: Mapping[str, Sequence[float]], *, worst: int | None) -> bytes:
-    """Grouped bars: each line's per-class CNN accuracy; the worst class's label in red."""
+def per_class_accuracy(class_names: Sequence[str], lines: Mapping[str, Sequence[float | None]], *, worst: int | None,
+                       ylabel: str = "test accuracy (CNN)") -> bytes:
+    """Grouped bars: each line's per-class score (CNN accuracy unless ``ylabel`` says otherwise; None: no bar); the
+    worst class's label in red."""
     figure = new_figure(figsize=(max(6.0, 1.3 * len(class_names) + 2), 3.6))
     ax = figure.subplots()
     x = np.arange(len(class_names))
@@ -111,8 +132,11 @@ def per_class_accuracy(class_names: Sequence[str], lines: Mapping[str, Sequence[
         ax.get_xticklabels()[worst].set_color(_WORST)
         ax.get_xticklabels()[worst].set_fontweight("bold")
     ax.set_ylim(0, 1)
-    ax.set_ylabel("test accuracy (CNN)")
-    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    ax.set_ylabel(ylabel)
+    if len(lines) > 3:  # long labels: under the plot, where they hide no bar
+        ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.22))
+    else:
+        ax.legend(fontsize=7, ncol=2, loc="lower right")
     ax.grid(axis="y", alpha=0.3)
     return figure_png(figure)
 
@@ -180,3 +204,57 @@ def tvd_bars(columns: Sequence[str], tvd: Sequence[float], reference: Sequence[f
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(axis="x", alpha=0.3)
     return figure_png(figure)
+
+
+@dataclass(frozen=True)
+class Marginal:
+    """One variable's distribution in the real test set and in the synthetic set, for :func:`marginals`.
+
+    ``test`` and ``synthetic`` are the shares of each set in each cell (each sums to 1). With ``edges`` (one more
+    than the cells) the cells are intervals of a number, drawn as histograms; without, they are the values named by
+    ``cells``, drawn as bars side by side.
+    """
+
+    title: str
+    cells: tuple[str, ...]
+    test: np.ndarray
+    synthetic: np.ndarray
+    edges: np.ndarray | None = None
+    xlabel: str = ""
+
+
+def marginals(panels: Sequence[Marginal], *, columns: int = 3) -> bytes:
+    """Small multiples: each panel the test set's distribution (grey) against the synthetic set's (blue)."""
+    rows = max(1, math.ceil(len(panels) / columns))
+    figure = new_figure(figsize=(3.8 * columns, 2.9 * rows))
+    figure.set_layout_engine("constrained")
+    axes = figure.subplots(rows, columns, squeeze=False)
+    for i, ax in enumerate(axes.flat):
+        if i >= len(panels):
+            ax.set_axis_off()
+            continue
+        panel = panels[i]
+        if panel.edges is not None:
+            widths = np.diff(panel.edges)
+            ax.bar(panel.edges[:-1], panel.test / widths, widths, align="edge", color="#bbbbbb", label="real test")
+            ax.stairs(panel.synthetic / widths, panel.edges, color=_COLOURS[0], lw=1.6, label="synthetic")
+            ax.set_ylabel("density", fontsize=8)
+            ax.set_xlabel(panel.xlabel, fontsize=8)
+        else:
+            x = np.arange(len(panel.cells))
+            ax.bar(x - 0.2, panel.test, 0.4, color="#bbbbbb", label="real test")
+            ax.bar(x + 0.2, panel.synthetic, 0.4, color=_COLOURS[0], label="synthetic")
+            ax.set_xticks(x, [_short(c) for c in panel.cells], rotation=45 if len(x) > 4 else 0,
+                          ha="right" if len(x) > 4 else "center", fontsize=7)
+            ax.set_ylabel("share of rows", fontsize=8)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.set_title(panel.title, fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+        if i == 0:
+            ax.legend(fontsize=7)
+    return figure_png(figure)
+
+
+def _short(label: str, most: int = 12) -> str:
+    return label if len(label) <= most else label[: most - 1] + "…"

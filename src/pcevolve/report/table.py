@@ -1,10 +1,15 @@
-"""A tabular run's evaluation → its report (``RUN/report/``): headline, utility, fidelity, privacy, a preview of
-synthetic rows, the ledger, the settings; and the writer, :func:`write_table_report`.
+"""A tabular run's evaluation → its report (``RUN/report/``): headline, per class, utility, fidelity (with the
+distributions of the farthest columns), privacy (with the attack's ROC curve), a preview of synthetic rows, synthetic
+rows beside their nearest public rows, the ledger, the audit, the search's fitness, the settings; and the writer,
+:func:`write_table_report`.
 
 Every number comes from :meth:`~pcevolve.evaluation.table_run.TableRunEvaluation.to_json` (the shareable figures),
 so the report shows nothing that ``evaluation.json`` does not hold, and a figure computed on the private rows no finer
-than it ships there (rates as whole percents, AUCs with two decimals); files are named by their names only. The
-previewed rows are synthetic rows, and the writer refuses the report if one of them equals a private row.
+than it ships there (rates as whole percents, AUCs with two decimals); files are named by their names only. Two
+figures are drawn from the evaluation's samples instead, as the image report draws its own: the column histograms
+(synthetic and test rows only) and the attack's ROC curve, at fixed false-positive rates with rounded rates
+(:func:`~pcevolve.report.figures.shared_roc`), so that its steps do not show the member count. The previewed rows are
+synthetic and public rows, and the writer refuses the report if one of them equals a private row.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pcevolve.evaluation.tabular import LINES, MODELS, TVD_BINS, exact_copies
 from pcevolve.io import atomic_write_json
 from pcevolve.report import figures
 from pcevolve.report.audit import audit_section
-from pcevolve.report.build import ledger_section, num, pct, shared_pct
+from pcevolve.report.build import fitness_section, ledger_section, num, pct, shared_pct, sweep_note
 from pcevolve.report.document import (
     Document,
     Paragraph,
@@ -30,22 +35,30 @@ from pcevolve.report.document import (
     Section,
     Table,
 )
+from pcevolve.report.marginals import column_marginals, farthest_columns
+from pcevolve.report.neighbours import row_pairs, spread
+from pcevolve.report.per_class import per_class_section
 from pcevolve.report.wording import attack_warning
 from pcevolve.report.write import write_document
 from pcevolve.run_folder import RunFolder
+from pcevolve.search.runner import generation_records
 
 #: Synthetic rows per class in the preview.
 PREVIEW_PER_CLASS = 5
 _DASH = "—"
-_MARK = "▶ "
 
 
 def build_table_document(evaluation: TableRunEvaluation, *, preview_per_class: int = PREVIEW_PER_CLASS) -> Document:
     """The report of one tabular evaluation (no file is written here)."""
     data = evaluation.to_json()
-    sections = (_headline(evaluation, data), _utility(data), _fidelity(data), _privacy(data),
-                _preview(evaluation, preview_per_class), ledger_section(data), audit_section(data),
-                _settings(data))
+    # Rows equal to a private row are left out of every preview: the safety check would refuse the whole report.
+    allowed = np.ones(len(evaluation.synthetic), dtype=bool)
+    allowed[exact_copies(evaluation.synthetic.samples, evaluation.private.samples)] = False
+    sections = (_headline(evaluation, data), per_class_section(data, MODELS, unit="rows"), _utility(data),
+                _fidelity(evaluation, data), _privacy(evaluation, data),
+                _preview(evaluation, allowed, preview_per_class), _pairs(evaluation, allowed), ledger_section(data),
+                audit_section(data), fitness_section(generation_records(RunFolder(evaluation.folder).records(
+                    "generation"))), _settings(data))
     judged = data["data"]["test"]
     return Document(title=f"pcevolve evaluation — table run {evaluation.config.name}", sections=sections,
                     subtitle=f"{path_name(evaluation.folder)} · synthetic table judged on {sum(judged['per_class'])} "
@@ -96,6 +109,8 @@ def _headline(evaluation: TableRunEvaluation, data: dict[str, Any]) -> Section:
     delivered = ", ".join(f"{name}: {count}" for name, count in per_class.items())
     blocks: list[Any] = [Paragraph(f"Synthetic table: {sum(per_class.values())} rows in {len(names)} classes "
                                    f"({delivered}), {claim}.", tone="text" if data["dp"] else "warning")]
+    if (note := sweep_note(data)) is not None:
+        blocks.append(note)
     trees_syn, trees_real = _result(data, "synthetic", "gbdt"), _result(data, "real", "gbdt")
     logit_syn, logit_real = _result(data, "synthetic", "logistic"), _result(data, "real", "logistic")
     fidelity, privacy = judgement["fidelity"], judgement["privacy"]
@@ -142,7 +157,6 @@ def _headline(evaluation: TableRunEvaluation, data: dict[str, Any]) -> Section:
 
 def _utility(data: dict[str, Any]) -> Section:
     judgement = data["judgement"]
-    names, minority = judgement["class_names"], judgement["minority_class"]
     private_size = sum(data["data"]["private"]["per_class_dp_estimate"] or [])
     rows = []
     for result in judgement["utility"]:
@@ -154,24 +168,8 @@ def _utility(data: dict[str, Any]) -> Section:
                   highlight=tuple(i for i, r in enumerate(judgement["utility"]) if r["line"] == "synthetic"),
                   caption="Every model on every training set, tested on the same real test rows. Rows trained on "
                           "the synthetic set are highlighted.")
-    columns = ["class", "test rows", "synthetic rows"]
-    for model, label in MODELS.items():
-        columns += [f"{label}: precision", f"{label}: recall", f"{label}: F1", f"{label}: F1 (real reference)"]
-    per_class = []
-    for name in names:
-        cells = [(_MARK if name == minority else "") + name, str(judgement["test_per_class"][name]),
-                 str(judgement["synthetic_per_class"][name])]
-        for model in MODELS:
-            ours, real = _result(data, "synthetic", model), _result(data, "real", model)
-            scores = ours["per_class"][name] if ours and "per_class" in ours else None
-            cells += [_DASH if scores is None else pct(scores[key]) for key in ("precision", "recall", "f1")]
-            cells.append(shared_pct(real["per_class"][name]["f1"]) if real and "per_class" in real else _DASH)
-        per_class.append(tuple(cells))
-    table = Table(tuple(columns), tuple(per_class), highlight=(names.index(minority),),
-                  caption=f"Per class, models trained on the synthetic rows unless marked; ▶ {minority}: the smallest "
-                          "class of the test set, where a synthetic set most often falls short.")
     return Section("Utility", (
-        lines, table, Paragraph(_auc_meaning(judgement), tone="note"),
+        lines, Paragraph(_auc_meaning(judgement), tone="note"),
         Paragraph("Both models are fixed in advance and never tuned on the test rows: gradient-boosted trees "
                   "(scikit-learn's HistGradientBoostingClassifier with its default settings) and logistic regression "
                   "(L2 penalty, C = 1). Categorical columns are one-hot encoded; numeric columns are standardised "
@@ -181,7 +179,7 @@ def _utility(data: dict[str, Any]) -> Section:
     ), anchor="utility")
 
 
-def _fidelity(data: dict[str, Any]) -> Section:
+def _fidelity(evaluation: TableRunEvaluation, data: dict[str, Any]) -> Section:
     fidelity = data["judgement"]["fidelity"]
     columns = fidelity["columns"]
     worst = max(range(len(columns)), key=lambda i: columns[i]["tvd"]) if columns else None
@@ -211,6 +209,7 @@ def _fidelity(data: dict[str, Any]) -> Section:
         Plot("column_tvd", figures.tvd_bars([c["column"] for c in columns], [c["tvd"] for c in columns],
                                             [c["tvd_real_reference"] for c in columns]),
              "Total-variation distance per column; black ticks: the private rows' own distance to the test rows."),
+        _marginals(evaluation, columns),
         Paragraph(text),
         Paragraph(f"Numeric columns are cut into up to {TVD_BINS} cells at quantiles of the public table (or of the "
                   "test rows when the run has no public table); a numeric column with no more distinct values than "
@@ -218,7 +217,18 @@ def _fidelity(data: dict[str, Any]) -> Section:
     ), anchor="fidelity")
 
 
-def _privacy(data: dict[str, Any]) -> Section:
+def _marginals(evaluation: TableRunEvaluation, columns: list[dict[str, Any]]) -> Plot:
+    """Histograms of the columns farthest from the test rows: synthetic against real test rows."""
+    chosen = farthest_columns([c["tvd"] for c in columns])
+    panels = column_marginals(evaluation.schema, evaluation.test.samples, evaluation.synthetic.samples, chosen,
+                              titles=[f"{columns[j]['column']} (TVD {columns[j]['tvd']:.2f})" for j in chosen])
+    return Plot("column_distributions", figures.marginals(panels),
+                f"The {len(chosen)} columns farthest from the real test rows (largest TVD first): the share of the "
+                "test rows (grey) and of the synthetic rows (blue) in each category or value range; a numeric column "
+                "spans the test rows' range, the rarest 0.5% at each end counted in the end bins.")
+
+
+def _privacy(evaluation: TableRunEvaluation, data: dict[str, Any]) -> Section:
     privacy = data["judgement"]["privacy"]
     if privacy is None:
         return Section("Privacy", (Paragraph("No private rows were given, so no attack was run."),), anchor="privacy")
@@ -240,6 +250,12 @@ def _privacy(data: dict[str, Any]) -> Section:
                   "synthetic table should show — and 1.0 means it always can. Distances are measured with numeric "
                   "columns standardised and a changed category counting as much as one standard deviation."),
         table,
+        Plot("roc_curve", figures.attack_roc({"distance to closest record": evaluation.judgement.privacy.attack},
+                                             epsilon=evaluation.epsilon, delta=evaluation.delta,
+                                             title="membership attack"),
+             "ROC curve of the membership attack, at fixed false-positive rates with rates rounded to two decimals "
+             "(its own steps would show the member count); dashed: the most any attack can reach under the run's "
+             "(ε, δ); dotted: chance."),
         Paragraph("An exact copy compares every column (not the label). Rows equal to a test row show how often equal "
                   "rows occur by chance in this table: with few, coarse columns they are common and harmless. The "
                   "AUC is rounded to two decimals and copies are reported only as present or not, because exact "
@@ -249,27 +265,38 @@ def _privacy(data: dict[str, Any]) -> Section:
     ), anchor="privacy")
 
 
-def _preview(evaluation: TableRunEvaluation, per_class: int) -> Section:
+def _preview(evaluation: TableRunEvaluation, allowed: np.ndarray, per_class: int) -> Section:
     synthetic, schema = evaluation.synthetic, evaluation.schema
-    # Rows equal to a private row are left out: the safety check would refuse the whole report otherwise.
-    copied = np.zeros(len(synthetic), dtype=bool)
-    copied[exact_copies(synthetic.samples, evaluation.private.samples)] = True
-    chosen = []
-    for k in range(len(synthetic.class_names)):
-        rows = np.flatnonzero((synthetic.labels == k) & ~copied)
-        if rows.size:
-            chosen.append(rows[np.unique(np.linspace(0, rows.size - 1, min(per_class, rows.size)).round().astype(int))])
-    index = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
+    index = spread(synthetic.labels, len(synthetic.class_names), allowed, per_class)
     cells = tuple(tuple(column.format(value) for column, value in zip(schema.columns, synthetic.samples[i],
                                                                        strict=True))
                   + (synthetic.class_names[synthetic.labels[i]],) for i in index)
     preview = RowPreview("synthetic_rows", columns=(*schema.names, schema.label_column), cells=cells,
                          values=synthetic.samples[index], sources=tuple(synthetic.sources[i] for i in index),
-                         caption=f"Synthetic rows, up to {per_class} per class, evenly spaced through synthetic.csv.")
+                         caption=f"Synthetic rows, up to {per_class} per class, evenly spaced through synthetic.csv.",
+                         label_column=schema.label_column)
     note = ("Before the report was written every row above was compared with every private row, and the report "
             "would have been refused had one been equal to a private row. The report holds no private row."
-            + (" Synthetic rows equal to a private row were left out of this preview." if copied.any() else ""))
+            + (" Synthetic rows equal to a private row were left out of this preview." if not allowed.all() else ""))
     return Section("Synthetic rows (preview)", (preview, Paragraph(note, tone="note")), anchor="preview")
+
+
+def _pairs(evaluation: TableRunEvaluation, allowed: np.ndarray) -> Section:
+    title, anchor = "Synthetic rows beside their nearest public rows", "nearest-public"
+    if evaluation.public is None:
+        return Section(title, (Paragraph("The run has no public table to compare the synthetic rows with."),),
+                       anchor=anchor)
+    pairs, skipped = row_pairs(evaluation.schema, evaluation.synthetic, allowed, evaluation.public,
+                               evaluation.private.samples)
+    decoder = evaluation.config.decoder.name
+    blocks: list[Any] = [] if pairs is None else [pairs]
+    blocks.append(Paragraph(
+        f"How new are the synthetic rows? The run's decoder is {decoder!r}"
+        + (": it delivers public rows, chosen and labelled by the search, so each synthetic row is expected to be "
+           "a public row itself (distance 0)." if decoder == "nearest-public" else ".")
+        + " The public rows shown were checked against every private row too"
+        + ("; pairs whose public row equals a private row were left out." if skipped else "."), tone="note"))
+    return Section(title, tuple(blocks), anchor=anchor)
 
 
 def _settings(data: dict[str, Any]) -> Section:

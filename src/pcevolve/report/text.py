@@ -1,13 +1,17 @@
-"""A text run's evaluation → its report (``RUN/report/``): headline, utility, distribution, privacy, sample texts per
-class, the ledger, the settings; and the writer, :func:`write_text_report`.
+"""A text run's evaluation → its report (``RUN/report/``): headline, per class, utility, distribution (with the texts'
+lengths), privacy (with the attack's ROC curve), sample texts per class, synthetic texts beside their nearest public
+texts, the ledger, the audit, the search's fitness, the settings; and the writer, :func:`write_text_report`.
 
 Every number comes from :meth:`~pcevolve.evaluation.text_run.TextRunEvaluation.to_json` (the shareable figures), so
 the report shows nothing that ``evaluation.json`` does not hold, and a figure computed on the private texts no finer
 than it ships there (rates as whole percents, distances with three decimals); files are named by their names only.
-The sample texts are synthetic texts that are
-neither a private text nor a near duplicate of one (:func:`~pcevolve.evaluation.text.text_copies`), and the writer
-checks every one of them again (:func:`~pcevolve.report.safety.check_no_private_texts`) and refuses the report if
-one slipped through.
+Two figures
+are drawn from the evaluation's samples instead, as the image report draws its own: the texts' lengths (synthetic
+and test texts only) and the attack's ROC curve, at fixed false-positive rates with rounded rates
+(:func:`~pcevolve.report.figures.shared_roc`), so that its steps do not show the member count. The sample texts are
+synthetic (and public) texts that are neither a private text nor a near duplicate of one
+(:func:`~pcevolve.evaluation.text.text_copies`), and the writer checks every one of them again
+(:func:`~pcevolve.report.safety.check_no_private_texts`) and refuses the report if one slipped through.
 """
 
 from __future__ import annotations
@@ -32,27 +36,34 @@ from pcevolve.evaluation.text import (
 from pcevolve.evaluation.shipped import path_name
 from pcevolve.evaluation.text_run import TextRunEvaluation
 from pcevolve.io import atomic_write_json
+from pcevolve.report import figures
 from pcevolve.report.audit import audit_section
-from pcevolve.report.build import ledger_section, pct, shared_pct
-from pcevolve.report.document import Document, Paragraph, Section, Table, TextPreview
+from pcevolve.report.build import fitness_section, ledger_section, pct, shared_pct, sweep_note
+from pcevolve.report.document import Document, Paragraph, Plot, Section, Table, TextPreview
+from pcevolve.report.marginals import text_lengths
+from pcevolve.report.neighbours import spread, text_pairs
+from pcevolve.report.per_class import per_class_section
 from pcevolve.report.wording import attack_warning
 from pcevolve.report.write import write_document
 from pcevolve.run_folder import RunFolder
+from pcevolve.search.runner import generation_records
 
 #: Synthetic texts per class in the sample.
 PREVIEW_PER_CLASS = 5
 #: Longest text shown whole in the sample; a longer one is cut at a word boundary before this many characters.
 PREVIEW_CHARS = 300
 _DASH = "—"
-_MARK = "▶ "
 
 
 def build_text_document(evaluation: TextRunEvaluation, *, preview_per_class: int = PREVIEW_PER_CLASS) -> Document:
     """The report of one text evaluation (no file is written here)."""
     data = evaluation.to_json()
-    sections = (_headline(evaluation, data), _utility(data), _distribution(data), _privacy(data),
-                _preview(evaluation, preview_per_class), ledger_section(data), audit_section(data),
-                _settings(data))
+    allowed = _showable(evaluation)
+    sections = (_headline(evaluation, data), per_class_section(data, MODELS, unit="texts"), _utility(data),
+                _distribution(evaluation, data), _privacy(evaluation, data),
+                _preview(evaluation, allowed, preview_per_class), _pairs(evaluation, allowed), ledger_section(data),
+                audit_section(data), fitness_section(generation_records(RunFolder(evaluation.folder).records(
+                    "generation"))), _settings(data))
     judged = data["data"]["test"]
     return Document(title=f"pcevolve evaluation — text run {evaluation.config.name}", sections=sections,
                     subtitle=f"{path_name(evaluation.folder)} · synthetic texts judged on {sum(judged['per_class'])} "
@@ -104,6 +115,8 @@ def _headline(evaluation: TextRunEvaluation, data: dict[str, Any]) -> Section:
     delivered = ", ".join(f"{name}: {count}" for name, count in per_class.items())
     blocks: list[Any] = [Paragraph(f"Synthetic texts: {sum(per_class.values())} texts in {len(names)} classes "
                                    f"({delivered}), {claim}.", tone="text" if data["dp"] else "warning")]
+    if (note := sweep_note(data)) is not None:
+        blocks.append(note)
     distribution, privacy = judgement["distribution"], judgement["privacy"]
     real_mmd = distribution["real_reference"]
     rows = [(f"accuracy / macro-F1, {MODELS[model]}", _pair(_result(data, "synthetic", model)),
@@ -140,7 +153,6 @@ def _headline(evaluation: TextRunEvaluation, data: dict[str, Any]) -> Section:
 
 def _utility(data: dict[str, Any]) -> Section:
     judgement = data["judgement"]
-    names, minority = judgement["class_names"], judgement["minority_class"]
     private_size = sum(data["data"]["private"]["per_class_dp_estimate"] or [])
     rows = []
     for result in judgement["utility"]:
@@ -152,25 +164,9 @@ def _utility(data: dict[str, Any]) -> Section:
                   caption="Every classifier on every training set, tested on the same real test texts. Rows trained "
                           "on the synthetic texts are highlighted. Macro-F1 is the F1 score averaged over the classes "
                           "with equal weight, so a neglected small class pulls it down.")
-    columns = ["class", "test texts", "synthetic texts"]
-    for model, label in MODELS.items():
-        columns += [f"{label}: precision", f"{label}: recall", f"{label}: F1", f"{label}: F1 (real reference)"]
-    per_class = []
-    for name in names:
-        cells = [(_MARK if name == minority else "") + name, str(judgement["test_per_class"][name]),
-                 str(judgement["synthetic_per_class"][name])]
-        for model in MODELS:
-            ours, real = _result(data, "synthetic", model), _result(data, "real", model)
-            scores = ours["per_class"][name] if ours and "per_class" in ours else None
-            cells += [_DASH if scores is None else pct(scores[key]) for key in ("precision", "recall", "f1")]
-            cells.append(shared_pct(real["per_class"][name]["f1"]) if real and "per_class" in real else _DASH)
-        per_class.append(tuple(cells))
-    table = Table(tuple(columns), tuple(per_class), highlight=(names.index(minority),),
-                  caption=f"Per class, classifiers trained on the synthetic texts unless marked; ▶ {minority}: the "
-                          "smallest class of the test set, where a synthetic set most often falls short.")
     low, high = NGRAMS
     return Section("Utility", (
-        lines, table,
+        lines,
         Paragraph("Can a classifier learn the classes from the synthetic texts alone? Two simple classifiers, fixed "
                   "in advance and never tuned on the test texts, answer it. The first, "
                   f"{MODELS['tfidf']!r}, describes each text by which words and pairs of adjacent words "
@@ -184,7 +180,7 @@ def _utility(data: dict[str, Any]) -> Section:
     ), anchor="utility")
 
 
-def _distribution(data: dict[str, Any]) -> Section:
+def _distribution(evaluation: TextRunEvaluation, data: dict[str, Any]) -> Section:
     judgement = data["judgement"]
     distribution = judgement["distribution"]
     synthetic, real = distribution["synthetic"], distribution["real_reference"]
@@ -198,8 +194,14 @@ def _distribution(data: dict[str, Any]) -> Section:
                   caption="How far the synthetic texts are, as a collection, from the real test texts, overall and "
                           "class by class; the class farthest away is highlighted. The reference is the private "
                           "texts' own distance to the test texts: sampling differences alone give about that much.")
+    synthetic, test = evaluation.synthetic, evaluation.test
+    lengths = Plot("text_lengths", figures.marginals(text_lengths(test.samples, test.labels, synthetic.samples,
+                                                                  synthetic.labels, names)),
+                   "Words per text: the real test texts (grey) against the synthetic texts (blue), all classes and "
+                   "class by class; each panel spans the test texts' lengths, the rarest 0.5% at each end counted in "
+                   "the end bins.")
     return Section("Distribution", (
-        table,
+        table, lengths,
         Paragraph("The distance is the maximum mean discrepancy (MMD²): it compares every synthetic text with every "
                   "test text, and each set with itself, and is 0 when the two collections could have been drawn "
                   "from the same source; larger values mean they differ in what they talk about or how. It can come "
@@ -213,7 +215,7 @@ def _distribution(data: dict[str, Any]) -> Section:
     ), anchor="distribution")
 
 
-def _privacy(data: dict[str, Any]) -> Section:
+def _privacy(evaluation: TextRunEvaluation, data: dict[str, Any]) -> Section:
     privacy = data["judgement"]["privacy"]
     if privacy is None:
         return Section("Privacy", (Paragraph("No private texts were given, so no attack was run."),),
@@ -242,14 +244,21 @@ def _privacy(data: dict[str, Any]) -> Section:
                   "the cosine similarity of the texts' word and word-pair weights (TF-IDF, with weights learnt from "
                   "the synthetic texts: what the attacker holds); 1 means the same words in the same proportions."),
         table,
+        Plot("roc_curve", figures.attack_roc({"closest synthetic text": evaluation.judgement.privacy.attack},
+                                             epsilon=evaluation.epsilon, delta=evaluation.delta,
+                                             title="membership attack"),
+             "ROC curve of the membership attack, at fixed false-positive rates with rates rounded to two decimals "
+             "(its own steps would show the member count); dashed: the most any attack can reach under the run's "
+             "(ε, δ); dotted: chance."),
         Paragraph("A text counts as equal to another when the two are the same after ignoring upper and lower case "
                   f"and spacing; as nearly equal when their similarity is at least {threshold:g} — they share nearly "
                   "all their words and word pairs: a sentence of 25 words with one word changed scores about 0.9, "
                   "with two words changed about 0.8, the same idea in other words far less (equal texts are "
-                  "counted as nearly equal too). Texts equal to a test text show how often the same text occurs by chance in "
-                  "this kind of data: short stock phrases recur and are harmless. The AUC is rounded to two decimals "
-                  "and copies of private texts are reported only as present or not, because exact values would "
-                  "reveal the number of private texts; they are in the run's secure/evaluation.json.", tone="note"),
+                  "counted as nearly equal too). Texts equal to a test text show how often the same text occurs by "
+                  "chance in this kind of data: short stock phrases recur and are harmless. The AUC is rounded to two "
+                  "decimals and copies of private texts are reported only as present or not, because exact values "
+                  "would reveal the number of private texts; they are in the run's secure/evaluation.json.",
+                  tone="note"),
         Paragraph(privacy["caveat"], tone="note"),
     ), anchor="privacy")
 
@@ -264,24 +273,28 @@ def shorten(text: str, most: int = PREVIEW_CHARS) -> str:
     return (cut[:space] if space > most // 2 else cut).rstrip() + " …"
 
 
-def _preview(evaluation: TextRunEvaluation, per_class: int) -> Section:
-    synthetic, private = evaluation.synthetic, evaluation.private.samples
-    texts = np.asarray(synthetic.samples, dtype=str)
-    shown = np.array([shorten(t) for t in texts], dtype=str) if len(texts) else np.zeros(0, dtype=str)
-    # Texts that are (or whose shown start is) a private text, a near duplicate or hold a passage of one are left
-    # out: the safety check would refuse the whole report otherwise. The tests are the safety check's own, so the
-    # two always agree.
+def _showable(evaluation: TextRunEvaluation) -> np.ndarray:
+    """(N,) bool: the synthetic texts a report may show. Texts that are (or whose shown start is) a private text, a
+    near duplicate or hold a passage of one are left out: the safety check would refuse the whole report otherwise.
+    The tests are the safety check's own, so the two always agree."""
+    private = evaluation.private.samples
+    texts = np.asarray(evaluation.synthetic.samples, dtype=str)
+    if not len(texts):
+        return np.zeros(0, dtype=bool)
+    shown = np.array([shorten(t) for t in texts], dtype=str)
     blocked = text_copies(texts, private).near | shared_runs(texts, private)
     cut = np.flatnonzero(shown != np.array([" ".join(t.split()) for t in texts], dtype=str))
     if cut.size:
         blocked[cut] |= text_copies(shown[cut], private).near | shared_runs(shown[cut], private)
-    chosen = []
-    for k in range(len(synthetic.class_names)):
-        rows = np.flatnonzero((synthetic.labels == k) & ~blocked)
-        if rows.size:
-            chosen.append(rows[np.unique(np.linspace(0, rows.size - 1, min(per_class, rows.size)).round().astype(int))])
-    index = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
-    preview = TextPreview("synthetic_texts", texts=tuple(texts[index].tolist()), shown=tuple(shown[index].tolist()),
+    return ~blocked
+
+
+def _preview(evaluation: TextRunEvaluation, allowed: np.ndarray, per_class: int) -> Section:
+    synthetic = evaluation.synthetic
+    texts = np.asarray(synthetic.samples, dtype=str)
+    index = spread(synthetic.labels, len(synthetic.class_names), allowed, per_class)
+    preview = TextPreview("synthetic_texts", texts=tuple(texts[index].tolist()),
+                          shown=tuple(shorten(t) for t in texts[index]),
                           labels=tuple(synthetic.class_names[synthetic.labels[i]] for i in index),
                           sources=tuple(synthetic.sources[i] for i in index),
                           caption=f"Synthetic texts, up to {per_class} per class, evenly spaced through "
@@ -292,9 +305,27 @@ def _preview(evaluation: TextRunEvaluation, per_class: int) -> Section:
             f"{NEAR_DUPLICATE_COSINE:g}) to a private text, or repeated {SHARED_RUN_WORDS} or more consecutive words "
             "of one. The report holds no private text."
             + (" Synthetic texts equal or close to a private text were left out of this sample."
-               if blocked.any() else "")
+               if not allowed.all() else "")
             + (f" No synthetic text can be shown for: {', '.join(missing)}." if missing else ""))
     return Section("Synthetic texts (sample)", (preview, Paragraph(note, tone="note")), anchor="sample")
+
+
+def _pairs(evaluation: TextRunEvaluation, allowed: np.ndarray) -> Section:
+    title, anchor = "Synthetic texts beside their nearest public texts", "nearest-public"
+    if evaluation.public is None:
+        return Section(title, (Paragraph("The run has no public texts to compare the synthetic texts with."),),
+                       anchor=anchor)
+    pairs, skipped = text_pairs(evaluation.synthetic, allowed, evaluation.public, evaluation.private.samples,
+                                show=shorten)
+    decoder = evaluation.config.decoder.name
+    blocks: list[Any] = [] if pairs is None else [pairs]
+    blocks.append(Paragraph(
+        f"How new are the synthetic texts? The run's decoder is {decoder!r}"
+        + (": it delivers public texts, chosen and labelled by the search, so each synthetic text is expected to be "
+           "a public text itself (similarity 1)." if decoder == "nearest-public" else ".")
+        + " The public texts shown were checked against every private text as the sample above was"
+        + ("; pairs whose public text is or holds a private text were left out." if skipped else "."), tone="note"))
+    return Section(title, tuple(blocks), anchor=anchor)
 
 
 def _settings(data: dict[str, Any]) -> Section:
