@@ -87,7 +87,11 @@ def test_each_run_is_judged_and_the_curve_is_drawn(swept) -> None:
         assert point["metrics"] and all(0.0 <= value <= 1.0 for value in point["metrics"].values())
         assert 0.0 <= point["attack_success"] <= 1.0
         assert "real (private)" in point["references"]
-        assert (folder / point["name"] / "report" / "report.html").is_file()
+        report = (folder / point["name"] / "report" / "report.html").read_text(encoding="utf-8")
+        assert "This run is one of the sweep tab-sweep" in report  # the ε a chosen set carries, where users look
+        shared = json.loads((folder / point["name"] / "report" / "evaluation.json").read_text())
+        assert shared["ledger"]["sweep"] == {"name": "tab-sweep", "epsilon": results["total_epsilon"],
+                                             "finished": True}
     assert results["finished"] and "not its own" in results["note"]
     assert (folder / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -244,7 +244,7 @@ def _run_member(sweep: Sweep, member: RunConfig, *, progress: bool, say: Callabl
 def run_sweep(sweep: Sweep, *, test: str | os.PathLike[str] | None = None, full: str | os.PathLike[str] | None = None,
               evaluate: bool = True, epochs: int | None = None, progress: bool = False,
               say: Callable[[str], None] = lambda _: None) -> SweepOutcome:
-    """Run every member not yet finished, judge every member not yet judged, and draw the curve.
+    """Run every member not yet finished, then judge every member not yet judged, and draw the curve.
 
     Args:
         test: Real held-out data for the judges (default: the config's ``data.test``).
@@ -261,13 +261,15 @@ def run_sweep(sweep: Sweep, *, test: str | os.PathLike[str] | None = None, full:
     if full is None and sweep.config.data.modality == "image":
         full = sweep.config.data.full
     for index, member in enumerate(sweep.members, start=1):
-        run = sweep.folder.member(member.name)
-        if not _finished(run):
+        if not _finished(sweep.folder.member(member.name)):
             say(f"sweep: run {index} of {count}, {member.name} (ε = {member.privacy.epsilon:g})")
             try:
                 _run_member(sweep, member, progress=progress, say=lambda line, n=member.name: say(f"  {n} {line}"))
             finally:
                 sweep.folder.settle_times()
+    # Judged once every run has finished, so that each report states what the sweep spent in the end.
+    for index, member in enumerate(sweep.members, start=1):
+        run = sweep.folder.member(member.name)
         if evaluate and not (run / "report" / "evaluation.json").is_file():
             from pcevolve.evaluation import judge_run  # the judges load models: only when asked for
 
