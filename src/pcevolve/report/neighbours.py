@@ -1,5 +1,5 @@
-"""Synthetic samples beside their nearest public samples: :func:`row_pairs` for tables, :func:`text_pairs` for texts;
-and :func:`spread`, the even choice of samples per class every preview makes.
+"""Synthetic samples beside their nearest public samples: :func:`row_pairs` for tables, :func:`text_pairs` for texts,
+:func:`pairs_section` around either; and :func:`spread`, the even choice of samples per class every preview makes.
 
 The public pool is public: showing it costs no privacy, and with a retrieval decoder it is where every synthetic
 sample comes from. But a public pool can hold a private sample or a near duplicate of one. The report's safety
@@ -20,7 +20,7 @@ from pcevolve.data.table_schema import TableSchema
 from pcevolve.evaluation.copies import nearest_neighbours
 from pcevolve.evaluation.tabular import attack_space, exact_copies
 from pcevolve.evaluation.text import normalise, shared_runs, text_copies
-from pcevolve.report.document import RowPairs, RowPreview, TextPairs, TextPreview
+from pcevolve.report.document import Paragraph, RowPairs, RowPreview, Section, TextPairs, TextPreview
 
 #: Row pairs shown at most (spread over the classes): a pair takes two columns of the page, and a table's values
 #: stay whole in up to four.
@@ -130,3 +130,31 @@ def text_pairs(synthetic: LabeledDataset, allowed: np.ndarray, public: np.ndarra
                               "the two texts' word and word-pair weights (TF-IDF, weights from the public texts); 1 "
                               "means the same words in the same proportions.")
     return pairs, bool((~keep).any())
+
+
+def pairs_section(pairs: RowPairs | TextPairs | None, skipped: bool, *, noun: str, decoder: str, same: str,
+                  matches: str, has_public: bool) -> Section:
+    """The report section of a table's or texts' pairs (:func:`row_pairs`, :func:`text_pairs`).
+
+    Args:
+        pairs: The pairs to show, or None (none left).
+        skipped: Whether pairs were left out because their public neighbour is a private sample.
+        noun: What one sample is called ("row", "text").
+        decoder: The run's ``decoder.name``.
+        same: How a pair of equal samples reads ("distance 0", "similarity 1").
+        matches: How a public sample that is a private one is said ("equals", "is or holds").
+        has_public: Whether the run has a public pool at all.
+    """
+    title, anchor = f"Synthetic {noun}s beside their nearest public {noun}s", "nearest-public"
+    if not has_public:
+        return Section(title, (Paragraph(f"The run has no public {noun}s to compare the synthetic {noun}s with."),),
+                       anchor=anchor)
+    blocks: list[RowPairs | TextPairs | Paragraph] = [] if pairs is None else [pairs]
+    blocks.append(Paragraph(
+        f"How new are the synthetic {noun}s? The run's decoder is {decoder!r}"
+        + (f": it delivers public {noun}s, chosen and labelled by the search, so each synthetic {noun} is expected "
+           f"to be a public {noun} itself ({same})." if decoder == "nearest-public" else ".")
+        + f" The public {noun}s shown were checked against every private {noun} too"
+        + (f"; pairs whose public {noun} {matches} a private {noun} were left out." if skipped else "."),
+        tone="note"))
+    return Section(title, tuple(blocks), anchor=anchor)

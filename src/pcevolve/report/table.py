@@ -36,7 +36,7 @@ from pcevolve.report.document import (
     Table,
 )
 from pcevolve.report.marginals import column_marginals, farthest_columns
-from pcevolve.report.neighbours import row_pairs, spread
+from pcevolve.report.neighbours import pairs_section, row_pairs, spread
 from pcevolve.report.per_class import per_class_section
 from pcevolve.report.wording import attack_warning
 from pcevolve.report.write import write_document
@@ -282,21 +282,10 @@ def _preview(evaluation: TableRunEvaluation, allowed: np.ndarray, per_class: int
 
 
 def _pairs(evaluation: TableRunEvaluation, allowed: np.ndarray) -> Section:
-    title, anchor = "Synthetic rows beside their nearest public rows", "nearest-public"
-    if evaluation.public is None:
-        return Section(title, (Paragraph("The run has no public table to compare the synthetic rows with."),),
-                       anchor=anchor)
-    pairs, skipped = row_pairs(evaluation.schema, evaluation.synthetic, allowed, evaluation.public,
-                               evaluation.private.samples)
-    decoder = evaluation.config.decoder.name
-    blocks: list[Any] = [] if pairs is None else [pairs]
-    blocks.append(Paragraph(
-        f"How new are the synthetic rows? The run's decoder is {decoder!r}"
-        + (": it delivers public rows, chosen and labelled by the search, so each synthetic row is expected to be "
-           "a public row itself (distance 0)." if decoder == "nearest-public" else ".")
-        + " The public rows shown were checked against every private row too"
-        + ("; pairs whose public row equals a private row were left out." if skipped else "."), tone="note"))
-    return Section(title, tuple(blocks), anchor=anchor)
+    pairs, skipped = (None, False) if evaluation.public is None else row_pairs(
+        evaluation.schema, evaluation.synthetic, allowed, evaluation.public, evaluation.private.samples)
+    return pairs_section(pairs, skipped, noun="row", decoder=evaluation.config.decoder.name, same="distance 0",
+                         matches="equals", has_public=evaluation.public is not None)
 
 
 def _settings(data: dict[str, Any]) -> Section:

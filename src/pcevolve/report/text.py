@@ -41,7 +41,7 @@ from pcevolve.report.audit import audit_section
 from pcevolve.report.build import fitness_section, ledger_section, pct, shared_pct, sweep_note
 from pcevolve.report.document import Document, Paragraph, Plot, Section, Table, TextPreview
 from pcevolve.report.marginals import text_lengths
-from pcevolve.report.neighbours import spread, text_pairs
+from pcevolve.report.neighbours import pairs_section, spread, text_pairs
 from pcevolve.report.per_class import per_class_section
 from pcevolve.report.wording import attack_warning
 from pcevolve.report.write import write_document
@@ -311,21 +311,10 @@ def _preview(evaluation: TextRunEvaluation, allowed: np.ndarray, per_class: int)
 
 
 def _pairs(evaluation: TextRunEvaluation, allowed: np.ndarray) -> Section:
-    title, anchor = "Synthetic texts beside their nearest public texts", "nearest-public"
-    if evaluation.public is None:
-        return Section(title, (Paragraph("The run has no public texts to compare the synthetic texts with."),),
-                       anchor=anchor)
-    pairs, skipped = text_pairs(evaluation.synthetic, allowed, evaluation.public, evaluation.private.samples,
-                                show=shorten)
-    decoder = evaluation.config.decoder.name
-    blocks: list[Any] = [] if pairs is None else [pairs]
-    blocks.append(Paragraph(
-        f"How new are the synthetic texts? The run's decoder is {decoder!r}"
-        + (": it delivers public texts, chosen and labelled by the search, so each synthetic text is expected to be "
-           "a public text itself (similarity 1)." if decoder == "nearest-public" else ".")
-        + " The public texts shown were checked against every private text as the sample above was"
-        + ("; pairs whose public text is or holds a private text were left out." if skipped else "."), tone="note"))
-    return Section(title, tuple(blocks), anchor=anchor)
+    pairs, skipped = (None, False) if evaluation.public is None else text_pairs(
+        evaluation.synthetic, allowed, evaluation.public, evaluation.private.samples, show=shorten)
+    return pairs_section(pairs, skipped, noun="text", decoder=evaluation.config.decoder.name, same="similarity 1",
+                         matches="is or holds", has_public=evaluation.public is not None)
 
 
 def _settings(data: dict[str, Any]) -> Section:
