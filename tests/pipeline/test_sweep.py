@@ -213,3 +213,10 @@ def test_the_sweeps_files_carry_its_start_time_only(swept) -> None:
     times = {path.name: path.stat().st_mtime for path in (folder, *(folder / name for name in (
         "config.yaml", "sweep.json", "ledger.json", "results.json", "curve.png")))}
     assert len(set(times.values())) == 1, times
+
+
+def test_a_sweeps_run_cannot_be_continued_outside_its_sweep(swept) -> None:
+    """`pcevolve run --resume` on a sweep's run would charge its own ledger only, and the sweep would undercount."""
+    folder, _ = swept
+    result = CliRunner().invoke(app, ["run", "--resume", str(folder / "eps-1"), "-q"])
+    assert result.exit_code == 1 and "pcevolve sweep --resume" in " ".join(result.output.split())

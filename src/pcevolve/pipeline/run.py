@@ -44,6 +44,7 @@ from pcevolve.pipeline.run_lock import LOCK_NAME, RunFolderInUse, run_folder_loc
 from pcevolve.pipeline.secure_zone import SecureZone, SecureZoneError
 from pcevolve.pipeline.stage import RunContext, StageInterrupted, run_stage
 from pcevolve.pipeline.stages import STAGES, run_randomness
+from pcevolve.pipeline.sweep_member import membership
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.calibration import delta_advice
 from pcevolve.privacy.cluster_vote import MAX_CLASSES as MAX_VOTE_CLASSES
@@ -266,6 +267,11 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
         RunError: The folder is in use, or a stage cannot start or continue (the message says why).
         DataError: The data has problems (each named); raised before any budget is spent.
     """
+    member = membership(folder.path)
+    if member is not None and parent is None:
+        # Its charges must reach the sweep's ledger too, or the sweep would undercount what its runs spent.
+        raise RunError(f"{folder.path} is a run of the sweep {member.get('sweep')!r}; continue it with `pcevolve "
+                       f"sweep --resume {folder.path.parent}`, which charges the sweep's ledger too")
     try:
         with run_folder_lock(folder.path):
             outcome = _run_pipeline(config, folder, progress=progress, say=say, parent=parent,
