@@ -104,6 +104,9 @@ def test_a_sweep_that_would_pass_its_cap_is_refused_before_anything_is_written(t
     assert not (tmp_path / "runs").exists()
     code, output = _sweep(tmp_path, config_path, "--epsilons", "1", "1.0")
     assert code == 2 and "repeated" in output
+    code, output = _sweep(tmp_path, config_path, "--epsilons", "0", "2")
+    assert code == 2 and "privacy.epsilon" in output
+    assert not (tmp_path / "runs").exists()
 
 
 def test_a_member_charge_the_sweep_cannot_afford_is_refused_by_both_ledgers(tmp_path) -> None:

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pcevolve.config import RunConfig, check_budget, with_settings
+from pcevolve.config import ConfigError, RunConfig, check_budget, with_settings
 from pcevolve.pipeline.plan import BudgetPlan, plan_budget
 from pcevolve.privacy import PrivacyAccount, account, pld_discretization_for
 
@@ -63,7 +63,10 @@ def check_epsilons(epsilons: Sequence[float], *, source: str = "--epsilons") -> 
     for value in epsilons:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise SweepPlanError(f"{source}: every ε must be a finite number, got {value!r}")
-        check_budget(float(value), source=source)
+        try:
+            check_budget(float(value), source=source)
+        except ConfigError as error:
+            raise SweepPlanError(str(error)) from None
         values.append(float(value))
     if not values:
         raise SweepPlanError(f"{source}: give at least one ε, e.g. {source} 1 2 4 8")
