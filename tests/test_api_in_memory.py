@@ -314,3 +314,26 @@ def test_bad_texts_and_a_missing_config_are_named(tmp_path) -> None:
     with pytest.raises(ValueError, match="needs a config"):
         pcevolve.Synthesizer(runs_root=tmp_path / "runs").fit(_frames()[0], public=_frames()[1])
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_sweep_on_a_dataframe_keeps_it_in_the_sweeps_secure_zone(tmp_path) -> None:
+    """Synthesizer.sweep on in-memory data: written once, inside SWEEP/secure/input/; every run reads it there and
+    samples back a DataFrame; no private row anywhere outside a secure/ folder."""
+    private, public = _frames()
+    rng = np.random.default_rng(3)
+    test = _fixtures.write_table(tmp_path / "test.csv", _rows(rng, 20, True) + _rows(rng, 20, False),
+                                 ["fraud"] * 20 + ["ok"] * 20)
+    synth = pcevolve.Synthesizer(_table_config("frame-sweep"), runs_root=tmp_path / "runs", progress=False)
+    outcome = synth.sweep([2, 4], private, public=public, test=test)
+    folder = outcome.folder
+    assert [point.name for point in outcome.points] == ["eps-2", "eps-4"]
+    assert sorted(p.name for p in (folder / "secure" / "input").iterdir()) == ["form.json", "private.csv",
+                                                                                "public.csv"]
+    chosen = pcevolve.Synthesizer.load(folder / "eps-4", progress=False).sample(5)
+    assert isinstance(chosen, pd.DataFrame) and list(chosen.columns) == list(private.columns)
+    pool = set(map(tuple, public.astype(str).to_numpy()))
+    row = next(r for r in private.drop(columns="label").astype(str).to_numpy() if tuple(r) not in pool)
+    needle = ",".join(row).encode()
+    for path in folder.rglob("*"):
+        if path.is_file() and "secure" not in path.relative_to(folder).parts and path.suffix in (".csv", ".json"):
+            assert needle not in path.read_bytes(), f"{path} holds a private row"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -175,13 +175,16 @@ class Synthesizer:
                                            **paths}, source="settings")
 
     def _plan_inputs(self, private: Data | None, public: Data | None, test: PathLike | None,
-                     full: PathLike | None) -> tuple[RunConfig, InputPlan]:
-        """The config naming the run's ``secure/input/`` copies of the in-memory data, and the plan that writes
-        them; the data is checked first (nothing is written, no folder made, when it has a problem)."""
+                     full: PathLike | None, *, folder: Callable[[RunConfig], Path] | None = None
+                     ) -> tuple[RunConfig, InputPlan]:
+        """The config naming the ``secure/input/`` copies of the in-memory data inside the run folder (or the
+        ``folder`` of that config: a sweep's), and the plan that writes them; the data is checked first (nothing is
+        written, no folder made, when it has a problem)."""
         from pcevolve.in_memory import plan_inputs
 
         config = self._in_memory_config(test, full)
-        plan = plan_inputs(config.data, self.runs_root / config.name, private, public)
+        target = self.runs_root / config.name if folder is None else folder(config)
+        plan = plan_inputs(config.data, target, private, public)
         paths = {f"data.{key}": str(Path(value).resolve()) for key, value in (("private", private),
                                                                               ("public", public))
                  if value is not None and f"data.{key}" not in plan.settings}
@@ -256,8 +259,8 @@ class Synthesizer:
 
         Args:
             epsilons: The ε of each run.
-            private, public, test, full: Paths, as for :meth:`fit` (in-memory data: fit it once, then sweep the
-                run's config — its ``secure/input/`` copies are paths).
+            private, public, test, full: As for :meth:`fit`: paths, or the private and public data in memory
+                (written only inside ``SWEEP/secure/input/``; each run samples it back in the form given).
             max_epsilon: Refuse before anything runs when the runs together would pass this ε.
             out: The sweep folder (default ``runs_root/NAME-sweep``).
             evaluate: Judge the runs and draw the curve.
@@ -266,14 +269,27 @@ class Synthesizer:
             pcevolve.sweep.SweepError: The plan passes ``max_epsilon`` (nothing written), or the folder exists.
             pcevolve.sweep.SweepPlanError, pcevolve.config.ConfigError, pcevolve.data.DataError: Bad values or data.
         """
+        from pcevolve.in_memory import looks_in_memory
         from pcevolve.sweep import create_sweep, run_sweep
+        from pcevolve.sweep.run import sweep_folder
 
         for argument, value in (("private", private), ("public", public), ("test", test), ("full", full),
                                 ("out", out)):
-            if value is not None:
-                _check_path(argument, value, "a file or folder path")
-        config = self._config_for(private, public, test, full)
-        opened, _ = create_sweep(config, epsilons, out=out, root=self.runs_root, max_epsilon=max_epsilon)
+            if value is not None and not (argument in ("private", "public") and looks_in_memory(value)):
+                _check_path(argument, value, "a file or folder path" if argument not in ("private", "public") else
+                            "a file or folder path, a pandas DataFrame, a list of dicts or numpy arrays")
+        if looks_in_memory(private) or looks_in_memory(public):
+            if not looks_in_memory(private):
+                raise ValueError("sweep() on in-memory data needs the private data in memory too (or both as paths)")
+            root = self.runs_root.resolve()
+            config, plan = self._plan_inputs(private, public, test, full,
+                                             folder=lambda made: sweep_folder(made, out=out, root=root).resolve())
+            count = len(private[1]) if isinstance(private, tuple) else len(private)
+            opened, _ = create_sweep(config, epsilons, out=out, root=root, max_epsilon=max_epsilon,
+                                     in_memory=(count, plan.write))
+        else:
+            config = self._config_for(private, public, test, full)
+            opened, _ = create_sweep(config, epsilons, out=out, root=self.runs_root, max_epsilon=max_epsilon)
         return run_sweep(opened, test=test, full=full, evaluate=evaluate, progress=self.progress, say=_log)
 
     @staticmethod

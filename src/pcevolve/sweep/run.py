@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pcevolve.config import RunConfig, dump_config, load_config
+from pcevolve.in_memory import FORM_FILE, input_folder
 from pcevolve.io import atomic_directory, atomic_write_bytes, atomic_write_json, read_json
 from pcevolve.modalities import MODALITIES
 from pcevolve.pipeline import open_run, run_pipeline
@@ -152,26 +154,39 @@ def check_cap(plan: SweepPlan, max_epsilon: float | None) -> float:
     return float(max_epsilon)
 
 
+def sweep_folder(config: RunConfig, *, out: str | os.PathLike[str] | None = None,
+                 root: str | os.PathLike[str] = "runs") -> Path:
+    """Where a sweep of ``config`` goes: ``out``, else ``root/NAME-sweep``."""
+    return Path(out) if out is not None else Path(root) / f"{config.name}-sweep"
+
+
 def create_sweep(config: RunConfig, epsilons: Sequence[float], *, out: str | os.PathLike[str] | None = None,
-                 root: str | os.PathLike[str] = "runs", max_epsilon: float | None = None) -> tuple[Sweep, SweepPlan]:
+                 root: str | os.PathLike[str] = "runs", max_epsilon: float | None = None,
+                 in_memory: tuple[int, Callable[[], None]] | None = None) -> tuple[Sweep, SweepPlan]:
     """Plan a sweep, refuse it if its runs would pass ``max_epsilon``, and make its folder (atomically) and ledger.
+
+    Args:
+        in_memory: For data held in memory (the Python API): n, and the function that writes the data where the
+            config names it, inside ``SWEEP/secure/input/`` (called once the folder exists; if it fails, the folder
+            is removed again).
 
     Raises:
         SweepError: The folder exists, or the plan passes the cap (nothing is written then).
         pcevolve.sweep.plan.SweepPlanError: Bad ε values.
         pcevolve.data.DataError: Bad private data.
     """
-    target = Path(out) if out is not None else Path(root) / f"{config.name}-sweep"
+    target = sweep_folder(config, out=out, root=root)
     if target.exists():
         raise SweepError(f"{target} already exists: continue it with `pcevolve sweep --resume {target}` or choose "
                          "another --out")
     member_configs(config, epsilons)  # bad values fail before the data is read
     missing = [f"data.{key}: {path} does not exist" for key, path in
                (("private", config.data.private), ("public", config.data.public))
-               if path is not None and not Path(path).exists()]
+               if path is not None and not Path(path).exists()
+               and not (in_memory is not None and Path(path).resolve().is_relative_to(target.resolve()))]
     if missing:
         raise SweepError("; ".join(missing) + " (relative paths are read from the current folder)")
-    plan = plan_sweep(config, epsilons, private_count(config))
+    plan = plan_sweep(config, epsilons, private_count(config) if in_memory is None else in_memory[0])
     cap = check_cap(plan, max_epsilon)
     privacy = config.privacy
     with atomic_directory(target) as staging:
@@ -191,6 +206,12 @@ def create_sweep(config: RunConfig, epsilons: Sequence[float], *, out: str | os.
                         "members": {name: p.total.epsilon for name, p in zip(plan.names, plan.plans)}},
             "note": CHOICE_NOTE})
         os.chmod(staging, 0o755)  # a temporary folder is private to its creator; a sweep folder is like a run's
+    if in_memory is not None:
+        try:
+            in_memory[1]()
+        except BaseException:
+            shutil.rmtree(target, ignore_errors=True)  # nothing was spent
+            raise
     SweepFolder(target).settle_times()
     return open_sweep(target), plan
 
@@ -236,9 +257,19 @@ def _run_member(sweep: Sweep, member: RunConfig, *, progress: bool, say: Callabl
     if run.exists():
         config, folder, _ = open_run(None, resume=run)
     else:
-        config, folder, _ = open_run(member, root=sweep.folder.path, write_inputs=lambda made: write_membership(
-            made.path, sweep=sweep.config.name, members=sweep.names))
+        config, folder, _ = open_run(member, root=sweep.folder.path,
+                                     write_inputs=lambda made: _start_member(sweep, made.path))
     run_pipeline(config, folder, progress=progress, say=say, parent=(sweep.ledger, member.name), adopt_from=sibling)
+
+
+def _start_member(sweep: Sweep, run: Path) -> None:
+    """What a new member's folder holds before it runs: its sweep's name and, when the sweep was given data in
+    memory, the data's form (so that ``Synthesizer.load`` of the member samples it as it was given)."""
+    write_membership(run, sweep=sweep.config.name, members=sweep.names)
+    form = input_folder(sweep.folder.path) / FORM_FILE
+    if form.is_file():
+        input_folder(run).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(form, input_folder(run) / FORM_FILE)
 
 
 def run_sweep(sweep: Sweep, *, test: str | os.PathLike[str] | None = None, full: str | os.PathLike[str] | None = None,
