@@ -94,6 +94,11 @@ def test_each_run_is_judged_and_the_curve_is_drawn(swept) -> None:
                                              "finished": True}
     assert results["finished"] and "not its own" in results["note"]
     assert (folder / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = (folder / "report" / "report.html").read_text(encoding="utf-8")
+    for part in ("The sweep", "Privacy–utility curve", "Runs", "Ledger", "eps-4/report/report.html",
+                 f"({results['total_epsilon']:.3f}, 1e-05)", "not its own"):
+        assert part in report, part
+    assert (folder / "report" / "curve.png").is_file() and (folder / "report" / "report.md").is_file()
 
 
 def test_a_sweep_that_would_pass_its_cap_is_refused_before_anything_is_written(table_config, tmp_path) -> None:
@@ -214,7 +219,7 @@ def test_the_sweeps_files_carry_its_start_time_only(swept) -> None:
     """Like a run's files: the ledger's time would otherwise be the last release's, timing the private stages."""
     folder, _ = swept
     times = {path.name: path.stat().st_mtime for path in (folder, *(folder / name for name in (
-        "config.yaml", "sweep.json", "ledger.json", "results.json", "curve.png")))}
+        "config.yaml", "sweep.json", "ledger.json", "results.json", "curve.png", "report", "report/report.html")))}
     assert len(set(times.values())) == 1, times
 
 

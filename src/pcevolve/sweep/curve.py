@@ -11,13 +11,10 @@ the strongest membership attack the report ran (its success rate; 0.5 is a coin)
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from pcevolve.io import atomic_write_bytes
 
 
 @dataclass(frozen=True)
@@ -121,8 +118,3 @@ def curve_png(points: Sequence[CurvePoint], *, total_epsilon: float, delta: floa
     bottom.legend(loc="best", fontsize=7)
     bottom.grid(alpha=0.3)
     return figure_png(figure)
-
-
-def write_curve(path: str | os.PathLike[str], points: Sequence[CurvePoint], *, total_epsilon: float,
-                delta: float) -> Path:
-    return atomic_write_bytes(path, curve_png(points, total_epsilon=total_epsilon, delta=delta))

@@ -17,6 +17,7 @@ Folder::
       eps-0.5/ … eps-8/     the members: ordinary run folders (report/ once judged)
       results.json          one point per judged member (figures from its shared report)
       curve.png             utility and the strongest attack against ε
+      report/               report.html and report.md: the sweep's ε, the curve, each run's figures and report
       secure/ledger.key     never leaves the machine, as every run's secure/
 
 A sweep killed at any point continues with ``pcevolve sweep --resume SWEEP``: finished members are kept, an
@@ -41,7 +42,7 @@ from pcevolve.pipeline import open_run, run_pipeline
 from pcevolve.pipeline.sweep_member import SWEEP_FILE, SWEEP_FORMAT, write_membership
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.ledger import LedgerError, new_ledger_key
-from pcevolve.sweep.curve import CurvePoint, curve_point, write_curve
+from pcevolve.sweep.curve import CurvePoint, curve_png, curve_point
 from pcevolve.sweep.plan import SweepPlan, member_configs, plan_sweep
 
 SWEEP_VERSION = 1
@@ -95,7 +96,9 @@ class SweepFolder:
         files: the ledger's time would otherwise be that of the last run's last release, and the gap since the start
         would time the runs' private stages. The runs settle their own folders; ``secure/`` is left alone."""
         created = _dt.datetime.fromisoformat(read_json(self.state_path)["created"]).timestamp()
-        for path in (self.config_path, self.state_path, self.ledger_path, self.results_path, self.curve_path):
+        report = self.path / "report"
+        for path in (self.config_path, self.state_path, self.ledger_path, self.results_path, self.curve_path,
+                     report, *(report.iterdir() if report.is_dir() else ())):
             if path.exists():
                 os.utime(path, (created, created), follow_symlinks=False)
         os.utime(self.path, (created, created))
@@ -312,17 +315,21 @@ def run_sweep(sweep: Sweep, *, test: str | os.PathLike[str] | None = None, full:
 
 
 def sweep_results(sweep: Sweep) -> SweepOutcome:
-    """The points of every judged member, written to ``results.json`` and drawn in ``curve.png``."""
+    """The points of every judged member, written to ``results.json``, drawn in ``curve.png`` and set out with the
+    sweep's ledger in ``report/`` (:mod:`pcevolve.sweep.report`)."""
+    from pcevolve.sweep.report import sweep_document, write_sweep_report  # the report's modules: only now
+
     points = tuple(curve_point(member.name, member.privacy.epsilon, read_json(path)) for member in sweep.members
                    if (path := sweep.folder.member(member.name) / "report" / "evaluation.json").is_file())
     ledger = sweep.ledger
+    finished = all(_finished(sweep.folder.member(name)) for name in sweep.names)
     atomic_write_json(sweep.folder.results_path, {
         "format": RESULTS_FORMAT, "version": SWEEP_VERSION, "dp": ledger.is_dp,
         "total_epsilon": ledger.spent(), "delta": ledger.delta, "cap": ledger.total_epsilon,
-        "finished": all(_finished(sweep.folder.member(name)) for name in sweep.names),
-        "note": CHOICE_NOTE, "points": [point.to_json() for point in points]})
-    curve = None
-    if points:
-        curve = write_curve(sweep.folder.curve_path, points, total_epsilon=ledger.spent(), delta=ledger.delta)
+        "finished": finished, "note": CHOICE_NOTE, "points": [point.to_json() for point in points]})
+    png = curve_png(points, total_epsilon=ledger.spent(), delta=ledger.delta) if points else None
+    curve = None if png is None else atomic_write_bytes(sweep.folder.curve_path, png)
+    write_sweep_report(sweep.folder.path, sweep_document(sweep.config.name, points, ledger, curve=png,
+                                                         note=CHOICE_NOTE, finished=finished))
     sweep.folder.settle_times()
     return SweepOutcome(sweep.folder.path, points, ledger.spent(), ledger.delta, ledger.is_dp, curve)
