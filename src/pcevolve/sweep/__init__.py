@@ -4,7 +4,8 @@ Modules (one concept each):
 
 * ``plan`` — the members (the base config at each ε) and the accountant's composition of their planned events;
 * ``curve`` — one point per judged member, from its shared report, and the privacy–utility figure;
-* ``run`` — the sweep folder, its ledger (every member's ledger bound to it), running and judging the members.
+* ``run`` — the sweep folder, its ledger (every member's ledger bound to it), running and judging the members;
+* ``report`` — the sweep on one page (HTML and Markdown): its ε, the curve, each run's figures, the ledger.
 
 A sweep composes runs and their judges, so it sits above both: nothing a run executes imports it.
 """
