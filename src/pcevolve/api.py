@@ -271,7 +271,7 @@ class Synthesizer:
         """
         from pcevolve.in_memory import looks_in_memory
         from pcevolve.sweep import create_sweep, run_sweep
-        from pcevolve.sweep.run import sweep_folder
+        from pcevolve.sweep.run import check_judging, sweep_folder
 
         for argument, value in (("private", private), ("public", public), ("test", test), ("full", full),
                                 ("out", out)):
@@ -285,10 +285,14 @@ class Synthesizer:
             config, plan = self._plan_inputs(private, public, test, full,
                                              folder=lambda made: sweep_folder(made, out=out, root=root).resolve())
             count = len(private[1]) if isinstance(private, tuple) else len(private)
+            if evaluate:
+                check_judging(config, test, full)
             opened, _ = create_sweep(config, epsilons, out=out, root=root, max_epsilon=max_epsilon,
                                      in_memory=(count, plan.write))
         else:
             config = self._config_for(private, public, test, full)
+            if evaluate:
+                check_judging(config, test, full)
             opened, _ = create_sweep(config, epsilons, out=out, root=self.runs_root, max_epsilon=max_epsilon)
         return run_sweep(opened, test=test, full=full, evaluate=evaluate, progress=self.progress, say=_log)
 

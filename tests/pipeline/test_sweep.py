@@ -111,6 +111,8 @@ def test_a_sweep_that_would_pass_its_cap_is_refused_before_anything_is_written(t
     assert code == 2 and "repeated" in output
     code, output = _sweep(tmp_path, config_path, "--epsilons", "0", "2")
     assert code == 2 and "privacy.epsilon" in output
+    code, output = _sweep(tmp_path, config_path, "--epsilons", "1", "--test", str(tmp_path / "nope.csv"))
+    assert code == 1 and "nope.csv does not exist" in output  # before the first run, not after the last
     assert not (tmp_path / "runs").exists()
 
 

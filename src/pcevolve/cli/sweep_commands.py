@@ -60,6 +60,7 @@ def sweep(
     from pcevolve.pipeline import RunError
     from pcevolve.privacy import LedgerError
     from pcevolve.sweep import SweepError, SweepPlanError, create_sweep, open_sweep, run_sweep
+    from pcevolve.sweep.run import check_judging
 
     try:
         if resume is not None:
@@ -71,6 +72,8 @@ def sweep(
             config = with_flags(load_config(config_path), parse_settings(settings), ["--set"])
             if max_epsilon is not None and not max_epsilon > 0:
                 _usage(f"--max-epsilon must be positive, got {max_epsilon:g}")
+            if evaluate:
+                check_judging(config, test, full)  # before the folder: a missing test set fails in a second
             opened, plan = create_sweep(config, values, out=out, root=runs_root, max_epsilon=max_epsilon)
             alone = ", ".join(f"{name} ε {p.total.epsilon:.3g}" for name, p in zip(plan.names, plan.plans))
             console.print(f"sweep of {len(plan.members)} runs ({alone}) compose to ε {plan.total.epsilon:.3f} at "
@@ -90,7 +93,7 @@ def sweep(
     except KeyboardInterrupt:
         typer.echo(f"\nstopped; continue with: pcevolve sweep --resume {opened.folder.path}", err=True)
         raise typer.Exit(130) from None
-    except (ConfigError, DataError, RunError, LedgerError, EvaluationError, OSError) as exc:
+    except (ConfigError, DataError, RunError, LedgerError, EvaluationError, SweepError, OSError) as exc:
         typer.echo(f"error: {exc}\ncontinue with: pcevolve sweep --resume {opened.folder.path}", err=True)
         raise typer.Exit(1) from None
     print_sweep(outcome, Console())

@@ -246,6 +246,23 @@ def open_sweep(path: str | os.PathLike[str]) -> Sweep:
     return Sweep(folder, config, members, ledger)
 
 
+def check_judging(config: RunConfig, test: str | os.PathLike[str] | None,
+                  full: str | os.PathLike[str] | None) -> None:
+    """That the runs can be judged: the test data (``test``, else ``data.test``) and a given ``full`` exist — checked
+    before the first run, not after the last.
+
+    Raises:
+        SweepError: Naming the missing path and what to give instead.
+    """
+    wanted = test if test is not None else config.data.test
+    if wanted is None:
+        raise SweepError("no test data to judge the runs on: give --test (the config's data.test is empty), or "
+                         "--no-evaluate to run them only")
+    for what, path in (("test data", wanted), ("full real data (--full)", full)):
+        if path is not None and not Path(path).exists():
+            raise SweepError(f"{what} {path} does not exist (relative paths are read from the current folder)")
+
+
 def _finished(run: Path) -> bool:
     return (run / "stages" / "delivery.json").is_file()
 
@@ -288,10 +305,13 @@ def run_sweep(sweep: Sweep, *, test: str | os.PathLike[str] | None = None, full:
         epochs: Images only: the judges' CNN epochs (default: the evaluation's).
 
     Raises:
+        SweepError: ``evaluate`` and the test data (or a given ``full``) is missing; raised before any run.
         pcevolve.pipeline.RunError, pcevolve.data.DataError, pcevolve.evaluation.EvaluationError: As ``pcevolve
             run`` and ``pcevolve evaluate``; the sweep continues with :func:`open_sweep` and this function again.
     """
     count = len(sweep.members)
+    if evaluate:
+        check_judging(sweep.config, test, full)
     if full is None and sweep.config.data.modality == "image":
         full = sweep.config.data.full
     for index, member in enumerate(sweep.members, start=1):
