@@ -19,7 +19,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from typer.testing import CliRunner
 
 from pcevolve.cli.main import app
-from pcevolve.config import dump_config
+from pcevolve.config import dump_config, load_config
 from pcevolve.privacy import BudgetExceeded, BudgetLedger, GaussianRelease, LedgerError, SecureNoise
 from pcevolve.sweep import create_sweep, open_sweep, run_sweep
 
@@ -230,3 +230,19 @@ def test_a_sweeps_run_cannot_be_continued_outside_its_sweep(swept) -> None:
     folder, _ = swept
     result = CliRunner().invoke(app, ["run", "--resume", str(folder / "eps-1"), "-q"])
     assert result.exit_code == 1 and "pcevolve sweep --resume" in " ".join(result.output.split())
+
+
+def test_a_sweep_from_the_data_alone_chooses_its_settings_once(table_data, tmp_path) -> None:
+    """`pcevolve sweep PRIVATE --public POOL`, as `pcevolve run PRIVATE` takes it: the runs differ in ε alone."""
+    result = CliRunner().invoke(app, [
+        "sweep", str(table_data / "private.csv"), "--public", str(table_data / "public.csv"), "--label-column",
+        "label", "--epsilons", "1", "2", "--no-evaluate", "--set", "search.generations=4", "--set",
+        "search.population=8", "--set", "search.elite=2", "--runs-root", str(tmp_path), "-q"])
+    assert result.exit_code == 0, result.output
+    (folder,) = tmp_path.glob("*-sweep")  # named as `pcevolve run` names a run chosen from the data
+    runs = [folder / f"eps-{e}" / "config.yaml" for e in (1, 2)]
+    one, two = (load_config(path) for path in runs)
+    assert (one.privacy.epsilon, two.privacy.epsilon) == (1.0, 2.0)
+    assert one.model_copy(update={"name": "x", "privacy": two.privacy}) == two.model_copy(update={"name": "x"})
+    usage = CliRunner().invoke(app, ["sweep", "--resume", str(folder), "--public", "x.csv"])
+    assert usage.exit_code == 2

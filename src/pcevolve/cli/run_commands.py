@@ -60,7 +60,7 @@ def run(
     `pcevolve init` would, and runs it. Exit code 2: the command line needs fixing; 1: the files or the run.
     """
     console = Console(stderr=True)
-    kind = _source_kind(source, resume)
+    kind = source_kind(source, resume)
     flags = {"--public": public, "--test": test, "--full": full, "--epsilon": epsilon, "--name": name,
              "--label-column": label_column, "--set": settings or None}
     given = [flag for flag, value in flags.items() if value is not None]
@@ -77,7 +77,7 @@ def run(
             assert source is not None
             config = load_config(source)
             with_label_column({}, label_column, config.data.modality == "image")
-            config = with_flags(config, {**overrides, **_data_flags(public, test, full),
+            config = with_flags(config, {**overrides, **data_flags(public, test, full),
                                                       **({} if name is None else {"name": name}),
                                                       **({} if epsilon is None else {"privacy.epsilon": epsilon})},
                                 given)
@@ -138,7 +138,7 @@ def _usage(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def _source_kind(source: Path | None, resume: Path | None) -> str | None:
+def source_kind(source: Path | None, resume: Path | None) -> str | None:
     """What SOURCE is: "config", or the data's kind ("images", "csv", "jsonl"); None with --resume. Exits 2 when it
     is none of them, naming the path and what is read."""
     from pcevolve.data.kinds import kind_of
@@ -168,7 +168,7 @@ def _executor_or_exit(config: RunConfig, executor: str) -> RunConfig:
         _usage(str(exc))
 
 
-def _data_flags(public: Path | None, test: Path | None, full: Path | None) -> dict[str, str]:
+def data_flags(public: Path | None, test: Path | None, full: Path | None) -> dict[str, str]:
     """--public/--test/--full as the settings they replace in a config file (absolute: the run folder keeps them)."""
     return {f"data.{key}": str(path.resolve()) for key, path in (("public", public), ("test", test), ("full", full))
             if path is not None}

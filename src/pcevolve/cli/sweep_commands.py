@@ -13,9 +13,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pcevolve.cli.init_commands import SET_HELP, parse_settings
-from pcevolve.cli.run_commands import with_flags
-from pcevolve.config import ConfigError, load_config
+from pcevolve.cli.init_commands import (
+    LABEL_HELP,
+    NAME_HELP,
+    PUBLIC_HELP,
+    SET_HELP,
+    parse_settings,
+    starter_or_exit,
+    with_label_column,
+)
+from pcevolve.cli.run_commands import data_flags, source_kind, with_flags
+from pcevolve.config import ConfigError, RunConfig, load_config
 from pcevolve.data import DataError
 from pcevolve.randomness import NOT_DP_WARNING
 
@@ -24,8 +32,14 @@ if TYPE_CHECKING:  # imported by the command (see cli/main.py)
 
 
 def sweep(
-    arguments: list[str] | None = typer.Argument(None, help="A run configuration (YAML); each run is it at one ε. "
-                                                 "Omit with --resume.", metavar="CONFIG"),
+    arguments: list[str] | None = typer.Argument(None, help="A run configuration (YAML), each run being it at one "
+                                                 "ε; or your private data (a folder of class folders, a CSV table or "
+                                                 "a JSONL file of texts: then give --public), for settings chosen "
+                                                 "from the data as `pcevolve run` chooses them. Omit with --resume.",
+                                                 metavar="CONFIG|PRIVATE"),
+    public: Path | None = typer.Option(None, "--public", help=PUBLIC_HELP),
+    label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
+    name: str | None = typer.Option(None, "--name", help=NAME_HELP),
     epsilons: str | None = typer.Option(None, "--epsilons", help="The ε of each run: --epsilons 0.5 1 2 4 8 (or "
                                         "0.5,1,2,4,8)."),
     max_epsilon: float | None = typer.Option(None, "--max-epsilon", help="Refuse to start when the runs together "
@@ -52,11 +66,12 @@ def sweep(
     config_path, values = _split_arguments(arguments or [], epsilons)
     console = Console(stderr=True)
     if resume is not None and (config_path is not None or values or max_epsilon is not None or settings
-                               or out is not None):
+                               or out is not None or public is not None or label_column or name):
         _usage("--resume continues a sweep with the ε values, cap and settings it was started with; give only "
                "--resume SWEEP (and --test/--full/--epochs for its judges)")
     if resume is None and (config_path is None or not values):
-        _usage("give a CONFIG file and --epsilons, e.g. pcevolve sweep configs/demo.yaml --epsilons 1 2 4 8")
+        _usage("give a CONFIG file (or PRIVATE data and --public) and --epsilons, e.g. pcevolve sweep "
+               "configs/demo.yaml --epsilons 1 2 4 8")
     from pcevolve.pipeline import RunError
     from pcevolve.privacy import LedgerError
     from pcevolve.sweep import SweepError, SweepPlanError, create_sweep, open_sweep, run_sweep
@@ -67,9 +82,8 @@ def sweep(
             opened = open_sweep(resume)
         else:
             assert config_path is not None and values
-            if not config_path.is_file():
-                _usage(f"{config_path}: no such config file")
-            config = with_flags(load_config(config_path), parse_settings(settings), ["--set"])
+            config = _base_config(config_path, public=public, test=test, full=full, label_column=label_column,
+                                  name=name, settings=settings, console=console)
             if max_epsilon is not None and not max_epsilon > 0:
                 _usage(f"--max-epsilon must be positive, got {max_epsilon:g}")
             if evaluate:
@@ -97,6 +111,30 @@ def sweep(
         typer.echo(f"error: {exc}\ncontinue with: pcevolve sweep --resume {opened.folder.path}", err=True)
         raise typer.Exit(1) from None
     print_sweep(outcome, Console())
+
+
+def _base_config(source: Path, *, public: Path | None, test: Path | None, full: Path | None,
+                 label_column: str | None, name: str | None, settings: list[str] | None,
+                 console: Console) -> RunConfig:
+    """The config every run of the sweep starts from: SOURCE itself when it is a YAML file (with --name and --set on
+    top), else the settings chosen from the data SOURCE and the --public pool, as `pcevolve run PRIVATE` chooses
+    them (and prints why). Exits 2 on a bad command line, 1 on bad data."""
+    kind = source_kind(source, None)
+    overrides = with_label_column(parse_settings(settings), label_column, kind == "images")
+    if kind == "config":
+        with_label_column({}, label_column, False)
+        flags = {**overrides, **data_flags(public, test, full), **({} if name is None else {"name": name})}
+        given = [flag for flag, value in (("--set", settings), ("--public", public), ("--name", name),
+                                          ("--label-column", label_column)) if value]
+        return with_flags(load_config(source), flags, given or ["--set"])
+    # The settings are chosen once, at ε 8, and each run then takes its own ε: the runs differ in ε alone.
+    starter = starter_or_exit(source, public=public, test=test, full=full, epsilon=8.0, name=name,
+                              settings=overrides)
+    for line in starter.findings:
+        console.print(line, highlight=False)
+    for choice in starter.choices:
+        console.print(f"  {choice.key} = {choice.value}  [dim]({choice.why})[/dim]", highlight=False)
+    return starter.config
 
 
 def _usage(message: str) -> NoReturn:
