@@ -62,12 +62,17 @@ class SecureZone:
 
     # ------------------------------------------------------------------ the ledger
 
-    def create_ledger(self, privacy: "PrivacyConfig", caps: dict[str, float]) -> BudgetLedger:
-        """The run's signed, empty ledger with these stage caps, and its key; written before any charge."""
+    def write_key(self) -> bytes:
+        """A new ledger signing key, written to ``secure/ledger.key`` (readable by its owner only)."""
         self.root.mkdir(exist_ok=True)
         key = new_ledger_key()
         atomic_write_bytes(self.key_path, key.hex().encode("ascii"))
         os.chmod(self.key_path, 0o600)
+        return key
+
+    def create_ledger(self, privacy: "PrivacyConfig", caps: dict[str, float]) -> BudgetLedger:
+        """The run's signed, empty ledger with these stage caps, and its key; written before any charge."""
+        key = self.write_key()
         return BudgetLedger(privacy.epsilon, privacy.delta, caps, path=self.folder.ledger_path,
                             neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise, key=key)
 

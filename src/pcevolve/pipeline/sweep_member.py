@@ -11,8 +11,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pcevolve.io import atomic_write_json, read_json
+
+if TYPE_CHECKING:
+    from pcevolve.privacy.ledger import BudgetLedger
 
 MEMBER_FILE = "sweep_member.json"
 SWEEP_FILE = "sweep.json"
@@ -43,6 +47,28 @@ class SweepGuarantee:
     ledger: Path
 
 
+def delivered(run: Path) -> bool:
+    """Whether the run folder ``run`` has finished (its delivery marker is written last)."""
+    return (run / "stages" / "delivery.json").is_file()
+
+
+def open_sweep_ledger(sweep: Path) -> "BudgetLedger":
+    """``SWEEP/ledger.json``, verified against ``SWEEP/secure/ledger.key`` (the same layout as a run folder's).
+
+    Raises:
+        OSError, ValueError: The key is missing or damaged.
+        pcevolve.privacy.LedgerError: The ledger cannot be verified.
+    """
+    from pcevolve.pipeline.secure_zone import SecureZone  # loads the accountant: not at import time
+    from pcevolve.privacy.ledger import BudgetLedger
+    from pcevolve.run_folder import RunFolder
+
+    key = SecureZone(RunFolder(sweep)).read_key()
+    if key is None:
+        raise FileNotFoundError(f"{sweep / 'secure' / 'ledger.key'} is missing")
+    return BudgetLedger.load(sweep / "ledger.json", key=key)
+
+
 def write_membership(folder: Path, *, sweep: str, members: tuple[str, ...]) -> None:
     """Mark ``folder`` (a new run folder inside its sweep's folder) as a member of ``sweep``."""
     atomic_write_json(folder / MEMBER_FILE, {"format": SWEEP_FORMAT, "sweep": sweep, "members": list(members)})
@@ -61,7 +87,7 @@ def sweep_guarantee(run_dir: str | os.PathLike[str]) -> SweepGuarantee | None:
         SweepMemberError: The run is a member, but its sweep folder (the run folder's parent) is not there, or the
             sweep's ledger cannot be verified against its key.
     """
-    from pcevolve.privacy.ledger import BudgetLedger, LedgerError  # loads the accountant: not at import time
+    from pcevolve.privacy.ledger import LedgerError  # loads the accountant: not at import time
 
     member = membership(run_dir)
     if member is None:
@@ -74,12 +100,11 @@ def sweep_guarantee(run_dir: str | os.PathLike[str]) -> SweepGuarantee | None:
         found = read_json(sweep / SWEEP_FILE)
         if found.get("format") != SWEEP_FORMAT or run.name not in found.get("members", []):
             raise ValueError("not this run's sweep")
-        key = bytes.fromhex((sweep / "secure" / "ledger.key").read_text(encoding="ascii").strip())
-        ledger = BudgetLedger.load(sweep / "ledger.json", key=key)
+        ledger = open_sweep_ledger(sweep)
     except (OSError, ValueError, LedgerError) as error:
         raise SweepMemberError(f"{where}, but {sweep} is not that sweep's folder or its ledger cannot be verified "
                                f"({error}); keep the member inside its sweep folder") from None
-    finished = all((sweep / name / "stages" / "delivery.json").is_file() for name in found["members"])
+    finished = all(delivered(sweep / name) for name in found["members"])
     epsilon = ledger.spent() if finished else ledger.total_epsilon
     return SweepGuarantee(sweep=sweep, epsilon=epsilon, delta=ledger.delta, finished=finished,
                           ledger=sweep / "ledger.json")

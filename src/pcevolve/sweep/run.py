@@ -39,9 +39,11 @@ from pcevolve.in_memory import FORM_FILE, input_folder
 from pcevolve.io import atomic_directory, atomic_write_bytes, atomic_write_json, read_json
 from pcevolve.modalities import MODALITIES
 from pcevolve.pipeline import open_run, run_pipeline
-from pcevolve.pipeline.sweep_member import SWEEP_FILE, SWEEP_FORMAT, write_membership
+from pcevolve.pipeline.secure_zone import SecureZone
+from pcevolve.pipeline.sweep_member import SWEEP_FILE, SWEEP_FORMAT, delivered, open_sweep_ledger, write_membership
 from pcevolve.privacy import BudgetLedger
-from pcevolve.privacy.ledger import LedgerError, new_ledger_key
+from pcevolve.privacy.ledger import LedgerError
+from pcevolve.run_folder import RunFolder
 from pcevolve.sweep.curve import CurvePoint, curve_png, curve_point
 from pcevolve.sweep.plan import SweepPlan, member_configs, plan_sweep
 
@@ -75,10 +77,6 @@ class SweepFolder:
     @property
     def ledger_path(self) -> Path:
         return self.path / "ledger.json"
-
-    @property
-    def key_path(self) -> Path:
-        return self.path / "secure" / "ledger.key"
 
     @property
     def results_path(self) -> Path:
@@ -194,10 +192,7 @@ def create_sweep(config: RunConfig, epsilons: Sequence[float], *, out: str | os.
     privacy = config.privacy
     with atomic_directory(target) as staging:
         dump_config(config, staging / "config.yaml")
-        (staging / "secure").mkdir()
-        key = new_ledger_key()
-        atomic_write_bytes(staging / "secure" / "ledger.key", key.hex().encode("ascii"))
-        os.chmod(staging / "secure" / "ledger.key", 0o600)
+        key = SecureZone(RunFolder(staging)).write_key()
         BudgetLedger(cap, privacy.delta, {name: cap for name in plan.names}, path=staging / "ledger.json",
                      neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise, key=key,
                      pld_discretization=plan.pld_discretization)
@@ -235,8 +230,7 @@ def open_sweep(path: str | os.PathLike[str]) -> Sweep:
         raise SweepError(f"{folder.path} is not a sweep folder `pcevolve sweep` made ({error})") from None
     members = member_configs(config, state["epsilons"])
     try:
-        key = bytes.fromhex(folder.key_path.read_text(encoding="ascii").strip())
-        ledger = BudgetLedger.load(folder.ledger_path, key=key)
+        ledger = open_sweep_ledger(folder.path)
     except (OSError, ValueError, LedgerError) as error:
         raise SweepError(f"the sweep's ledger cannot be verified ({error}), so what its runs spent together is "
                          "unknown; refusing to continue. Start a new sweep (another --out); the budget spent stays "
@@ -263,17 +257,13 @@ def check_judging(config: RunConfig, test: str | os.PathLike[str] | None,
             raise SweepError(f"{what} {path} does not exist (relative paths are read from the current folder)")
 
 
-def _finished(run: Path) -> bool:
-    return (run / "stages" / "delivery.json").is_file()
-
-
 def _run_member(sweep: Sweep, member: RunConfig, *, progress: bool, say: Callable[[str], None]) -> None:
     """Run (or continue) one member under its own ledger bound to the sweep's. The stages that are public under
     the members' config (an encoder trained on the public pool only, a decoder fitted to it) are copied from the
     first finished member instead of computed again: they do not depend on ε."""
     run = sweep.folder.member(member.name)
     sibling = next((sweep.folder.member(name) for name in sweep.names
-                    if name != member.name and _finished(sweep.folder.member(name))), None)
+                    if name != member.name and delivered(sweep.folder.member(name))), None)
     if run.exists():
         config, folder, _ = open_run(None, resume=run)
     else:
@@ -315,7 +305,7 @@ def run_sweep(sweep: Sweep, *, test: str | os.PathLike[str] | None = None, full:
     if full is None and sweep.config.data.modality == "image":
         full = sweep.config.data.full
     for index, member in enumerate(sweep.members, start=1):
-        if not _finished(sweep.folder.member(member.name)):
+        if not delivered(sweep.folder.member(member.name)):
             say(f"sweep: run {index} of {count}, {member.name} (ε = {member.privacy.epsilon:g})")
             try:
                 _run_member(sweep, member, progress=progress, say=lambda line, n=member.name: say(f"  {n} {line}"))
@@ -342,7 +332,7 @@ def sweep_results(sweep: Sweep) -> SweepOutcome:
     points = tuple(curve_point(member.name, member.privacy.epsilon, read_json(path)) for member in sweep.members
                    if (path := sweep.folder.member(member.name) / "report" / "evaluation.json").is_file())
     ledger = sweep.ledger
-    finished = all(_finished(sweep.folder.member(name)) for name in sweep.names)
+    finished = all(delivered(sweep.folder.member(name)) for name in sweep.names)
     atomic_write_json(sweep.folder.results_path, {
         "format": RESULTS_FORMAT, "version": SWEEP_VERSION, "dp": ledger.is_dp,
         "total_epsilon": ledger.spent(), "delta": ledger.delta, "cap": ledger.total_epsilon,
