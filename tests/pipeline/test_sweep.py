@@ -246,3 +246,9 @@ def test_a_sweep_from_the_data_alone_chooses_its_settings_once(table_data, tmp_p
     assert one.model_copy(update={"name": "x", "privacy": two.privacy}) == two.model_copy(update={"name": "x"})
     usage = CliRunner().invoke(app, ["sweep", "--resume", str(folder), "--public", "x.csv"])
     assert usage.exit_code == 2
+
+
+def test_a_label_column_for_an_image_config_is_a_usage_error_as_for_run(tiny_config, tmp_path) -> None:
+    config_path = dump_config(tiny_config("img"), tmp_path / "img.yaml")
+    code, output = _sweep(tmp_path, config_path, "--epsilons", "1", "--label-column", "label")
+    assert code == 2 and "--label-column" in output and not (tmp_path / "runs").exists()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import errno
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -73,23 +73,10 @@ def run(
     from pcevolve.pipeline import RunError, discard_if_unstarted, open_run, run_pipeline
     from pcevolve.privacy import LedgerError
     try:
-        if kind == "config":
+        if kind is not None:
             assert source is not None
-            config = load_config(source)
-            with_label_column({}, label_column, config.data.modality == "image")
-            config = with_flags(config, {**overrides, **data_flags(public, test, full),
-                                                      **({} if name is None else {"name": name}),
-                                                      **({} if epsilon is None else {"privacy.epsilon": epsilon})},
-                                given)
-        elif kind is not None:
-            assert source is not None
-            starter = starter_or_exit(source, public=public, test=test, full=full,
-                                      epsilon=8.0 if epsilon is None else epsilon, name=name, settings=overrides)
-            for line in starter.findings:
-                console.print(line, highlight=False)
-            for choice in starter.choices:
-                console.print(f"  {choice.key} = {choice.value}  [dim]({choice.why})[/dim]", highlight=False)
-            config = starter.config
+            config = source_config(source, kind, overrides=overrides, label_column=label_column, public=public,
+                                   test=test, full=full, name=name, epsilon=epsilon, given=given, console=console)
         else:
             config = None
         if config is not None and executor is not None:  # checked before a folder exists
@@ -168,10 +155,32 @@ def _executor_or_exit(config: RunConfig, executor: str) -> RunConfig:
         _usage(str(exc))
 
 
-def data_flags(public: Path | None, test: Path | None, full: Path | None) -> dict[str, str]:
+def _data_flags(public: Path | None, test: Path | None, full: Path | None) -> dict[str, str]:
     """--public/--test/--full as the settings they replace in a config file (absolute: the run folder keeps them)."""
     return {f"data.{key}": str(path.resolve()) for key, path in (("public", public), ("test", test), ("full", full))
             if path is not None}
+
+
+def source_config(source: Path, kind: str, *, overrides: dict[str, Any], label_column: str | None,
+                  public: Path | None, test: Path | None, full: Path | None, name: str | None,
+                  epsilon: float | None, given: list[str], console: Console) -> RunConfig:
+    """The config SOURCE stands for (``kind``: :func:`source_kind`'s answer): the YAML file with the command line's
+    settings on top, or for data the settings chosen from it and the --public pool, as `pcevolve init` chooses them
+    (each choice printed with why; at ε 8 unless --epsilon says otherwise). Exits 2 on a bad command line (a
+    --label-column for an image config), 1 on bad data; a config file that cannot be read raises ConfigError."""
+    if kind == "config":
+        config = load_config(source)
+        with_label_column({}, label_column, config.data.modality == "image")
+        return with_flags(config, {**overrides, **_data_flags(public, test, full),
+                                   **({} if name is None else {"name": name}),
+                                   **({} if epsilon is None else {"privacy.epsilon": epsilon})}, given)
+    starter = starter_or_exit(source, public=public, test=test, full=full, epsilon=8.0 if epsilon is None else epsilon,
+                              name=name, settings=overrides)
+    for line in starter.findings:
+        console.print(line, highlight=False)
+    for choice in starter.choices:
+        console.print(f"  {choice.key} = {choice.value}  [dim]({choice.why})[/dim]", highlight=False)
+    return starter.config
 
 
 def with_flags(config: RunConfig, dotted: dict[str, object], given: list[str]) -> RunConfig:

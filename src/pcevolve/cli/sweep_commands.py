@@ -13,17 +13,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pcevolve.cli.init_commands import (
-    LABEL_HELP,
-    NAME_HELP,
-    PUBLIC_HELP,
-    SET_HELP,
-    parse_settings,
-    starter_or_exit,
-    with_label_column,
-)
-from pcevolve.cli.run_commands import data_flags, source_kind, with_flags
-from pcevolve.config import ConfigError, RunConfig, load_config
+from pcevolve.cli.init_commands import LABEL_HELP, NAME_HELP, PUBLIC_HELP, SET_HELP, parse_settings, with_label_column
+from pcevolve.cli.run_commands import source_config, source_kind
+from pcevolve.config import ConfigError, RunConfig
 from pcevolve.data import DataError
 from pcevolve.randomness import NOT_DP_WARNING
 
@@ -116,25 +108,15 @@ def sweep(
 def _base_config(source: Path, *, public: Path | None, test: Path | None, full: Path | None,
                  label_column: str | None, name: str | None, settings: list[str] | None,
                  console: Console) -> RunConfig:
-    """The config every run of the sweep starts from: SOURCE itself when it is a YAML file (with --name and --set on
-    top), else the settings chosen from the data SOURCE and the --public pool, as `pcevolve run PRIVATE` chooses
-    them (and prints why). Exits 2 on a bad command line, 1 on bad data."""
+    """The config every run of the sweep starts from, as `pcevolve run SOURCE` would make it (:func:`source_config`):
+    the settings are chosen once, at ε 8, and each run then takes its own ε, so the runs differ in ε alone."""
     kind = source_kind(source, None)
+    assert kind is not None
     overrides = with_label_column(parse_settings(settings), label_column, kind == "images")
-    if kind == "config":
-        with_label_column({}, label_column, False)
-        flags = {**overrides, **data_flags(public, test, full), **({} if name is None else {"name": name})}
-        given = [flag for flag, value in (("--set", settings), ("--public", public), ("--name", name),
-                                          ("--label-column", label_column)) if value]
-        return with_flags(load_config(source), flags, given or ["--set"])
-    # The settings are chosen once, at ε 8, and each run then takes its own ε: the runs differ in ε alone.
-    starter = starter_or_exit(source, public=public, test=test, full=full, epsilon=8.0, name=name,
-                              settings=overrides)
-    for line in starter.findings:
-        console.print(line, highlight=False)
-    for choice in starter.choices:
-        console.print(f"  {choice.key} = {choice.value}  [dim]({choice.why})[/dim]", highlight=False)
-    return starter.config
+    given = [flag for flag, value in (("--public", public), ("--test", test), ("--full", full), ("--name", name),
+                                      ("--label-column", label_column), ("--set", settings)) if value]
+    return source_config(source, kind, overrides=overrides, label_column=label_column, public=public, test=test,
+                         full=full, name=name, epsilon=None, given=given, console=console)
 
 
 def _usage(message: str) -> NoReturn:
