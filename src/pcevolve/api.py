@@ -57,6 +57,18 @@ def _check_path(argument: str, value: object, what: str) -> None:
         raise TypeError(f"{argument} must be {what}, got {value!r}")
 
 
+def _check_data_arguments(**values: object) -> None:
+    """A TypeError in the API's terms for each given argument of the wrong kind: ``private`` and ``public`` are a path
+    or in-memory data, every other one a path."""
+    from pcevolve.in_memory import looks_in_memory
+
+    for argument, value in values.items():
+        data = argument in ("private", "public")
+        if value is not None and not (data and looks_in_memory(value)):
+            _check_path(argument, value, "a file or folder path, a pandas DataFrame, a list of dicts or numpy arrays"
+                        if data else "a file or folder path")
+
+
 def _log(line: str) -> None:
     """A line the command line prints, as a log record: warnings (a pool holding private samples, a δ too large for
     the data) at warning level, so a notebook shows them."""
@@ -216,10 +228,7 @@ class Synthesizer:
         from pcevolve.in_memory import looks_in_memory, read_form
         from pcevolve.pipeline import discard_if_unstarted, open_run, run_pipeline
 
-        for argument, value in (("private", private), ("public", public), ("test", test), ("full", full)):
-            if value is not None and not (argument in ("private", "public") and looks_in_memory(value)):
-                _check_path(argument, value, "a file or folder path" if argument in ("test", "full") else
-                            "a file or folder path, a pandas DataFrame, a list of dicts or numpy arrays")
+        _check_data_arguments(private=private, public=public, test=test, full=full)
         plan: InputPlan | None = None
         if self._resume is not None:
             if any(value is not None for value in (private, public, test, full)):
@@ -273,11 +282,7 @@ class Synthesizer:
         from pcevolve.sweep import create_sweep, run_sweep
         from pcevolve.sweep.run import check_judging, sweep_folder
 
-        for argument, value in (("private", private), ("public", public), ("test", test), ("full", full),
-                                ("out", out)):
-            if value is not None and not (argument in ("private", "public") and looks_in_memory(value)):
-                _check_path(argument, value, "a file or folder path" if argument not in ("private", "public") else
-                            "a file or folder path, a pandas DataFrame, a list of dicts or numpy arrays")
+        _check_data_arguments(private=private, public=public, test=test, full=full, out=out)
         if looks_in_memory(private) or looks_in_memory(public):
             if not looks_in_memory(private):
                 raise ValueError("sweep() on in-memory data needs the private data in memory too (or both as paths)")
