@@ -326,6 +326,16 @@ def _copies(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     return Section("Copy check", tuple(blocks), anchor="copies")
 
 
+def attack_roc_plot(name: str, attack: Any, *, epsilon: float, delta: float) -> Plot:
+    """A table's or texts' one membership attack (its :class:`~pcevolve.evaluation.attacks.AttackResult`, shown as
+    ``name``) as a ROC plot, at fixed false-positive rates with rounded rates, beside the run's DP bound."""
+    return Plot("roc_curve", figures.attack_roc({name: attack}, epsilon=epsilon, delta=delta,
+                                                title="membership attack"),
+                "ROC curve of the membership attack, at fixed false-positive rates with rates rounded to two decimals "
+                "(its own steps would show the member count); dashed: the most any attack can reach under the run's "
+                "(ε, δ); dotted: chance.")
+
+
 def sweep_note(data: dict[str, Any]) -> Paragraph | None:
     """For a run a sweep made: the ε a set chosen among the sweep's runs carries (``data["ledger"]["sweep"]``)."""
     sweep = data["ledger"].get("sweep")

@@ -26,7 +26,15 @@ from pcevolve.evaluation.tabular import LINES, MODELS, TVD_BINS, exact_copies
 from pcevolve.io import atomic_write_json
 from pcevolve.report import figures
 from pcevolve.report.audit import audit_section
-from pcevolve.report.build import fitness_section, ledger_section, num, pct, shared_pct, sweep_note
+from pcevolve.report.build import (
+    attack_roc_plot,
+    fitness_section,
+    ledger_section,
+    num,
+    pct,
+    shared_pct,
+    sweep_note,
+)
 from pcevolve.report.document import (
     Document,
     Paragraph,
@@ -250,12 +258,8 @@ def _privacy(evaluation: TableRunEvaluation, data: dict[str, Any]) -> Section:
                   "synthetic table should show — and 1.0 means it always can. Distances are measured with numeric "
                   "columns standardised and a changed category counting as much as one standard deviation."),
         table,
-        Plot("roc_curve", figures.attack_roc({"distance to closest record": evaluation.judgement.privacy.attack},
-                                             epsilon=evaluation.epsilon, delta=evaluation.delta,
-                                             title="membership attack"),
-             "ROC curve of the membership attack, at fixed false-positive rates with rates rounded to two decimals "
-             "(its own steps would show the member count); dashed: the most any attack can reach under the run's "
-             "(ε, δ); dotted: chance."),
+        attack_roc_plot("distance to closest record", evaluation.judgement.privacy.attack, epsilon=evaluation.epsilon,
+                        delta=evaluation.delta),
         Paragraph("An exact copy compares every column (not the label). Rows equal to a test row show how often equal "
                   "rows occur by chance in this table: with few, coarse columns they are common and harmless. The "
                   "AUC is rounded to two decimals and copies are reported only as present or not, because exact "

@@ -38,7 +38,7 @@ from pcevolve.evaluation.text_run import TextRunEvaluation
 from pcevolve.io import atomic_write_json
 from pcevolve.report import figures
 from pcevolve.report.audit import audit_section
-from pcevolve.report.build import fitness_section, ledger_section, pct, shared_pct, sweep_note
+from pcevolve.report.build import attack_roc_plot, fitness_section, ledger_section, pct, shared_pct, sweep_note
 from pcevolve.report.document import Document, Paragraph, Plot, Section, Table, TextPreview
 from pcevolve.report.marginals import text_lengths
 from pcevolve.report.neighbours import pairs_section, spread, text_pairs
@@ -244,12 +244,8 @@ def _privacy(evaluation: TextRunEvaluation, data: dict[str, Any]) -> Section:
                   "the cosine similarity of the texts' word and word-pair weights (TF-IDF, with weights learnt from "
                   "the synthetic texts: what the attacker holds); 1 means the same words in the same proportions."),
         table,
-        Plot("roc_curve", figures.attack_roc({"closest synthetic text": evaluation.judgement.privacy.attack},
-                                             epsilon=evaluation.epsilon, delta=evaluation.delta,
-                                             title="membership attack"),
-             "ROC curve of the membership attack, at fixed false-positive rates with rates rounded to two decimals "
-             "(its own steps would show the member count); dashed: the most any attack can reach under the run's "
-             "(ε, δ); dotted: chance."),
+        attack_roc_plot("closest synthetic text", evaluation.judgement.privacy.attack, epsilon=evaluation.epsilon,
+                        delta=evaluation.delta),
         Paragraph("A text counts as equal to another when the two are the same after ignoring upper and lower case "
                   f"and spacing; as nearly equal when their similarity is at least {threshold:g} — they share nearly "
                   "all their words and word pairs: a sentence of 25 words with one word changed scores about 0.9, "
