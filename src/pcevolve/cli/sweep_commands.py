@@ -152,22 +152,19 @@ def _split_arguments(arguments: list[str], epsilons: str | None) -> tuple[Path |
 def print_sweep(outcome: SweepOutcome, console: Console) -> None:
     """One row per judged run, the sweep's guarantee, and what choosing among them means."""
     from pcevolve.sweep import CHOICE_NOTE
+    from pcevolve.sweep.curve import runs_table
 
     if not outcome.is_dp:
         console.print(f"[bold red]{NOT_DP_WARNING}[/bold red]")
     if outcome.points:
-        names = list(dict.fromkeys(name for point in outcome.points for name in point.metrics))
+        columns, runs, references = runs_table(outcome.points)
         table = Table(title=f"pcevolve sweep — {outcome.folder}")
-        table.add_column("run")
-        table.add_column("ε (alone)", justify="right")
-        for name in names:
-            table.add_column(name, justify="right")
-        table.add_column("strongest attack: success", justify="right")
-        for point in outcome.points:
-            table.add_row(point.name, f"{point.spent:.3f}", *(_number(point.metrics.get(n)) for n in names),
-                          _number(point.attack_success))
-        for label, figures in outcome.points[0].references.items():
-            table.add_row(f"[dim]{label}[/dim]", "", *(_number(figures.get(n)) for n in names), "")
+        for index, column in enumerate(columns):
+            table.add_column(column, justify="left" if index == 0 else "right")
+        for row in runs:
+            table.add_row(*row)
+        for label, *cells in references:
+            table.add_row(f"[dim]{label}[/dim]", *cells)
         console.print(table)
     console.print(f"the sweep: (ε, δ) = ({outcome.total_epsilon:.3f}, {outcome.delta:g}) by the accountant over every "
                   f"run's releases ({outcome.folder}/ledger.json)", highlight=False)
@@ -176,6 +173,3 @@ def print_sweep(outcome: SweepOutcome, console: Console) -> None:
         console.print(f"curve: {outcome.curve} · points: {outcome.folder}/results.json · each run's report: "
                       f"{outcome.folder}/<run>/report/report.html", highlight=False)
 
-
-def _number(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"

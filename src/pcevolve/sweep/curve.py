@@ -76,6 +76,26 @@ def curve_point(name: str, epsilon: float, evaluation: dict[str, Any]) -> CurveP
                       privacy.get("success"))
 
 
+def figure_names(points: Sequence[CurvePoint]) -> list[str]:
+    """Every utility figure the points carry, in the order they first appear."""
+    return list(dict.fromkeys(name for point in points for name in point.metrics))
+
+
+def runs_table(points: Sequence[CurvePoint]) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """The sweep's figures as text: the columns, one row per run (its ε alone, each figure, the strongest attack's
+    success), and one row per real reference line (the same figures; no ε, no attack). "—": not measured."""
+    names = figure_names(points)
+
+    def text(value: float | None) -> str:
+        return "—" if value is None else f"{value:.3f}"
+
+    rows = [(point.name, f"{point.spent:.3f}", *(text(point.metrics.get(n)) for n in names),
+             text(point.attack_success)) for point in points]
+    references = [(label, "", *(text(figures.get(n)) for n in names), "")
+                  for label, figures in (points[0].references.items() if points else ())]
+    return ("run", "ε (alone)", *names, "strongest attack: success"), rows, references
+
+
 _COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:purple")
 _REFERENCE_STYLES = ("--", ":", "-.")
 
@@ -92,7 +112,7 @@ def curve_png(points: Sequence[CurvePoint], *, total_epsilon: float, delta: floa
     epsilons = [point.epsilon for point in ordered]
     figure = new_figure(figsize=(7.5, 6.5))
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[3, 2])
-    names = list(dict.fromkeys(name for point in ordered for name in point.metrics))
+    names = figure_names(ordered)
     for colour, name in zip(_COLOURS, names):
         values = [point.metrics.get(name) for point in ordered]
         top.plot(epsilons, [float("nan") if v is None else v for v in values], "o-", color=colour,

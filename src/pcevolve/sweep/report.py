@@ -14,14 +14,7 @@ from pcevolve.privacy import BudgetLedger
 from pcevolve.randomness import NOT_DP_WARNING
 from pcevolve.report.document import Document, Paragraph, Plot, Section, Table
 from pcevolve.report.write import write_document
-from pcevolve.sweep.curve import CurvePoint
-
-_DASH = "—"
-
-
-def _number(value: float | None) -> str:
-    return _DASH if value is None else f"{value:.3f}"
-
+from pcevolve.sweep.curve import CurvePoint, runs_table
 
 def sweep_document(name: str, points: Sequence[CurvePoint], ledger: BudgetLedger, *, curve: bytes | None,
                    note: str, finished: bool) -> Document:
@@ -45,13 +38,11 @@ def sweep_document(name: str, points: Sequence[CurvePoint], ledger: BudgetLedger
                                                                 "strongest membership attack on it (bottom) against "
                                                                 "its ε; horizontal lines: the real-data references."),),
                                 anchor="curve"))
-    names = list(dict.fromkeys(figure for point in points for figure in point.metrics))
-    rows = [(point.name, f"{point.spent:.3f}", *(_number(point.metrics.get(n)) for n in names),
-             _number(point.attack_success), f"{point.name}/report/report.html") for point in points]
-    rows += [(label, "", *(_number(figures.get(n)) for n in names), "", "") for label, figures in
-             (points[0].references.items() if points else ())]
+    columns, runs, references = runs_table(points)
+    rows = [(*row, f"{point.name}/report/report.html") for row, point in zip(runs, points)]
+    rows += [(*row, "") for row in references]
     sections.append(Section("Runs", (Table(
-        ("run", "ε (alone)", *names, "strongest attack: success", "its report"), tuple(rows),
+        (*columns, "its report"), tuple(rows),
         caption="Test scores of a model trained on each run's synthetic set; the attack is the strongest of the "
                 "membership attacks its report ran (0.5: a coin). The real-data lines and the attacks are computed on "
                 "the private data, rounded as in the runs' reports, and not covered by the guarantee."),),
