@@ -223,15 +223,12 @@ def sweep_json(folder: Path) -> dict[str, Any] | None:
     whether every run finished. None for any other run."""
     from pcevolve.pipeline.sweep_member import SweepMemberError, membership, sweep_guarantee
 
-    member = membership(folder)
-    if member is None:
-        return None
     try:
         swept = sweep_guarantee(folder)
     except SweepMemberError:
-        return {"name": str(member.get("sweep")), "epsilon": None, "finished": None}
-    assert swept is not None
-    return {"name": swept.sweep.name, "epsilon": swept.epsilon, "finished": swept.finished}
+        member = membership(folder)
+        return {"name": str(None if member is None else member.get("sweep")), "epsilon": None, "finished": None}
+    return None if swept is None else {"name": swept.sweep.name, "epsilon": swept.epsilon, "finished": swept.finished}
 
 
 def _source_root(dataset: LabeledDataset) -> str:
