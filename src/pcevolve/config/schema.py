@@ -202,6 +202,13 @@ class FitnessWeights(_Frozen):
 class SearchConfig(_Frozen):
     """Stage 3: evolutionary search over per-class distribution parameters."""
 
+    # Whether the evolution runs. False: the run delivers the search's one-shot start, the released class Gaussians
+    # sampled and decoded (what generation 0 is seeded with), and the settings below up to ``weights`` are unused.
+    # Off by default because, measured, the evolution never beat that start: on the image demo it kept the start in
+    # every run at epsilon 8 and, where it moved at epsilon 1, trained the downstream CNN 0.1-0.8 points worse in
+    # 7 of 8 paired runs (docs/compare.md); tables and texts in docs/search.md section 11. True: for research, and
+    # for decoders whose round trip the search learns.
+    evolve: bool = False
     population: int = Field(32, ge=2)
     generations: int = Field(120, ge=1)
     elite: int = Field(8, ge=1)

@@ -462,8 +462,7 @@ def _warn_thin_territories(c: RunContext, territories: ClassTerritories, release
 
 def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
     config, search = c.config, c.config.search
-    encoder, decoder, release = c.products["representation"], c.products["decoder"], c.products["release"]
-    public_side = c.products["public_features"]
+    decoder, release, public_side = c.products["decoder"], c.products["release"], c.products["public_features"]
     basis = public_side.basis
     territories = class_territories(config, release, basis, decoder, c.products[VERDICT_STAGE])
     if territories is not None:
@@ -471,12 +470,29 @@ def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
         _warn_thin_territories(c, territories, release)
     model = decoder.round_trip_model(basis, public_side.pairs, territories)
     problem = build_problem(config, release, model, public=public_side, territories=territories)
+    if search.evolve:
+        result = _evolve(c, problem, exact=model.exact)
+    else:
+        start = problem.space.baseline()
+        fitness = problem.evaluate(start).total
+        result = SearchResult(vectors=start[None, :], fitness=np.array([fitness]), baseline_fitness=fitness,
+                              generations=0)
+    atomic_write_npz(c.folder.path / RANKED_FILE, vectors=result.vectors, fitness=result.fitness)
+    return result, {"candidates": [{"fitness": float(f), "rank": i} for i, f in enumerate(result.fitness)],
+                    "baseline_fitness": result.baseline_fitness, "generations": result.generations,
+                    "evolved": search.evolve}
+
+
+def _evolve(c: RunContext, problem: SearchProblem, *, exact: bool) -> SearchResult:
+    """The evolution from the one-shot start, checkpointed every generation; its best individuals, best first.
+    ``exact``: the problem's round trip is the decoder's own (retrieval), so it needs no real round-trip checks."""
+    search, public_side = c.config.search, c.products["public_features"]
+    encoder, decoder, basis = c.products["representation"], c.products["decoder"], public_side.basis
 
     def real_round_trip(z: np.ndarray) -> np.ndarray:
         return round_trip(z, basis=basis, decoder=decoder, encoder=encoder)[1]
 
-    # An exact round trip needs no checks; a learned surrogate is checked against real round trips and refitted.
-    exact = model.exact
+    # A learned surrogate is checked against real round trips and refitted.
     outcome = run_search(problem, EvolutionSettings.from_config(search), seed=c.randomness.public_seed("search"),
                          folder=c.folder.path / "search", record=lambda r: c.folder.record("generation", **r),
                          round_trip=None if exact else real_round_trip,
@@ -484,12 +500,9 @@ def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
                          check_every=search.roundtrip_every, check_per_class=search.roundtrip_per_class,
                          progress=c.progress)
     ranked = rank_final(outcome.problem, outcome.engine, search.top_candidates)
-    result = SearchResult(vectors=np.stack([v for v, _ in ranked]), fitness=np.array([f for _, f in ranked]),
-                          baseline_fitness=problem.evaluate(problem.space.baseline()).total,
-                          generations=outcome.engine.generation)
-    atomic_write_npz(c.folder.path / RANKED_FILE, vectors=result.vectors, fitness=result.fitness)
-    return result, {"candidates": [{"fitness": float(f), "rank": i} for i, f in enumerate(result.fitness)],
-                    "baseline_fitness": result.baseline_fitness, "generations": result.generations}
+    return SearchResult(vectors=np.stack([v for v, _ in ranked]), fitness=np.array([f for _, f in ranked]),
+                        baseline_fitness=problem.evaluate(problem.space.baseline()).total,
+                        generations=outcome.engine.generation)
 
 
 def _load_search(c: RunContext, summary: dict[str, Any]) -> SearchResult:
@@ -502,7 +515,8 @@ def _load_search(c: RunContext, summary: dict[str, Any]) -> SearchResult:
 SEARCH = Stage(
     name="search", pays=False, resumable=True, reads_private=lambda config: False,
     describe=lambda c: (f"evolution over the released statistics ({c.config.search.population} × up to "
-                        f"{c.config.search.generations} generations)"),
+                        f"{c.config.search.generations} generations)" if c.config.search.evolve else
+                        "the one-shot start: the released class Gaussians, not evolved (search.evolve: false)"),
     run=_run_search, load=_load_search)
 
 
@@ -527,7 +541,9 @@ def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
     write_synthetic_arrays(c.folder.path / "synthetic.npz", features=delivered.features,
                            coordinates=delivered.coordinates, labels=labels, class_names=class_names,
                            reencoded_classes=reencoded)
-    write_fitness_curve(c.folder.path / "fitness_curve.png", generation_records(c.folder.records("generation")))
+    records = generation_records(c.folder.records("generation"))
+    if records:  # the search evolved (search.evolve); a one-shot start has no curve to draw
+        write_fitness_curve(c.folder.path / "fitness_curve.png", records)
     summary = {"counts": [int(n) for n in counts], "delivered": written.relative_to(c.folder.path).as_posix(),
                "oversample": config.search.delivery_oversample,
                "reencode_agreement_drawn": delivered.drawn_agreement, "reencode_agreement": delivered.agreement,
