@@ -1,8 +1,8 @@
 """What the evolution buys over its one-shot start: paired runs, one with ``search.evolve: true``, one without.
 
-    .venv/bin/python bench/evolve.py                                  # tabular-demo and text-demo, ε 8 and 1, seeds 0 1 2
+    .venv/bin/python bench/evolve.py                         # tabular-demo and text-demo, ε 8 and 1, seeds 0 1 2
     .venv/bin/python bench/evolve.py --configs text-demo --epsilons 8 --seeds 0
-    .venv/bin/python bench/evolve.py --smoke                          # one pair on a tiny table, in seconds
+    .venv/bin/python bench/evolve.py --smoke                 # one pair on a tiny table, in seconds
 
 Each pair is the packaged config (``configs/NAME.yaml``) at one ε and seed, run twice by ``pcevolve run``: once
 evolving, once delivering the one-shot start (the released class Gaussians, sampled and decoded by the same

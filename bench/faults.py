@@ -55,7 +55,7 @@ def config(data: Path, name: str, *, reproducible: bool, generations: int = 40, 
     if tiny:
         mapping = smoke.image_config(data, name)
         mapping["data"] |= {"test": None, "full": None, "image_size": 16}
-        mapping["search"] = {**mapping["search"], "generations": generations, "patience": generations}
+        mapping["search"] = {**mapping["search"], "evolve": True, "generations": generations, "patience": generations}
         mapping["privacy"] = {**mapping["privacy"], "reproducible_noise": reproducible}
         return mapping
     return {
@@ -65,7 +65,8 @@ def config(data: Path, name: str, *, reproducible: bool, generations: int = 40, 
         "representation": {"input_size": 32, "proj_hidden_dim": 32, "feature_dim": 64, "epochs": 6,
                            "views_per_sample": 2, "public_pool": 300, "batch_size": 10},
         "decoder": {"name": "nearest-public", "public_images": 300},
-        "search": {"population": 16, "elite": 4, "generations": generations, "patience": generations,
+        # The evolution on (off by default): kills land inside its generations, and the SIGINT needs a long search.
+        "search": {"evolve": True, "population": 16, "elite": 4, "generations": generations, "patience": generations,
                    "basis_dim": 8,
                    "roundtrip_public": 100, "rff_features": 32, "synthetic_per_class": 40,
                    "delivery_oversample": 1.0},

@@ -51,7 +51,9 @@ def demo_runs(root: Path, workers: int, mapping: dict) -> tuple[dict, Path]:
     from pcevolve.pipeline import open_run, run_pipeline
     from pcevolve.run_folder import RunFolder, outputs_digest
 
-    mapping = {**mapping, "privacy": {**mapping.get("privacy", {}), "reproducible_noise": True}}
+    # The evolution on (off by default): its populations are what the cluster evaluates, and its curves are compared.
+    mapping = {**mapping, "privacy": {**mapping.get("privacy", {}), "reproducible_noise": True},
+               "search": {**mapping.get("search", {}), "evolve": True}}
     folders, seconds = {}, {}
     for executor in ("local", "ray"):
         config = parse_config({**mapping, "name": f"scale-{executor}",

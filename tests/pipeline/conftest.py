@@ -34,7 +34,8 @@ def _tiny_config(data_root, name="tiny", **overrides):
         "decoder": {"width": 8, "epochs": 1, "public_images": 200, "batch_size": 32, "consistency_every": 1000},
         # The evolution on (off by default), so that the search, its checkpoints and round-trip checks are tested.
         "search": {"evolve": True, "population": 8, "elite": 2, "generations": 6, "candidate_per_class": 10,
-                   "eval_seeds": 2, "basis_dim": 8, "roundtrip_public": 100, "roundtrip_every": 2, "roundtrip_per_class": 4,
+                   "eval_seeds": 2, "basis_dim": 8, "roundtrip_public": 100, "roundtrip_every": 2,
+                   "roundtrip_per_class": 4,
                    "rff_features": 32, "validation_per_class": 20, "synthetic_multiplier": 1,
                    "top_candidates": 2, "coarse_generations": 2, "polynomial_every": 3},
         # The seed's split, not the default (all on the release), so that end-to-end tests run DP-SGD too.

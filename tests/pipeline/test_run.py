@@ -311,3 +311,46 @@ def test_a_vote_config_the_data_cannot_serve_is_refused_with_the_data_checks(tin
     _check_data(config, folders(3), pool, "image")  # 6 clusters: fine
     with pytest.raises(ValueError, match="data.classes: 17 classes; search.class_means: votes takes at most 16"):
         tiny_config(name="votes", **{"search.class_means": "votes", "data.classes": list(map(str, range(17)))})
+
+
+def test_a_run_that_does_not_evolve_delivers_its_one_shot_start_and_says_so(table_config, tmp_path):
+    """The default (search.evolve off): the delivered individual is the released Gaussians themselves; no generation is
+    recorded or drawn; the summary and the report say the start was delivered. The evolving run of the same seed reads
+    the same release (the pairing bench/evolve.py relies on)."""
+    from rich.console import Console
+
+    from pcevolve.cli.run_commands import print_summary
+    from pcevolve.decoders import load_decoder
+    from pcevolve.pipeline import class_territories, load_pool_labels, load_public_features
+    from pcevolve.pipeline.stages import search_targets
+    from pcevolve.report.build import fitness_section
+    from pcevolve.run_folder import RunFolder
+    from pcevolve.search.release import StatisticsRelease
+
+    config = table_config(name="start", **REPRODUCIBLE)
+    assert not config.search.evolve
+    outcome = _run(config, tmp_path)
+    folder = outcome.folder
+    search = json.loads((folder / "stages" / "search.json").read_text())
+    assert (search["evolved"], search["generations"], outcome.generations) == (False, 0, 0)
+    assert search["candidates"][0]["fitness"] == search["baseline_fitness"] == outcome.best_fitness
+    assert not RunFolder.open(folder).records("generation") and not (folder / "fitness_curve.png").exists()
+    release = StatisticsRelease.load(folder / "release.npz")
+    public = load_public_features(RunFolder.open(folder))
+    territories = class_territories(config, release, public.basis, load_decoder(folder / "decoder"),
+                                    load_pool_labels(RunFolder.open(folder)))
+    with np.load(folder / "search" / "ranked.npz") as ranked:
+        np.testing.assert_array_equal(ranked["vectors"], search_targets(config, release, public, territories)[1]
+                                      .baseline()[None, :])
+    console = Console(record=True, width=300)
+    print_summary(outcome, console)
+    text = console.export_text()
+    assert "search: not evolved — the one-shot start" in text and "fitness_curve.png" not in text
+    section = fitness_section(folder)
+    assert section.title == "Search: the one-shot start" and "search.evolve: false" in section.blocks[0].text
+
+    evolved = _run(table_config(name="evolved", **REPRODUCIBLE, **{"search.evolve": True}), tmp_path)
+    assert (evolved.folder / "release.npz").read_bytes() == (folder / "release.npz").read_bytes()
+    assert evolved.baseline_fitness == outcome.baseline_fitness and evolved.generations > 0
+    assert (evolved.folder / "fitness_curve.png").exists()
+    assert fitness_section(evolved.folder).title == "Search: fitness curves"

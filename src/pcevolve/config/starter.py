@@ -370,8 +370,8 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
         Choice("data.image_mode", mode, "grey (L) or colour (RGB), as most public images are"),
         Choice("decoder.name", "nearest-public", "each synthetic sample is delivered as the public image nearest "
                                                  "to it (sharp, real-looking); if your pool lacks your classes, "
-                                                 "use pixel-view with search.pixel_frequencies: 14 and "
-                                                 "search.weights.consistency: 0 (configs/disjoint-demo.yaml)"),
+                                                 "use pixel-view with search.pixel_frequencies: 14 "
+                                                 "(configs/disjoint-demo.yaml)"),
         Choice("decoder.public_images", used, "public images indexed for retrieval (at most 20,000)"),
         Choice("representation.input_size", ENCODER_INPUT_SIZE,
                f"the pretrained backbone sees every image at {ENCODER_INPUT_SIZE} x {ENCODER_INPUT_SIZE} (smaller "

@@ -65,8 +65,7 @@ def build_table_document(evaluation: TableRunEvaluation, *, preview_per_class: i
     sections = (_headline(evaluation, data), per_class_section(data, MODELS, unit="rows"), _utility(data),
                 _fidelity(evaluation, data), _privacy(evaluation, data),
                 _preview(evaluation, allowed, preview_per_class), _pairs(evaluation, allowed), ledger_section(data),
-                audit_section(data), fitness_section(generation_records(RunFolder(evaluation.folder).records(
-                    "generation"))), _settings(data))
+                audit_section(data), fitness_section(evaluation.folder), _settings(data))
     judged = data["data"]["test"]
     return Document(title=f"pcevolve evaluation — table run {evaluation.config.name}", sections=sections,
                     subtitle=f"{path_name(evaluation.folder)} · synthetic table judged on {sum(judged['per_class'])} "

@@ -46,7 +46,6 @@ from pcevolve.report.per_class import per_class_section
 from pcevolve.report.wording import attack_warning
 from pcevolve.report.write import write_document
 from pcevolve.run_folder import RunFolder
-from pcevolve.search.runner import generation_records
 
 #: Synthetic texts per class in the sample.
 PREVIEW_PER_CLASS = 5
@@ -62,8 +61,7 @@ def build_text_document(evaluation: TextRunEvaluation, *, preview_per_class: int
     sections = (_headline(evaluation, data), per_class_section(data, MODELS, unit="texts"), _utility(data),
                 _distribution(evaluation, data), _privacy(evaluation, data),
                 _preview(evaluation, allowed, preview_per_class), _pairs(evaluation, allowed), ledger_section(data),
-                audit_section(data), fitness_section(generation_records(RunFolder(evaluation.folder).records(
-                    "generation"))), _settings(data))
+                audit_section(data), fitness_section(evaluation.folder), _settings(data))
     judged = data["data"]["test"]
     return Document(title=f"pcevolve evaluation — text run {evaluation.config.name}", sections=sections,
                     subtitle=f"{path_name(evaluation.folder)} · synthetic texts judged on {sum(judged['per_class'])} "
