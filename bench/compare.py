@@ -18,11 +18,11 @@ Systems (each with secure noise, each spending the whole ε through a ledger):
   counts and sums of pretrained EfficientNet-Lite0 features (unit length, 64-d public PCA), every public
   image labelled by its nearest DP class mean, a logistic regression refitted on the most confident 30% per
   class (self-training: post-processing), and the public images per class it is surest of delivered.
-* ``pe-histogram`` — Private Evolution's selector (``pcevolve.search.pe_selector``) in *our* feature space (the
+* ``pe-histogram`` — Private Evolution's selector (``bench/peers/pe_selector.py``) in *our* feature space (the
   same run's encoder, basis and retrieval pool): 10 iterations of the DP voting histogram, as many candidates
   per class as delivered images, variations from the 16 nearest pool images; the whole ε on its own ledger.
 * ``pcevolve-selector`` — PCEvolve's exponential-mechanism selection over class prototypes
-  (``pcevolve.search.pcevolve_selector``) in the same space and pool: 5 rounds × 1 reference per class chosen
+  (``bench/peers/pcevolve_selector.py``) in the same space and pool: 5 rounds × 1 reference per class chosen
   among 200 offers, the nearest pool images per class delivered around them; the whole ε on its own ledger.
 
 Every system delivers as many images per class as ours does (``search.synthetic_per_class`` of configs/demo.yaml),
@@ -268,7 +268,7 @@ def pe_histogram(run: Path, judge: Judge, epsilon: float, seed: int,
                  per_class: int) -> tuple[np.ndarray, np.ndarray, float]:
     """Private Evolution's selector (module docstring)."""
     from pcevolve.privacy.noise import SecureNoise
-    from pcevolve.search.pe_selector import PESettings, pe_select
+    from peers.pe_selector import PESettings, pe_select
 
     return _hosted_peer(run, judge, epsilon, lambda private, pool, ledger: pe_select(
         private, judge.private.labels, pool, classes=len(judge.task), per_class=per_class, settings=PESettings(),
@@ -279,7 +279,7 @@ def pcevolve_selector(run: Path, judge: Judge, epsilon: float, seed: int,
                       per_class: int) -> tuple[np.ndarray, np.ndarray, float]:
     """PCEvolve's selector (module docstring)."""
     from pcevolve.privacy.noise import SecureNoise
-    from pcevolve.search.pcevolve_selector import PCEvolveSettings, pcevolve_select
+    from peers.pcevolve_selector import PCEvolveSettings, pcevolve_select
 
     return _hosted_peer(run, judge, epsilon, lambda private, pool, ledger: pcevolve_select(
         private, judge.private.labels, pool, classes=len(judge.task), per_class=per_class,

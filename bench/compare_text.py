@@ -9,7 +9,7 @@ Evolution's selector hosted in our engine.
 Systems (secure noise; each spends the whole ε through a ledger):
 
 * ``ours`` — ``pcevolve run`` on ``configs/text-demo.yaml`` with that ε and seed.
-* ``pe-histogram`` — Private Evolution's voting-histogram selector (``pcevolve.search.pe_selector``) in the same
+* ``pe-histogram`` — Private Evolution's voting-histogram selector (``bench/peers/pe_selector.py``) in the same
   run's space (the sentence encoder, reduced to the run's public basis) over the same retrieval pool: 10
   iterations, 1,000 candidates per class (the config's ``synthetic_per_class``), variations among the 16 nearest
   pool texts; the whole ε on its own ledger.
@@ -76,7 +76,7 @@ def pe_histogram(run: Path, epsilon: float, seed: int, out: Path, *, data: Path 
     from pcevolve.pipeline import load_public_features
     from pcevolve.privacy import BudgetLedger, SecureNoise
     from pcevolve.run_folder import RunFolder
-    from pcevolve.search.pe_selector import PESettings, pe_select
+    from peers.pe_selector import PESettings, pe_select
 
     started = time.perf_counter()
     private = read_labeled_texts(data / "private.jsonl")

@@ -12,9 +12,9 @@ from pcevolve.privacy import (
     GaussianRelease,
     GeneratorNoise,
 )
-from pcevolve.privacy import histogram as histogram_module
-from pcevolve.privacy.histogram import VotingHistogram, nearest_candidate_votes
-from pcevolve.search.pe_selector import PESettings, pe_select, pool_neighbours
+from peers import voting_histogram as histogram_module
+from peers.pe_selector import PESettings, pe_select, pool_neighbours
+from peers.voting_histogram import VotingHistogram, nearest_candidate_votes
 
 DELTA = 1e-5
 

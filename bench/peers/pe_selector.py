@@ -3,7 +3,7 @@
 Lin et al.'s Private Evolution (PE) with a retrieval "API", class by class:
 
 1. start from ``per_class`` public pool images per class, drawn uniformly (the random API);
-2. each iteration, the voting histogram (:class:`~pcevolve.privacy.histogram.VotingHistogram`): every private
+2. each iteration, the voting histogram (:class:`~peers.voting_histogram.VotingHistogram`): every private
    record votes for its nearest candidate of its own class, Gaussian noise on the votes, votes below
    ``threshold`` noise standard deviations set to 0;
 3. resample ``per_class`` candidates per class in proportion to the thresholded votes (all zero: uniform);
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pcevolve.privacy.calibration import gaussian_noise_multiplier
-from pcevolve.privacy.histogram import VotingHistogram
 from pcevolve.privacy.ledger import BudgetLedger
 from pcevolve.privacy.noise import NoiseSource
+from peers.voting_histogram import VotingHistogram
 
 _ROWS = 2048
 

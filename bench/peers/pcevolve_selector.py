@@ -1,7 +1,7 @@
 """PCEvolve's selector, hosted over pcevolve's public pool and feature space (a peer to compare with).
 
 PCEvolve evolves a few reference images per class: each round a generator proposes candidates from the current
-references, the exponential mechanism (:class:`~pcevolve.privacy.prototype_selection.PrototypeSelection`) picks
+references, the exponential mechanism (:class:`~peers.prototype_selection.PrototypeSelection`) picks
 the ones nearest their class's private prototype, and the picks become references. With a retrieval pool as the
 generator:
 
@@ -24,8 +24,8 @@ import numpy as np
 from pcevolve.privacy.calibration import exponential_selection_epsilon
 from pcevolve.privacy.ledger import BudgetLedger
 from pcevolve.privacy.noise import NoiseSource
-from pcevolve.privacy.prototype_selection import PrototypeSelection
-from pcevolve.search.pe_selector import pool_neighbours
+from peers.pe_selector import pool_neighbours
+from peers.prototype_selection import PrototypeSelection
 
 
 @dataclass(frozen=True)

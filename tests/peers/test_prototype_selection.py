@@ -12,10 +12,10 @@ from pcevolve.privacy import (
     ExponentialSelection,
     GeneratorNoise,
 )
-from pcevolve.privacy import prototype_selection as selection_module
 from pcevolve.privacy.calibration import exponential_selection_epsilon
-from pcevolve.privacy.prototype_selection import PrototypeSelection, prototype_utilities
-from pcevolve.search.pcevolve_selector import PCEvolveSettings, pcevolve_select
+from peers import prototype_selection as selection_module
+from peers.pcevolve_selector import PCEvolveSettings, pcevolve_select
+from peers.prototype_selection import PrototypeSelection, prototype_utilities
 
 DELTA = 1e-5
 
