@@ -170,10 +170,10 @@ def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     from pcevolve.data import read_image_folder
     from pcevolve.decoders import load_decoder
     from pcevolve.encoders import ImageEncoder
-    from pcevolve.pipeline import build_problem, class_territories, load_pool_labels, load_public_features, \
-        run_randomness
-    from pcevolve.pipeline.deliver import decode_candidate
+    from pcevolve.randomness import run_randomness
     from pcevolve.run_folder import RunFolder
+    from pcevolve.search.assembly import build_problem, class_territories, load_pool_labels, load_public_features
+    from pcevolve.search.delivery import decode_candidate
     from pcevolve.search.release import StatisticsRelease
     from pcevolve.search.roundtrip import SurrogateData
 
@@ -250,9 +250,9 @@ def _hosted_peer(run: Path, judge: Judge, epsilon: float, select, *,
     """
     from pcevolve.decoders import load_decoder
     from pcevolve.encoders import ImageEncoder
-    from pcevolve.pipeline import load_public_features
     from pcevolve.privacy import BudgetLedger
     from pcevolve.run_folder import RunFolder
+    from pcevolve.search.assembly import load_public_features
 
     started = time.perf_counter()
     encoder = ImageEncoder.load(run / "encoder").eval()

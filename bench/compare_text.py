@@ -73,9 +73,9 @@ def pe_histogram(run: Path, epsilon: float, seed: int, out: Path, *, data: Path 
     from pcevolve.data.writers import write_texts_jsonl
     from pcevolve.decoders import load_decoder
     from pcevolve.encoders.text import SentenceEncoder
-    from pcevolve.pipeline import load_public_features
     from pcevolve.privacy import BudgetLedger, SecureNoise
     from pcevolve.run_folder import RunFolder
+    from pcevolve.search.assembly import load_public_features
     from peers.pe_selector import PESettings, pe_select
 
     started = time.perf_counter()

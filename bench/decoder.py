@@ -336,8 +336,8 @@ def one_decoder(args: argparse.Namespace) -> None:
     from pcevolve.data import read_image_folder, read_unlabeled_images
     from pcevolve.decoders import build_decoder, reencode_check, train_decoder
     from pcevolve.encoders import ImageEncoder, build_encoder
-    from pcevolve.pipeline.stages import run_randomness
     from pcevolve.privacy import BudgetLedger
+    from pcevolve.randomness import run_randomness
 
     config = decoder_config(args)
     cnn_epochs = 1 if args.smoke else 15

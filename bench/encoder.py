@@ -95,8 +95,8 @@ def train(args: argparse.Namespace) -> None:
     from pcevolve.data import read_image_folder, read_unlabeled_images
     from pcevolve.encoders import build_encoder, train_representation
     from pcevolve.encoders.preprocess import to_float_images
-    from pcevolve.pipeline.stages import run_randomness
     from pcevolve.privacy import BudgetLedger
+    from pcevolve.randomness import run_randomness
 
     config = run_config(args)
     rep = config.representation

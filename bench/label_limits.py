@@ -177,8 +177,8 @@ def search_coordinates(run: Path, private: np.ndarray) -> tuple[np.ndarray, np.n
     """The private images and the pool in the run's search coordinates (its encoder, then its public basis)."""
     from pcevolve.decoders import load_decoder
     from pcevolve.modalities import IMAGE
-    from pcevolve.pipeline.stages import load_public_features
     from pcevolve.run_folder import RunFolder
+    from pcevolve.search.assembly import load_public_features
 
     basis = load_public_features(RunFolder(run)).basis
     _, features = IMAGE.load_encoder(run / "encoder").encode_both(private, batch_size=256)

@@ -123,8 +123,8 @@ def population(run: Path, sizes: list[int], workers: list[int], repeats: int = 3
     from pcevolve.config import load_config
     from pcevolve.decoders import load_decoder
     from pcevolve.executors import LocalExecutor, RayExecutor
-    from pcevolve.pipeline import build_problem, class_territories, load_pool_labels, load_public_features
     from pcevolve.run_folder import RunFolder
+    from pcevolve.search.assembly import build_problem, class_territories, load_pool_labels, load_public_features
     from pcevolve.search.release import StatisticsRelease
     from pcevolve.search.roundtrip import SurrogateData
 

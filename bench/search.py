@@ -79,8 +79,8 @@ def probe_result(features, labels, test_features, test_labels, *, classes):
 
 
 def decode_set(problem, vector, counts, *, oversample, seed, basis, encoder, decoder, territories=None):
-    """The run's own delivery step (pipeline.deliver.decode_candidate) for any individual."""
-    from pcevolve.pipeline.deliver import decode_candidate
+    """The run's own delivery step (search.delivery.decode_candidate) for any individual."""
+    from pcevolve.search.delivery import decode_candidate
 
     return decode_candidate(problem.space, vector, counts, oversample=oversample, rng=np.random.default_rng(seed),
                             basis=basis, encoder=encoder, decoder=decoder, targets=problem.targets,
@@ -122,10 +122,10 @@ def measure(args: argparse.Namespace, scaling: dict[str, tuple[int, ...]]) -> No
     from pcevolve.encoders import ImageEncoder
     from pcevolve.evaluation.features import independent_encoder, pooled_features
     from pcevolve.evolution import EvolutionSettings
-    from pcevolve.pipeline import build_problem, class_territories, load_pool_labels, load_public_features
     from pcevolve.privacy import BudgetLedger
     from pcevolve.privacy.noise import GeneratorNoise
     from pcevolve.run_folder import RunFolder
+    from pcevolve.search.assembly import build_problem, class_territories, load_pool_labels, load_public_features
     from pcevolve.search.release import ReleaseSettings, StatisticsRelease, release_statistics
     from pcevolve.search.roundtrip import SurrogateData, round_trip
     from pcevolve.search.runner import run_search

@@ -33,9 +33,8 @@ from pcevolve.config import load_config
 from pcevolve.data.sources import load_demo_source
 from pcevolve.decoders import load_decoder
 from pcevolve.modalities import MODALITIES
-from pcevolve.pipeline import load_public_features
-from pcevolve.pipeline.stages import POOL_LABELS_FILE, VERDICT_FILE, territory_sizes
 from pcevolve.run_folder import RunFolder
+from pcevolve.search.assembly import POOL_LABELS_FILE, VERDICT_FILE, load_public_features, territory_sizes
 from pcevolve.search.pool_labels import PoolLabels
 from pcevolve.search.release import StatisticsRelease
 from pcevolve.search.territory import ClassTerritories

@@ -28,6 +28,9 @@ FORBIDDEN = {
     # Readers know files, not models or runs.
     "data": ({"encoders", "decoders", "search", "fitness", "evolution", "pipeline", "modalities", "evaluation",
               "report", "privacy", "cli", "api"}, "readers validate files; they do not depend on what uses them"),
+    # The search is assembled from a run's saved outputs; the stages call it, never the reverse.
+    "search": ({"pipeline", "sweep", "cli", "api"},
+               "the search is rebuilt from saved outputs by the stages and the benchmarks alike; it knows no runner"),
     # An executor runs public work where it is told to: it reads no data and draws no noise.
     "executors": ({"data", "privacy", "pipeline", "modalities", "evaluation", "report", "cli", "api"},
                   "an executor only moves public encoding and fitness evaluation; it never sees private data"),

@@ -364,7 +364,7 @@ class Synthesizer:
         import numpy as np
 
         from pcevolve.modalities import MODALITIES
-        from pcevolve.pipeline.deliver import largest_remainder
+        from pcevolve.search.delivery import largest_remainder
 
         if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
             raise TypeError(f"n must be a whole number of samples, e.g. sample(100); got {n!r}")

@@ -22,10 +22,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pcevolve.privacy.noise import GeneratorNoise, NoiseSource, SecureNoise
+
+if TYPE_CHECKING:
+    from pcevolve.config import RunConfig
 
 # Domain tags keep the two families apart even if a stream name were reused in both.
 _PUBLIC_DOMAIN = 0x7075_626C  # "publ"
@@ -97,3 +101,8 @@ class RunRandomness:
         if not self.reproducible_noise:
             return SecureNoise()
         return GeneratorNoise(np.random.default_rng(np.random.SeedSequence([int(self.seed), _NOISE_DOMAIN, key])))
+
+
+def run_randomness(config: RunConfig) -> RunRandomness:
+    """The run's random sources: public streams from ``seed``; mechanism noise secure unless reproducible."""
+    return RunRandomness(config.seed, reproducible_noise=config.privacy.reproducible_noise)

@@ -5,7 +5,7 @@ import pytest
 from PIL import Image
 
 from pcevolve.data.writers import write_image_folder
-from pcevolve.pipeline.deliver import delivery_counts, select_consistent
+from pcevolve.search.delivery import delivery_counts, select_consistent
 
 
 def test_select_consistent_prefers_samples_back_in_their_class_and_keeps_counts():

@@ -109,6 +109,7 @@ def test_crash_then_resume_equals_the_uninterrupted_run(uninterrupted, tiny_conf
 
 def test_a_retrieval_run_killed_after_its_pool_labels_resumes_to_the_same_set(tiny_config, tmp_path, monkeypatch):
     import pcevolve.pipeline.stages as stages_module
+    import pcevolve.search.assembly as assembly
 
     config = tiny_config(name="labels-resume", **{"decoder.name": "nearest-public"}, **REPRODUCIBLE)
     whole = _run(config, tmp_path / "whole")
@@ -123,7 +124,7 @@ def test_a_retrieval_run_killed_after_its_pool_labels_resumes_to_the_same_set(ti
     monkeypatch.undo()
     assert (folder.path / "pool_labels.npz").exists() and (folder.path / "stages" / "labels.json").exists()
     resumed_config, resumed_folder, _ = open_run(None, resume=folder.path)
-    monkeypatch.setattr(stages_module, "co_trained", crash)
+    monkeypatch.setattr(assembly, "co_trained", crash)
     run_pipeline(resumed_config, resumed_folder)  # the labels are loaded, not learnt again
     a, b = synthetic_arrays(whole.folder), synthetic_arrays(folder.path)
     for key in ("features", "coordinates", "labels"):
@@ -159,8 +160,9 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
                                                                                           tmp_path, monkeypatch):
     from pcevolve.data import read_image_folder, read_unlabeled_images
     from pcevolve.decoders import load_decoder
-    from pcevolve.pipeline import class_territories, load_pool_labels, load_public_features, stages
+    from pcevolve.pipeline import stages
     from pcevolve.run_folder import RunFolder
+    from pcevolve.search.assembly import class_territories, load_pool_labels, load_public_features
     from pcevolve.search.release import StatisticsRelease
 
     def second_pass(*args, **kwargs):
@@ -199,8 +201,8 @@ def test_pixel_view_run_searches_a_basis_with_the_pixel_frequencies_and_draws_wh
     from pcevolve.decoders import load_decoder
     from pcevolve.encoders import ImageEncoder
     from pcevolve.encoders.pixel_view import PixelLayout
-    from pcevolve.pipeline import load_public_features
     from pcevolve.run_folder import RunFolder
+    from pcevolve.search.assembly import load_public_features
     from pcevolve.search.release import StatisticsRelease
 
     config = tiny_config(name="pixels", **{"decoder.name": "pixel-view", "search.pixel_frequencies": 4,
@@ -262,9 +264,9 @@ def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(ti
 
 def test_a_vote_run_releases_counts_and_one_selection_and_delivers_from_the_chosen_centres(tiny_config, tmp_path):
     from pcevolve.decoders import load_decoder
-    from pcevolve.pipeline import class_territories, load_pool_labels, load_public_features
     from pcevolve.privacy import ExponentialSelection, GaussianRelease
     from pcevolve.run_folder import RunFolder
+    from pcevolve.search.assembly import class_territories, load_pool_labels, load_public_features
     from pcevolve.search.release import StatisticsRelease
 
     config = tiny_config(name="votes", **{"decoder.name": "nearest-public", "search.class_means": "votes",
@@ -321,10 +323,9 @@ def test_a_run_that_does_not_evolve_delivers_its_one_shot_start_and_says_so(tabl
 
     from pcevolve.cli.run_commands import print_summary
     from pcevolve.decoders import load_decoder
-    from pcevolve.pipeline import class_territories, load_pool_labels, load_public_features
-    from pcevolve.pipeline.stages import search_targets
     from pcevolve.report.build import fitness_section
     from pcevolve.run_folder import RunFolder
+    from pcevolve.search.assembly import class_territories, load_pool_labels, load_public_features, search_targets
     from pcevolve.search.release import StatisticsRelease
 
     config = table_config(name="start", **REPRODUCIBLE)

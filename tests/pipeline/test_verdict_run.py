@@ -14,6 +14,8 @@ from pcevolve.pipeline import stages as stages_module
 from pcevolve.pipeline.plan import plan_budget
 from pcevolve.privacy import BudgetLedger, ExponentialSelection, account
 from pcevolve.run_folder import RunFolder
+from pcevolve.search.assembly import labeller_output, load_pool_labels
+from pcevolve.search.verdict import shifted_labels
 
 VERDICT = {"decoder.name": "nearest-public", "search.territory": 1.5, "search.verdict_generations": 3,
            "privacy.split": {"representation": 0.0, "release": 0.8, "verdict": 0.2},
@@ -51,10 +53,10 @@ def test_the_run_charges_the_planned_selections_and_the_total_is_their_compositi
 
 
 def test_the_territories_a_benchmark_rebuilds_carry_the_verdicts_offsets(verdict_run):
-    labels = stages_module.load_pool_labels(RunFolder.open(verdict_run.path))
-    raw = stages_module._labeller_output(RunFolder.open(verdict_run.path))
+    labels = load_pool_labels(RunFolder.open(verdict_run.path))
+    raw = labeller_output(RunFolder.open(verdict_run.path))
     offsets = json.loads((verdict_run.path / "verdict.json").read_text())["offsets"]
-    expected = stages_module.shifted_labels(raw, np.array(offsets))
+    expected = shifted_labels(raw, np.array(offsets))
     np.testing.assert_allclose(labels.posterior, expected.posterior)
 
 

@@ -73,7 +73,7 @@ from pcevolve.modalities import MODALITIES
 from pcevolve.pipeline.run import RunError, open_run, run_pipeline
 from pcevolve.pipeline.run_lock import RunFolderInUse, run_folder_lock
 from pcevolve.pipeline.secure_zone import SecureZone
-from pcevolve.pipeline.stages import PUBLIC_FEATURES_FILE, load_public_features
+from pcevolve.search.assembly import PUBLIC_FEATURES_FILE, load_public_features
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.audit import one_run_ceiling, one_run_epsilon
 from pcevolve.privacy.clipping import clip_rows

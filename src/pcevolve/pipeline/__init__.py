@@ -6,6 +6,4 @@ from pcevolve.lazy_exports import lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "export": ["ExportError", "ExportSummary", "export_run"],
     "run": ["RunError", "RunOutcome", "discard_if_unstarted", "finished_run", "open_run", "run_pipeline"],
-    "stages": ["PublicFeatures", "build_problem", "class_territories", "load_pool_labels", "load_public_features",
-               "run_randomness", "search_targets"],
 })

@@ -43,11 +43,12 @@ from pcevolve.pipeline.plan import plan_budget, stage_caps
 from pcevolve.pipeline.run_lock import LOCK_NAME, RunFolderInUse, run_folder_lock
 from pcevolve.pipeline.secure_zone import SecureZone, SecureZoneError
 from pcevolve.pipeline.stage import RunContext, StageInterrupted, run_stage
-from pcevolve.pipeline.stages import STAGES, run_randomness
+from pcevolve.pipeline.stages import STAGES
 from pcevolve.pipeline.sweep_member import membership
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.calibration import delta_advice
 from pcevolve.privacy.cluster_vote import MAX_CLASSES as MAX_VOTE_CLASSES
+from pcevolve.randomness import run_randomness
 from pcevolve.run_folder import RunFolder
 
 logger = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ search             the release, public features          nothing (post-processin
 delivery           the release, encoder, decoder         nothing (post-processing)
 =================  ====================================  ==============================
 
-Each stage saves its own outputs in the run folder; the runner records its summary and writes its marker. The
-pure functions at the end rebuild what a later stage, a resumed run or a benchmark needs from the saved outputs.
+Each stage saves its own outputs in the run folder; the runner records its summary and writes its marker. What a
+later stage, a resumed run or a benchmark rebuilds from the saved outputs is in :mod:`pcevolve.search.assembly`.
 """
 
 from __future__ import annotations
@@ -26,27 +26,35 @@ import numpy as np
 
 from pcevolve.config import RunConfig
 from pcevolve.decoders import Decoder, load_decoder, train_decoder
-from pcevolve.encoders.pixel_view import PixelLayout
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.executors import bulk_encode
-from pcevolve.fitness import FitnessTargets
 from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
-from pcevolve.pipeline.deliver import (
-    configured_delivery_counts,
-    decode_candidate,
-    write_synthetic_arrays,
-)
 from pcevolve.pipeline.plots import write_fitness_curve
 from pcevolve.pipeline.secure_zone import split_training_record
 from pcevolve.pipeline.stage import RunContext, Stage
 from pcevolve.privacy.calibration import stage_selection_epsilon
 from pcevolve.privacy.cluster_vote import cluster_spread, public_clusters, variance_directions
 from pcevolve.privacy.statistics import RandomFourierFeatures
-from pcevolve.randomness import RunRandomness
-from pcevolve.run_folder import RunFolder
+from pcevolve.search.assembly import (
+    POOL_LABELS_FILE,
+    PUBLIC_FEATURES_FILE,
+    VERDICT_FILE,
+    PublicFeatures,
+    build_problem,
+    class_model_of,
+    class_territories,
+    has_territories,
+    label_pool,
+    labeller_output,
+    load_pool_labels,
+    load_public_features,
+    pixel_directions,
+    search_targets,
+    territory_sizes,
+)
 from pcevolve.search.basis import PublicBasis, local_variances, unit_rows
-from pcevolve.search.class_model import ClassModel
-from pcevolve.search.pool_labels import PoolLabels, co_trained
+from pcevolve.search.delivery import configured_delivery_counts, decode_candidate, write_synthetic_arrays
+from pcevolve.search.pool_labels import PoolLabels
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.release import (
     ReleaseSettings,
@@ -54,22 +62,11 @@ from pcevolve.search.release import (
     public_bandwidth,
     release_statistics,
 )
-from pcevolve.search.roundtrip import (
-    ExactRoundTrip,
-    RoundTripSurrogate,
-    SurrogateData,
-    round_trip,
-)
+from pcevolve.search.roundtrip import round_trip
 from pcevolve.search.runner import generation_records, rank_final, run_search
-from pcevolve.search.space import ClassFrames, SearchSpace
 from pcevolve.search.territory import ClassTerritories
 from pcevolve.search.verdict import STAGE as VERDICT_STAGE
 from pcevolve.search.verdict import VerdictSettings, VerdictState, run_verdict, shifted_labels
-
-
-def run_randomness(config: RunConfig) -> RunRandomness:
-    """The run's random sources: public streams from ``seed``; mechanism noise secure unless reproducible."""
-    return RunRandomness(config.seed, reproducible_noise=config.privacy.reproducible_noise)
 
 
 # --- representation -------------------------------------------------------------------------------------------
@@ -147,45 +144,6 @@ DECODER = Stage(
 
 # --- public features --------------------------------------------------------------------------------------------
 
-PUBLIC_FEATURES_FILE = "public_features.npz"
-
-
-@dataclass(frozen=True)
-class PublicFeatures:
-    """What the search takes from the public pool: the basis, the round trip's public pairs, the clip radius of
-    the release (``clip_radii[d - 1]``: of the leading d coordinates; ``clip_norm`` of all), the bandwidth of
-    its random features and the public spread within groups of similar features (``local_variances``,
-    :func:`~pcevolve.search.basis.local_variances`; a run saved before it existed reads the basis variances), and
-    with ``search.class_means: votes`` the public cluster centres the classes vote among (``vote_centres``,
-    :func:`~pcevolve.privacy.cluster_vote.public_clusters`) and the kernel width of their partial votes
-    (``vote_width``; a run saved before it existed reads 0, whole votes)."""
-
-    basis: PublicBasis
-    pairs: SurrogateData
-    clip_norm: float
-    bandwidth: float
-    clip_radii: np.ndarray | None = None
-    local_variances: np.ndarray | None = None
-    vote_centres: np.ndarray | None = None
-    vote_width: float = 0.0
-
-    @property
-    def class_spread(self) -> np.ndarray:
-        """(P, P): what a class's covariance is taken to be when neither the release nor territories give it."""
-        return np.diag(self.basis.variances if self.local_variances is None else self.local_variances)
-
-
-def load_public_features(folder: RunFolder) -> PublicFeatures:
-    """The public features a run saved (``public_features.npz``)."""
-    with np.load(folder.path / PUBLIC_FEATURES_FILE, allow_pickle=False) as data:
-        arrays = dict(data)
-    basis = PublicBasis.from_arrays({k[len("basis_"):]: v for k, v in arrays.items() if k.startswith("basis_")})
-    pairs = SurrogateData(arrays["pairs_inputs"], arrays["pairs_outputs"], {})
-    return PublicFeatures(basis, pairs, float(arrays["clip_norm"]), float(arrays["bandwidth"]),
-                          arrays.get("clip_radii"), arrays.get("local_variances"), arrays.get("vote_centres"),
-                          float(arrays.get("vote_width", 0.0)))
-
-
 def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]:
     search, public = c.config.search, c.public
     encoder, decoder = c.products["representation"], c.products["decoder"]
@@ -234,17 +192,6 @@ PUBLIC_FEATURES = Stage(
     name="public_features", pays=False, resumable=True, reads_private=lambda config: False,
     describe=lambda c: "basis and round-trip surrogate from the public pool (free)",
     run=_run_public_features, load=lambda c, _: load_public_features(c.folder))
-
-
-def pixel_directions(encoder: Any, frequencies: int) -> np.ndarray | None:
-    """The pixel view's ``frequencies`` × ``frequencies`` lowest spatial frequencies as directions of the encoder's
-    search features (data-free), or None when not asked for (``search.pixel_frequencies`` 0)."""
-    if frequencies == 0:
-        return None
-    layout = PixelLayout.of(encoder.meta)
-    if layout is None:  # the config check refuses this before anything runs
-        raise ValueError("search.pixel_frequencies needs an encoder with a pixel view (representation.pixel_view)")
-    return layout.cosine_directions(frequencies, encoder.feature_dim)
 
 
 # --- release ----------------------------------------------------------------------------------------------------
@@ -306,25 +253,6 @@ RELEASE = Stage(
 
 # --- labels -----------------------------------------------------------------------------------------------------
 
-POOL_LABELS_FILE = "pool_labels.npz"
-
-
-def label_pool(config: RunConfig, release: StatisticsRelease, basis: PublicBasis, decoder: Decoder, *,
-               seed: int) -> PoolLabels | None:
-    """The run's labels of a retrieval decoder's pool (:mod:`pcevolve.search.pool_labels`), or None without
-    territories. Reads the release and public data only; deterministic for ``seed`` on a CPU."""
-    if not has_territories(config, decoder):
-        return None
-    coordinates = basis.reduce(decoder.pool_encodings())
-    model = class_model_of(release, basis)
-    first = PoolLabels.from_class_model(model, coordinates)
-    if config.pool_labeller == "class-model":
-        return first
-    return co_trained(decoder.pool_samples(), first, model.scores(coordinates),
-                      per_class=territory_sizes(config, release), outside_share=config.search.labeller_outside,
-                      seed=seed, flip=config.augment.flip)
-
-
 def _run_labels(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
     labels = label_pool(c.config, c.products["release"], c.products["public_features"].basis,
                         c.products["decoder"], seed=c.randomness.public_seed("labels"))
@@ -332,21 +260,6 @@ def _run_labels(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
         return None, {"labeller": None}
     labels.save(c.folder.path / POOL_LABELS_FILE)
     return labels, {"labeller": labels.labeller, "assigned": labels.assigned()}
-
-
-def _labeller_output(folder: RunFolder) -> PoolLabels | None:
-    path = folder.path / POOL_LABELS_FILE
-    return PoolLabels.load(path) if path.exists() else None
-
-
-def load_pool_labels(folder: RunFolder) -> PoolLabels | None:
-    """The pool labels a run's territories are cut by (None: the run has no territories): the labels stage's,
-    moved by the private verdict's offsets when the run has a verdict (``verdict.json``)."""
-    labels = _labeller_output(folder)
-    path = folder.path / VERDICT_FILE
-    if labels is None or not path.exists():
-        return labels
-    return shifted_labels(labels, np.asarray(read_json(path)["offsets"], dtype=np.float64))
 
 
 _LABELLER_WORDS = {"class-model": "by the DP class model",
@@ -361,13 +274,10 @@ def _describe_labels(c: RunContext) -> str:
 
 LABELS = Stage(
     name="labels", pays=False, resumable=False, reads_private=lambda config: False,
-    describe=_describe_labels, run=_run_labels, load=lambda c, _: _labeller_output(c.folder))
+    describe=_describe_labels, run=_run_labels, load=lambda c, _: labeller_output(c.folder))
 
 
 # --- verdict ----------------------------------------------------------------------------------------------------
-
-VERDICT_FILE = "verdict.json"
-
 
 def has_verdict(config: RunConfig) -> bool:
     """Whether the run's private samples judge the pool's labellings (a share of ε for the verdict)."""
@@ -562,69 +472,3 @@ DELIVERY = Stage(
 STAGES: tuple[Stage, ...] = (REPRESENTATION, DECODER, PUBLIC_FEATURES, RELEASE, LABELS, VERDICT, SEARCH, DELIVERY)
 
 
-# --- pure functions of saved outputs ----------------------------------------------------------------------------
-
-def class_model_of(release: StatisticsRelease, basis: PublicBasis) -> ClassModel:
-    """The run's DP class model: the release's means with the public variances of the basis (post-processing)."""
-    return ClassModel.from_release(release.statistics, basis.variances, released_dim=release.dim)
-
-
-def has_territories(config: RunConfig, decoder: Decoder) -> bool:
-    """Whether the run cuts class territories: a retrieval decoder (it has a pool) and ``search.territory`` > 0."""
-    return config.search.territory > 0 and decoder.pool_encodings() is not None
-
-
-def territory_sizes(config: RunConfig, release: StatisticsRelease) -> np.ndarray:
-    """Each class's territory size: ``search.territory`` × its delivered count (from the noisy counts)."""
-    counts = configured_delivery_counts(config.search, release.statistics)
-    return np.ceil(config.search.territory * counts).astype(np.int64)
-
-
-def class_territories(config: RunConfig, release: StatisticsRelease, basis: PublicBasis,
-                      decoder: Decoder, labels: PoolLabels | None) -> ClassTerritories | None:
-    """Each class's part of a retrieval decoder's pool (``search.territory`` per delivered sample), cut by the
-    run's pool ``labels`` (:func:`label_pool`, saved by the labels stage); None without territories.
-
-    A pure function of the config, the release, the basis, the decoder's pool and the labels: a resumed run and a
-    benchmark reading the run folder (:func:`load_pool_labels`) get the same territories.
-    """
-    if not has_territories(config, decoder):
-        return None
-    if labels is None:
-        raise ValueError("territories need the run's pool labels (the labels stage saved none)")
-    return ClassTerritories.of(basis.reduce(decoder.pool_encodings()), labels, territory_sizes(config, release))
-
-
-def search_targets(config: RunConfig, release: StatisticsRelease, public: PublicFeatures,
-                   territories: ClassTerritories | None) -> tuple[FitnessTargets, SearchSpace]:
-    """The DP fitness targets and the search space around the released Gaussians (pure: same inputs, same draws).
-
-    The label discriminant (consistency term, delivery check) is the run's DP class model
-    (:mod:`pcevolve.search.class_model`): public variances of the basis, not the noisy DP class
-    covariances, kept to the directions where the released means rise above their noise. Without
-    released second moments a class's covariance is its territory's spread when there are
-    territories (:mod:`pcevolve.search.territory`), else the public spread within groups of similar
-    public features (:attr:`PublicFeatures.class_spread`).
-    """
-    targets = FitnessTargets.from_release(release.statistics, release.rff,
-                                          validation_per_class=config.search.validation_per_class,
-                                          rng=run_randomness(config).public("search"),
-                                          discriminant_covariance=class_model_of(release, public.basis).covariance,
-                                          public_covariance=public.class_spread if territories is None
-                                          else territories.spreads)
-    return targets, SearchSpace(ClassFrames.from_gaussians(targets.means, targets.covariances))
-
-
-def build_problem(config: RunConfig, release: StatisticsRelease,
-                  surrogate: RoundTripSurrogate | ExactRoundTrip | None, *, public: PublicFeatures,
-                  territories: ClassTerritories | None) -> SearchProblem:
-    """The search problem of a run: DP targets, the space around the released Gaussians, fixed draws.
-
-    A pure function of the config, the release, the public features, the round-trip model and the
-    territories (:func:`class_territories`, themselves a pure function of the run), so a resumed run (or
-    a benchmark reading a finished run folder) rebuilds exactly the same problem.
-    """
-    search = config.search
-    targets, space = search_targets(config, release, public, territories)
-    return SearchProblem.build(space, targets, search.weights, surrogate, per_class=search.candidate_per_class,
-                               eval_seeds=search.eval_seeds, seed=run_randomness(config).public_seed("search"))

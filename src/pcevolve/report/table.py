@@ -49,7 +49,6 @@ from pcevolve.report.per_class import per_class_section
 from pcevolve.report.wording import attack_warning
 from pcevolve.report.write import write_document
 from pcevolve.run_folder import RunFolder
-from pcevolve.search.runner import generation_records
 
 #: Synthetic rows per class in the preview.
 PREVIEW_PER_CLASS = 5
