@@ -87,7 +87,7 @@ def build_document(evaluation: RunEvaluation, *, grid_per_class: int = GRID_PER_
         _copies(evaluation, data),
         ledger_section(data),
         audit_section(data),
-        fitness_section(evaluation.folder),
+        fitness_section(evaluation.inputs.folder),
         _samples(evaluation, grid_per_class),
         _settings(data),
     ]
