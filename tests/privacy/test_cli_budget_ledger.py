@@ -1,6 +1,8 @@
 """`pcevolve budget plan` and `pcevolve ledger show`, run through their own Typer apps."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import yaml
@@ -108,6 +110,12 @@ def test_ledger_show_prints_history_and_totals(tmp_path):
     assert f"ε = {ledger.spent():.4f} of 8" in out
     # The file itself is accepted too.
     assert runner.invoke(ledger_commands.app, ["show", str(folder.ledger_path)]).exit_code == 0
+    # A light command: it answers without loading torch.
+    script = ("import sys\nfrom pcevolve.cli.main import app\n"
+              f"try:\n    app(['ledger', 'show', {str(folder.path)!r}])\n"
+              "except SystemExit as e:\n    assert not e.code, e.code\nprint('torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split()[-1] == "False", done.stdout + done.stderr
 
 
 def test_ledger_show_reports_a_tampered_or_missing_ledger(tmp_path):

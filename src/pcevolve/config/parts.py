@@ -18,20 +18,24 @@ if TYPE_CHECKING:
 
 def run_config_problems(config: "RunConfig") -> list[str]:
     """Every problem of ``config``, one line each, starting with the dotted key it concerns."""
-    # Imported here: the registries live in subpackages that import pcevolve.config themselves.
-    from pcevolve.decoders import DECODERS, TextVariationDecoder
+    # The parts' catalogues: plain data, so that building a config loads no torch. Imported here: the parts'
+    # packages import pcevolve.config themselves.
+    from pcevolve.decoders.catalog import DECODER_TRAITS, LLM_DECODER
     from pcevolve.decoders.paraphrase import INSTALL_HINT, missing_parts
-    from pcevolve.decoders.round_trips import RetrievalRoundTrip
-    from pcevolve.encoders.backbones import BACKBONES
+    from pcevolve.encoders.catalog import BACKBONE_BLOCKS
     from pcevolve.evolution.registry import CROSSOVERS, MUTATIONS
     from pcevolve.executors import EXECUTORS, RAY_INSTALL_HINT
-    from pcevolve.modalities import MODALITIES
+    from pcevolve.modalities.catalog import MODALITY_TRAITS
+    from pcevolve.registry import Registry
+
+    modalities, backbones = Registry("modality", MODALITY_TRAITS), Registry("backbone", BACKBONE_BLOCKS)
+    decoders = Registry("decoder", DECODER_TRAITS)
 
     problems: list[str] = []
     search, decoder, rep, privacy = config.search, config.decoder, config.representation, config.privacy
-    for key, registry, name in (("data.modality", MODALITIES, config.data.modality),
-                                ("representation.backbone", BACKBONES, rep.backbone),
-                                ("decoder.name", DECODERS, decoder.name),
+    for key, registry, name in (("data.modality", modalities, config.data.modality),
+                                ("representation.backbone", backbones, rep.backbone),
+                                ("decoder.name", decoders, decoder.name),
                                 ("search.mutation", MUTATIONS, search.mutation),
                                 ("search.periodic_mutation", MUTATIONS, search.periodic_mutation),
                                 ("search.crossover", CROSSOVERS, search.crossover),
@@ -39,27 +43,27 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         if name not in registry:
             problems.append(f"{key}: unknown {registry.kind} {name!r}; known: {', '.join(sorted(registry))}")
 
-    if decoder.name in DECODERS and config.data.modality not in DECODERS[decoder.name].modalities:
-        serving = sorted(name for name, part in DECODERS.items() if config.data.modality in part.modalities)
+    if decoder.name in decoders and config.data.modality not in decoders[decoder.name].modalities:
+        serving = sorted(name for name, part in decoders.items() if config.data.modality in part.modalities)
         problems.append(f"decoder.name: decoder {decoder.name!r} does not make {config.data.modality} samples; "
                         f"for data.modality {config.data.modality!r} use one of: {', '.join(serving)}")
     if config.executor.name == "ray" and importlib.util.find_spec("ray") is None:
         problems.append(f"executor.name: executor ray needs Ray on this machine and on the cluster: {RAY_INSTALL_HINT}")
-    if decoder.name == TextVariationDecoder.name and missing_parts():
+    if decoder.name == LLM_DECODER and missing_parts():
         problems.append(f"decoder.name: the {decoder.name} decoder rewrites texts with a local LLM that is not "
                         f"installed ({', '.join(missing_parts())} missing): {INSTALL_HINT}")
-    modality = MODALITIES.get(config.data.modality)
+    modality = modalities.get(config.data.modality)
     if modality is not None and not modality.encoder_trains_under_dp and privacy.split.get("representation", 0.0) > 0:
-        problems.append(f"privacy.split.representation: with data.modality {modality.name} the encoder is not trained "
-                        f"on the private {modality.noun}s (it is fitted on public data or used as pretrained, free); "
-                        "give the representation stage no share (its budget goes to the release)")
+        problems.append(f"privacy.split.representation: with data.modality {config.data.modality} the encoder is not "
+                        f"trained on the private {modality.noun}s (it is fitted on public data or used as pretrained, "
+                        "free); give the representation stage no share (its budget goes to the release)")
     problems += _class_problems(config)
     if config.data.modality == "tabular":
         if config.data.public is None and config.data.schema_file is None:
             problems.append("data.schema_file: a table run needs its column types, bounds and categories from public "
                             "data: a public table (data.public) or a schema file (pcevolve data schema drafts one)")
-    if rep.backbone in BACKBONES and rep.trainable_blocks is not None:
-        blocks = BACKBONES[rep.backbone].n_blocks
+    if rep.backbone in backbones and rep.trainable_blocks is not None:
+        blocks = backbones[rep.backbone]
         if rep.trainable_blocks > blocks:
             problems.append(f"representation.trainable_blocks: {rep.trainable_blocks} exceeds the {blocks} blocks of "
                             f"{rep.backbone}")
@@ -67,8 +71,7 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         problems.append(f"search.basis_dim: {search.basis_dim} is more than the encoder's feature_dim "
                         f"{rep.feature_dim}; the search basis lives inside the encoder's feature space")
 
-    if decoder.name in DECODERS and getattr(DECODERS[decoder.name], "needs_pixel_view", False) \
-            and rep.pixel_view == 0:
+    if decoder.name in decoders and decoders[decoder.name].needs_pixel_view and rep.pixel_view == 0:
         problems.append(f"decoder.name: decoder {decoder.name!r} draws the image the features' pixel view holds; "
                         "set representation.pixel_view above 0 (28 by default)")
     if search.pool_labeller == "pixel-cnn" and config.data.modality != "image":
@@ -95,12 +98,12 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         problems.append("privacy.split.release: the search is judged on one DP release of class statistics, "
                         "which needs a share above 0")
     if stages.get("verdict", 0.0) > 0.0 and (search.territory <= 0 or (
-            decoder.name in DECODERS and not issubclass(DECODERS[decoder.name], RetrievalRoundTrip))):
+            decoder.name in decoders and not decoders[decoder.name].retrieval)):
         problems.append("privacy.split.verdict: the private verdict judges labellings of a retrieval decoder's pool "
                         f"(decoder.name: nearest-public) cut into class territories (search.territory >= 1); give "
                         f"its share to the release (decoder {decoder.name!r}, territory {search.territory:g})")
     uses_private = decoder.training != "public"
-    if uses_private and decoder.name in DECODERS and not DECODERS[decoder.name].trainable_under_dp:
+    if uses_private and decoder.name in decoders and not decoders[decoder.name].trainable_under_dp:
         # A property of the decoder (decoders/round_trips.py), not of this check: retrieval trains nothing.
         problems.append(f"decoder.training: decoder {decoder.name!r} has nothing to train under DP (it returns "
                         f"samples of the public pool); use training: public (got {decoder.training!r})")

@@ -1,70 +1,21 @@
-"""Stage 4 decoders: feature vectors back to samples."""
+"""Stage 4 decoders: feature vectors back to samples.
 
-import os
-from pathlib import Path
+The names below are imported on first use (:mod:`pcevolve.lazy_exports`): the config's checks read
+:mod:`pcevolve.decoders.catalog` without loading torch.
+"""
 
-from pcevolve.config import DecoderConfig
-from pcevolve.decoders.base import (
-    META_FILE,
-    Decoder,
-    DecoderTrainingResult,
-    KnownEncodings,
-)
-from pcevolve.decoders.check import ReencodeCheck, reencode_check
-from pcevolve.decoders.conv import ConvImageDecoder
-from pcevolve.decoders.dp import DPDecoderResult, fine_tune_dp, per_sample_gradients
-from pcevolve.decoders.nearest import NearestPublicDecoder
-from pcevolve.decoders.pixel import PixelViewDecoder
-from pcevolve.decoders.table_mlp import TableGeneratorDecoder
-from pcevolve.decoders.text_variation import TextVariationDecoder
-from pcevolve.io import read_json
-from pcevolve.registry import Registry
+from pcevolve.lazy_exports import lazy_exports
 
-DECODERS: Registry[type] = Registry("decoder", {ConvImageDecoder.name: ConvImageDecoder,
-                                                NearestPublicDecoder.name: NearestPublicDecoder,
-                                                PixelViewDecoder.name: PixelViewDecoder,
-                                                TableGeneratorDecoder.name: TableGeneratorDecoder,
-                                                TextVariationDecoder.name: TextVariationDecoder})
-
-
-def build_decoder(config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> Decoder:
-    """A fresh, untrained decoder of the kind ``config.name`` names.
-
-    Every ``training`` mode builds the same network; :func:`train_decoder` trains it as configured.
-
-    Raises:
-        KeyError: Unknown decoder name.
-    """
-    return DECODERS.get_part(config.name)(config, feature_dim=feature_dim, sample_shape=sample_shape, seed=seed)
-
-
-def load_decoder(folder: str | os.PathLike[str]) -> Decoder:
-    """Load a decoder saved by ``save``, dispatching on the name in its ``decoder.json``."""
-    name = read_json(Path(folder) / META_FILE).get("name")
-    if name not in DECODERS:
-        raise KeyError(f"{folder}/{META_FILE} names unknown decoder {name!r}")
-    return DECODERS[name].load(folder)
-
-
-from pcevolve.decoders.stage import DecoderStageResult, train_decoder  # noqa: E402  (uses build_decoder)
-
-__all__ = [
-    "DECODERS",
-    "ConvImageDecoder",
-    "DPDecoderResult",
-    "Decoder",
-    "KnownEncodings",
-    "NearestPublicDecoder",
-    "PixelViewDecoder",
-    "TableGeneratorDecoder",
-    "TextVariationDecoder",
-    "DecoderStageResult",
-    "DecoderTrainingResult",
-    "ReencodeCheck",
-    "build_decoder",
-    "fine_tune_dp",
-    "load_decoder",
-    "per_sample_gradients",
-    "reencode_check",
-    "train_decoder",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "base": ["META_FILE", "Decoder", "DecoderTrainingResult", "KnownEncodings"],
+    "catalog": ["DECODER_TRAITS", "DecoderTraits"],
+    "check": ["ReencodeCheck", "reencode_check"],
+    "conv": ["ConvImageDecoder"],
+    "dp": ["DPDecoderResult", "fine_tune_dp", "per_sample_gradients"],
+    "nearest": ["NearestPublicDecoder"],
+    "pixel": ["PixelViewDecoder"],
+    "registry": ["DECODERS", "build_decoder", "load_decoder"],
+    "stage": ["DecoderStageResult", "train_decoder"],
+    "table_mlp": ["TableGeneratorDecoder"],
+    "text_variation": ["TextVariationDecoder"],
+})

@@ -29,12 +29,11 @@ from torch.func import functional_call, grad, vmap
 
 from pcevolve.encoders.preprocess import to_float_images
 from pcevolve.privacy import BudgetLedger, NoiseSource
-from pcevolve.privacy.calibration import DPSGDPlan, dpsgd_stage_sigma
+from pcevolve.privacy.calibration import decoder_sigma
 from pcevolve.privacy.dpsgd_resume import DPCheckpoint, noise_state, resume
 from pcevolve.progress import progress_bar
 
 if TYPE_CHECKING:
-    from pcevolve.config import DecoderConfig
     from pcevolve.decoders.conv import ConvImageDecoder
     from pcevolve.encoders import ImageEncoder
 
@@ -69,14 +68,6 @@ def per_sample_gradients(network: torch.nn.Module, features: torch.Tensor,
 
     grads = vmap(grad(loss_one), in_dims=(None, 0, 0))(params, features, images)
     return [grads[name] for name in names]
-
-
-def decoder_sigma(ledger: BudgetLedger, config: "DecoderConfig", num_samples: int) -> tuple[float, DPSGDPlan]:
-    """σ and schedule of the decoder's DP-SGD (the config's σ, or the accountant's for the stage cap):
-    :func:`~pcevolve.privacy.calibration.dpsgd_stage_sigma` with the decoder's settings."""
-    _, sigma, plan = dpsgd_stage_sigma(ledger, STAGE, num_samples=num_samples, batch_size=config.dp_batch_size,
-                                       epochs=config.dp_epochs, noise_multiplier=config.noise_multiplier)
-    return sigma, plan
 
 
 def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, encoder: "ImageEncoder",

@@ -56,7 +56,7 @@ def train_decoder(config: DecoderConfig, *, encoder: "ImageEncoder", sample_shap
         BudgetExceeded: A DP mode whose planned steps the ``decoder`` stage cannot pay; raised
             before any private step runs.
     """
-    from pcevolve.decoders import build_decoder  # the registry lives in the package namespace
+    from pcevolve.decoders.registry import build_decoder  # the registry imports this module back
 
     decoder = build_decoder(config, feature_dim=encoder.feature_dim, sample_shape=sample_shape, seed=seed)
     public_result = dp_result = None

@@ -1,30 +1,16 @@
-"""Stage 2 encoders: pretrained backbones behind one interface, contrastively fine-tuned under DP."""
+"""Stage 2 encoders: pretrained backbones behind one interface, contrastively fine-tuned under DP.
 
-from pcevolve.encoders.backbones import (
-    BACKBONES,
-    BackboneSpec,
-    BackboneUnavailable,
-    load_split_backbone,
-    trainable_blocks_for,
-)
-from pcevolve.encoders.diagnostics import CollapseReport, diagnose_collapse
-from pcevolve.encoders.encoder import Encoder, EncoderMeta, ImageEncoder
-from pcevolve.encoders.projection import ProjectionHead
-from pcevolve.encoders.training import RepresentationResult, build_encoder, train_representation
+The names below are imported on first use (:mod:`pcevolve.lazy_exports`): the config's checks read
+:mod:`pcevolve.encoders.catalog` without loading torch.
+"""
 
-__all__ = [
-    "BACKBONES",
-    "BackboneSpec",
-    "BackboneUnavailable",
-    "CollapseReport",
-    "Encoder",
-    "EncoderMeta",
-    "ImageEncoder",
-    "ProjectionHead",
-    "RepresentationResult",
-    "build_encoder",
-    "diagnose_collapse",
-    "load_split_backbone",
-    "train_representation",
-    "trainable_blocks_for",
-]
+from pcevolve.lazy_exports import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "backbones": ["BACKBONES", "BackboneSpec", "BackboneUnavailable", "load_split_backbone", "trainable_blocks_for"],
+    "catalog": ["BACKBONE_BLOCKS"],
+    "diagnostics": ["CollapseReport", "diagnose_collapse"],
+    "encoder": ["Encoder", "EncoderMeta", "ImageEncoder"],
+    "projection": ["ProjectionHead"],
+    "training": ["RepresentationResult", "build_encoder", "train_representation"],
+})

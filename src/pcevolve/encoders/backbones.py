@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from pcevolve.encoders.catalog import BACKBONE_BLOCKS, BACKBONE_FEATURES
 from pcevolve.registry import Registry
 
 _EFFICIENTNET_WEIGHTS = {
@@ -132,10 +133,12 @@ class BackboneSpec:
     feature_dim: int
 
 
+def _loader(name: str) -> Callable[[], nn.Module]:
+    return lambda: _load_efficientnet_lite(name)
+
+
 BACKBONES: Registry[BackboneSpec] = Registry("backbone", {
-    "efficientnet-lite0": BackboneSpec("efficientnet-lite0", lambda: _load_efficientnet_lite("efficientnet-lite0"), 16, 1280),
-    "efficientnet-lite1": BackboneSpec("efficientnet-lite1", lambda: _load_efficientnet_lite("efficientnet-lite1"), 16, 1280),
-    "efficientnet-lite2": BackboneSpec("efficientnet-lite2", lambda: _load_efficientnet_lite("efficientnet-lite2"), 16, 1280),
+    name: BackboneSpec(name, _loader(name), blocks, BACKBONE_FEATURES[name]) for name, blocks in BACKBONE_BLOCKS.items()
 })
 
 

@@ -39,7 +39,7 @@ from pcevolve.encoders.encoder import ImageEncoder
 from pcevolve.encoders.ghost_norms import GhostNorms
 from pcevolve.encoders.per_sample import Projector, contrastive_loss_rows, private_step
 from pcevolve.privacy import BudgetLedger, NoiseSource, affordable_steps
-from pcevolve.privacy.calibration import DPSGDPlan, dpsgd_stage_sigma
+from pcevolve.privacy.calibration import representation_sigma
 from pcevolve.privacy.dpsgd_resume import DPCheckpoint, noise_state, resume
 from pcevolve.progress import progress_bar
 from pcevolve.randomness import derived_seed
@@ -246,14 +246,6 @@ def _pretrain_public(projector: Projector, key_encoder: MomentumCopy, queue: Neg
         record({"kind": "representation_public_epoch", "epoch": epoch, "loss": float(np.mean(losses))})
     bar.close()
     return steps
-
-
-def representation_sigma(ledger: BudgetLedger, config: RepresentationConfig, num_samples: int, *,
-                         stage: str = "representation") -> tuple[Mode, float, DPSGDPlan]:
-    """σ of stage 2, how it was chosen (the accountant's for the stage cap, or the config's own) and the schedule:
-    :func:`~pcevolve.privacy.calibration.dpsgd_stage_sigma` with this stage's settings."""
-    return dpsgd_stage_sigma(ledger, stage, num_samples=num_samples, batch_size=config.batch_size,
-                             epochs=config.epochs, noise_multiplier=config.noise_multiplier)
 
 
 class _PublicDraws:

@@ -1,17 +1,19 @@
 """Modalities by ``data.modality``: the parts that change when the samples are images, table rows or texts.
 
-To add one, write its :class:`Modality` in a module of this package and add it to :data:`MODALITIES` below;
-list it in the ``modalities`` of every decoder that serves it, and add its judges to
-:data:`pcevolve.evaluation.JUDGES` (see ``docs/architecture.md``).
+To add one, write its :class:`Modality` in a module of this package, add it to
+:data:`~pcevolve.modalities.registry.MODALITIES` and its traits to :mod:`pcevolve.modalities.catalog`; list it in
+the ``modalities`` of every decoder that serves it (:mod:`pcevolve.decoders.catalog` too), and add its judges to
+:data:`pcevolve.evaluation.JUDGES` (see ``docs/architecture.md``). The names below are imported on first use
+(:mod:`pcevolve.lazy_exports`), so the config's checks read the catalog without loading a modality.
 """
 
-from pcevolve.modalities.base import Modality, PublicSamples
-from pcevolve.modalities.image import IMAGE
-from pcevolve.modalities.tabular import TABULAR
-from pcevolve.modalities.text import TEXT
-from pcevolve.registry import Registry
+from pcevolve.lazy_exports import lazy_exports
 
-MODALITIES: Registry[Modality] = Registry("modality", {IMAGE.name: IMAGE, TABULAR.name: TABULAR,
-                                                         TEXT.name: TEXT})
-
-__all__ = ["IMAGE", "MODALITIES", "TABULAR", "TEXT", "Modality", "PublicSamples"]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "base": ["Modality", "PublicSamples"],
+    "catalog": ["MODALITY_TRAITS", "ModalityTraits"],
+    "image": ["IMAGE"],
+    "registry": ["MODALITIES"],
+    "tabular": ["TABULAR"],
+    "text": ["TEXT"],
+})

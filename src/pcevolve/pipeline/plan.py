@@ -1,8 +1,8 @@
 """What a run will spend, computed by the very functions the run calls (``pcevolve budget plan``).
 
 :func:`plan_budget` replays a run's charges on a fresh, file-less ledger: stage 2's σ from
-:func:`~pcevolve.encoders.training.representation_sigma`, the decoder's from
-:func:`~pcevolve.decoders.dp.decoder_sigma`, the release's from
+:func:`~pcevolve.privacy.calibration.representation_sigma`, the decoder's from
+:func:`~pcevolve.privacy.calibration.decoder_sigma`, the release's from
 :func:`~pcevolve.search.release.count_mechanism` and
 :func:`~pcevolve.search.release.rest_noise_multiplier`, the verdict's from
 :func:`~pcevolve.privacy.calibration.stage_selection_epsilon`, in the run's order and with its events. So the
@@ -22,8 +22,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pcevolve.config import RunConfig
-from pcevolve.decoders.dp import decoder_sigma
-from pcevolve.encoders.training import representation_sigma
 from pcevolve.privacy import (
     BudgetLedger,
     PrivacyAccount,
@@ -31,7 +29,7 @@ from pcevolve.privacy import (
     affordable_steps,
     pld_discretization_for,
 )
-from pcevolve.privacy.calibration import DPSGDPlan, stage_selection_epsilon
+from pcevolve.privacy.calibration import DPSGDPlan, decoder_sigma, representation_sigma, stage_selection_epsilon
 from pcevolve.privacy.events import ExponentialSelection, GaussianRelease, PrivacyEvent
 from pcevolve.privacy.statistics import RandomFourierFeatures, component_noise_stds
 from pcevolve.search.release import STAGE as RELEASE_STAGE

@@ -29,6 +29,7 @@ from pcevolve.privacy.events import (
 )
 
 if TYPE_CHECKING:
+    from pcevolve.config import DecoderConfig, RepresentationConfig
     from pcevolve.privacy.ledger import BudgetLedger
 
 AccountantChoice = Literal["reported", "pld", "rdp"]
@@ -230,6 +231,21 @@ def dpsgd_stage_sigma(ledger: BudgetLedger, stage: str, *, num_samples: int, bat
         return "derived", 1.0, plan
     return "derived", stage_dpsgd_noise_multiplier(ledger, stage, sampling_probability=plan.sampling_probability,
                                                    steps=plan.steps), plan
+
+
+def representation_sigma(ledger: BudgetLedger, config: RepresentationConfig, num_samples: int, *,
+                         stage: str = "representation") -> tuple[Literal["derived", "given"], float, DPSGDPlan]:
+    """σ of the encoder's DP fine-tuning, how it was chosen and the schedule: :func:`dpsgd_stage_sigma` with
+    ``representation``'s settings (the run's stage and ``pcevolve budget plan`` both call this)."""
+    return dpsgd_stage_sigma(ledger, stage, num_samples=num_samples, batch_size=config.batch_size,
+                             epochs=config.epochs, noise_multiplier=config.noise_multiplier)
+
+
+def decoder_sigma(ledger: BudgetLedger, config: DecoderConfig, num_samples: int) -> tuple[float, DPSGDPlan]:
+    """σ and schedule of the decoder's DP-SGD: :func:`dpsgd_stage_sigma` with ``decoder``'s settings."""
+    _, sigma, plan = dpsgd_stage_sigma(ledger, "decoder", num_samples=num_samples, batch_size=config.dp_batch_size,
+                                       epochs=config.dp_epochs, noise_multiplier=config.noise_multiplier)
+    return sigma, plan
 
 
 def stage_gaussian_noise_multiplier(ledger: BudgetLedger, stage: str,

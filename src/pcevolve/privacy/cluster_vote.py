@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.cluster import KMeans
 
 from pcevolve.privacy.events import (
     ExponentialSelection,
@@ -69,6 +68,8 @@ def public_clusters(public_coordinates: np.ndarray, clusters: int, *, rng: np.ra
     if not 1 <= used <= z.shape[1]:
         raise ValueError(f"cannot cluster in {used} of {z.shape[1]} directions")
     seed = int(rng.integers(0, 2**31 - 1))
+    from sklearn.cluster import KMeans  # here: reading a config or a ledger must not wait for scikit-learn
+
     members = KMeans(clusters, n_init=10, random_state=seed).fit(z[:, :used]).labels_
     sizes = np.bincount(members, minlength=clusters)
     sums = np.zeros((clusters, z.shape[1]))

@@ -7,30 +7,20 @@ Modules, one concept each:
 * ``space`` — individuals: per-class offsets and coefficients along the released principal directions;
 * ``roundtrip`` — decode → re-encode, real and by a public surrogate (the decoder in the loop);
 * ``problem`` — an individual's fitness on fixed draws (common random numbers);
-* ``runner`` — the checkpointed loop, per-generation records, final ranking by DP fitness.
+* ``runner`` — the checkpointed loop, per-generation records, final ranking by DP fitness;
+* ``assembly`` — a run's search rebuilt from its saved outputs; ``delivery`` — the delivered draw, decoded.
 
 See ``docs/search.md`` for what the search evaluates and ``docs/privacy.md`` §3.6 for why it is DP.
 """
 
-from pcevolve.search.basis import PublicBasis
-from pcevolve.search.problem import SearchProblem
-from pcevolve.search.release import StatisticsRelease, release_statistics
-from pcevolve.search.roundtrip import RoundTripSurrogate, SurrogateData, round_trip
-from pcevolve.search.runner import SearchOutcome, generation_records, rank_final, run_search
-from pcevolve.search.space import ClassFrames, SearchSpace
+from pcevolve.lazy_exports import lazy_exports
 
-__all__ = [
-    "ClassFrames",
-    "PublicBasis",
-    "RoundTripSurrogate",
-    "SearchOutcome",
-    "SearchProblem",
-    "SearchSpace",
-    "StatisticsRelease",
-    "SurrogateData",
-    "generation_records",
-    "rank_final",
-    "release_statistics",
-    "round_trip",
-    "run_search",
-]
+# Imported on first use: `pcevolve budget plan` reads the release's rules without loading the decoders (torch).
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "basis": ["PublicBasis"],
+    "problem": ["SearchProblem"],
+    "release": ["StatisticsRelease", "release_statistics"],
+    "roundtrip": ["RoundTripSurrogate", "SurrogateData", "round_trip"],
+    "runner": ["SearchOutcome", "generation_records", "rank_final", "run_search"],
+    "space": ["ClassFrames", "SearchSpace"],
+})

@@ -1,0 +1,41 @@
+"""What each decoder can do, as plain data: read by the config's checks without building (or importing) a decoder.
+
+The decoder classes (:data:`pcevolve.decoders.registry.DECODERS`) carry the same facts as class attributes;
+``tests/decoders/test_decoder_catalog.py`` holds the two equal, so a new decoder is added in both or the tests fail.
+This module imports nothing: a config is validated without loading torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DecoderTraits:
+    """One decoder's capabilities, as the config's cross-part checks need them.
+
+    Attributes:
+        modalities: The ``data.modality`` values it makes samples for.
+        trainable_under_dp: Whether ``decoder.training`` may train it on the private data under DP-SGD.
+        needs_pixel_view: Whether it reads the image the features' pixel view holds (``representation.pixel_view``).
+        retrieval: Whether it returns samples of the public pool (and so has a pool to label and cut into
+            class territories, which the private verdict judges).
+    """
+
+    modalities: tuple[str, ...]
+    trainable_under_dp: bool
+    needs_pixel_view: bool = False
+    retrieval: bool = False
+
+
+#: By ``decoder.name``.
+DECODER_TRAITS: dict[str, DecoderTraits] = {
+    "conv": DecoderTraits(("image",), trainable_under_dp=True),
+    "nearest-public": DecoderTraits(("image", "tabular", "text"), trainable_under_dp=False, retrieval=True),
+    "pixel-view": DecoderTraits(("image",), trainable_under_dp=False, needs_pixel_view=True),
+    "table-mlp": DecoderTraits(("tabular",), trainable_under_dp=False),
+    "llm-variation": DecoderTraits(("text",), trainable_under_dp=False, retrieval=True),
+}
+
+#: The decoder that rewrites texts with a local LLM (an optional install; the config checks that it is there).
+LLM_DECODER = "llm-variation"

@@ -1,0 +1,50 @@
+"""The parts' catalogues (plain data the config's checks read) say what the parts themselves do, and reading a
+config, planning a budget or showing a ledger loads no torch: light commands answer at once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from pcevolve.decoders import DECODERS
+from pcevolve.decoders.catalog import DECODER_TRAITS, LLM_DECODER, DecoderTraits
+from pcevolve.decoders.round_trips import RetrievalRoundTrip
+from pcevolve.decoders.text_variation import TextVariationDecoder
+from pcevolve.encoders import BACKBONES
+from pcevolve.encoders.catalog import BACKBONE_BLOCKS
+from pcevolve.modalities import MODALITIES
+from pcevolve.modalities.catalog import MODALITY_TRAITS, ModalityTraits
+
+
+def test_every_decoder_is_catalogued_with_what_its_class_says() -> None:
+    assert set(DECODER_TRAITS) == set(DECODERS)
+    for name, part in DECODERS.items():
+        assert DECODER_TRAITS[name] == DecoderTraits(
+            tuple(part.modalities), trainable_under_dp=part.trainable_under_dp,
+            needs_pixel_view=getattr(part, "needs_pixel_view", False),
+            retrieval=issubclass(part, RetrievalRoundTrip)), name
+    assert LLM_DECODER == TextVariationDecoder.name
+
+
+def test_every_modality_and_backbone_is_catalogued() -> None:
+    assert {name: ModalityTraits(m.noun, m.encoder_trains_under_dp) for name, m in MODALITIES.items()} \
+        == MODALITY_TRAITS
+    assert {name: spec.n_blocks for name, spec in BACKBONES.items()} == BACKBONE_BLOCKS
+
+
+def _loaded(code: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", "import sys\n" + code + "\nprint('torch' in sys.modules, "
+                           "'sklearn' in sys.modules)"], capture_output=True, text=True, timeout=120, check=True)
+    return done.stdout.split()[-2:]
+
+
+def test_building_and_checking_a_config_loads_neither_torch_nor_scikit_learn() -> None:
+    assert _loaded("from pcevolve.config import RunConfig, parse_config\nRunConfig()\n"
+                   "parse_config({'decoder': {'name': 'pixel-view'}, 'search': {'pixel_frequencies': 4}})") \
+        == ["False", "False"]
+
+
+def test_budget_plan_loads_no_torch() -> None:
+    code = ("from pcevolve.cli.main import app\ntry:\n    app(['budget', 'plan', '--config', 'configs/demo.yaml'])\n"
+            "except SystemExit as e:\n    assert not e.code, e.code")
+    assert _loaded(code)[0] == "False"
