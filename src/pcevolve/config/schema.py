@@ -203,11 +203,11 @@ class SearchConfig(_Frozen):
     """Stage 3: evolutionary search over per-class distribution parameters."""
 
     # Whether the evolution runs. False: the run delivers the search's one-shot start, the released class Gaussians
-    # sampled and decoded (what generation 0 is seeded with), and the settings below up to ``weights`` are unused.
-    # Off by default because, measured, the evolution never beat that start: on the image demo it kept the start in
-    # every run at epsilon 8 and, where it moved at epsilon 1, trained the downstream CNN 0.1-0.8 points worse in
-    # 7 of 8 paired runs (docs/compare.md); tables and texts in docs/search.md section 11. True: for research, and
-    # for decoders whose round trip the search learns.
+    # sampled and decoded (what generation 0 is seeded with); the evolution's own settings below go unused. Off by
+    # default because, measured against that start from the same release, it never won by more than the run-to-run
+    # spread: on the image demo it kept the start in 11 of 12 runs at epsilon 8, and of the 14 runs where it moved the
+    # start trained the CNN better in 10; on the table and text demos the downstream scores moved by a few tenths of
+    # a point either way (docs/search.md section 11). True: for research, or a decoder whose round trip it learns.
     evolve: bool = False
     population: int = Field(32, ge=2)
     generations: int = Field(120, ge=1)
