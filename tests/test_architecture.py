@@ -83,3 +83,115 @@ def test_the_checker_sees_function_level_imports(tmp_path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("def f():\n    from pcevolve.data import read_image_folder\n    import pcevolve.evaluation.x\n")
     assert _imports(probe) == {"data", "evaluation"}
+
+
+# --- import cycles, between modules --------------------------------------------------------------------------------
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in SOURCES}
+
+
+def _lazy_exports(path: Path) -> dict[str, str]:
+    """A package ``__init__``'s lazy re-exports (``lazy_exports(__name__, {module: [names]})``): name → module."""
+    owner: dict[str, str] = {}
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "lazy_exports" and len(node.args) == 2 \
+                and isinstance(node.args[1], ast.Dict):
+            for key, value in zip(node.args[1].keys, node.args[1].values, strict=True):
+                owner.update({name.value: key.value for name in value.elts})
+    return owner
+
+
+LAZY = {name: _lazy_exports(path) for name, path in MODULES.items() if path.name == "__init__.py"}
+
+
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """ids of the nodes under ``if TYPE_CHECKING:`` (imports for annotations only: never run)."""
+    hidden: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+            hidden.update(id(inner) for child in node.body for inner in ast.walk(child))
+    return hidden
+
+
+def _module_imports(path: Path) -> set[str]:
+    """The pcevolve modules ``path`` runs an import of, anywhere in it (function level included, annotations-only
+    imports not): ``from pkg import name`` counts the package and, when ``name`` is a module or one of the
+    package's lazy re-exports, the module that defines it; every module counts the packages above it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hidden = _type_checking_only(tree)
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in hidden:
+            continue
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names if alias.name in MODULES)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in MODULES:
+            out.add(node.module)
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in MODULES:
+                    out.add(f"{node.module}.{alias.name}")
+                elif alias.name in LAZY.get(node.module, {}):
+                    out.add(f"{node.module}.{LAZY[node.module][alias.name]}")
+    # Importing a module runs its packages' __init__ first, unless they are this module's own (already running).
+    me = _module_name(path)
+    own = {".".join(me.split(".")[:i]) for i in range(1, me.count(".") + 2)}
+    parents = {".".join(name.split(".")[:i]) for name in out for i in range(2, name.count(".") + 1)}
+    return (out | parents) - own
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycle() -> None:
+    """Imports point one way: no module reaches itself through the imports it runs (function-level ones too)."""
+    cycles = _cycles({name: _module_imports(path) & set(MODULES) for name, path in MODULES.items()})
+    assert not cycles, "import cycles: " + " | ".join(", ".join(cycle) for cycle in cycles)
+
+
+def test_the_cycle_finder_finds_one(tmp_path) -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

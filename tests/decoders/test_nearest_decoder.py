@@ -7,7 +7,7 @@ from pydantic import ValidationError
 from pcevolve.config import DecoderConfig
 from pcevolve.decoders import KnownEncodings, NearestPublicDecoder, load_decoder
 from pcevolve.search.basis import PublicBasis
-from pcevolve.decoders.check import unit_vectors
+from pcevolve.similarity import unit_vectors
 from pcevolve.search.roundtrip import ExactRoundTrip
 from pcevolve.search.territory import ClassTerritories
 

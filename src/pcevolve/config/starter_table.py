@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pcevolve.config.starter import (
+from pcevolve.config.starter_common import (
     Choice,
     DataPaths,
     Starter,

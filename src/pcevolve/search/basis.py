@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pcevolve.decoders.check import unit_vectors
+from pcevolve.similarity import unit_vectors
 from pcevolve.privacy.cluster_vote import nearest_centre
 
 

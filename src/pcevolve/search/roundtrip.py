@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from pcevolve.decoders.check import reencode_check
-from pcevolve.decoders.nearest import best_matches
 from pcevolve.io import atomic_write_npz
 from pcevolve.search.basis import PublicBasis, unit_rows
 from pcevolve.search.territory import ClassTerritories
+from pcevolve.similarity import best_matches
 
 if TYPE_CHECKING:
     from pcevolve.decoders import Decoder

@@ -1,0 +1,251 @@
+"""What every starter shares (images, tables, texts): the choices and why each was made, the data's paths, the
+checks of the splits, and turning the choices into a commented, validated config (:func:`finish_starter`).
+
+:mod:`pcevolve.config.starter` chooses for images and hands tables and texts to
+:mod:`pcevolve.config.starter_table` and :mod:`pcevolve.config.starter_text`; all three build on this module.
+"""
+
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pcevolve.config.loader import parse_config, with_dotted
+from pcevolve.config.schema import RunConfig, class_names_from
+from pcevolve.data import (
+    DataError,
+    LabeledDataset,
+    find_duplicates,
+    pool_overlap,
+    pool_overlap_warning,
+    small_classes_note,
+)
+from pcevolve.io import read_json
+
+# Images are held in memory at this size; the encoder sees ENCODER_INPUT_SIZE a side whatever the input, so larger only
+# costs memory (20,000 RGB images at 128 x 128 are 1 GB) and, with retrieval, gives sharper delivered images.
+MAX_IMAGE_SIZE = 128
+# The backbone sees every image at this size (smaller ones upsampled), as the demo does: on 28-pixel Fashion-MNIST
+# its features separate the classes better at 128 than at 64 (the delivered labels 2-5 points more often right on
+# paired runs), for about three times the encoding time (docs/search.md section 5).
+ENCODER_INPUT_SIZE = 128
+# Retrieval delivers a distinct public image per synthetic sample while the pool lasts. Part of a pool is of
+# other classes (the demo's pool: half), so asking each class for more than pool / (2 K) ran out of right-class
+# images (docs/search.md §4).
+MAX_PER_CLASS = 1000
+MIN_PER_CLASS = 10
+# Images deliver up to the pool's share of each class, pool / (2 K), as the demo does (2,000 per class from its
+# 20,000-image pool): more images trained the downstream CNN about a point better at epsilon 8 than 1,000 per class,
+# though fewer of their labels are right (docs/search.md section 4). Each class then retrieves among its surest
+# TERRITORY_SHARE x pool / K images (territory 1.5 on the demo), never more than twice its delivered size.
+MAX_IMAGES_PER_CLASS = 2000
+TERRITORY_SHARE = 0.75
+DEFAULT_DELTA = 1e-5
+_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_GENERIC_FOLDERS = {"private", "train", "training", "data", "images", "labelled", "labeled"}
+
+
+class StarterError(ValueError):
+    """The input cannot be turned into a run configuration; the message says which path and why."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One setting chosen from the data: its dotted key, value and the reason, in words."""
+
+    key: str
+    value: Any
+    why: str
+
+
+@dataclass(frozen=True)
+class DataPaths:
+    """The folders a run reads. A prepared root (``pcevolve data prepare``) stands for its split folders."""
+
+    private: Path
+    public: Path | None = None
+    test: Path | None = None
+    full: Path | None = None
+    label_column: str | None = None  # a prepared table's label column
+    schema: Path | None = None  # a prepared table's schema file (drafted from its public table)
+
+    @classmethod
+    def resolve(cls, private: str | Path, *, public: str | Path | None = None, test: str | Path | None = None,
+                full: str | Path | None = None) -> DataPaths:
+        root = Path(private)
+        manifest = root / "dataset.json"
+        if root.is_dir() and manifest.is_file() and read_json(manifest).get("format") == "pcevolve.text-demo":
+            return cls(root / "private.jsonl", Path(public) if public else root / "public.jsonl",
+                       Path(test) if test else root / "test.jsonl", None if full is None else Path(full),
+                       label_column=str(read_json(manifest).get("label_column", "label")))
+        if root.is_dir() and manifest.is_file() and read_json(manifest).get("format") == "pcevolve.table-demo":
+            table = read_json(manifest)
+            return cls(root / "private.csv", Path(public) if public else root / "public.csv",
+                       Path(test) if test else root / "test.csv", None if full is None else Path(full),
+                       label_column=str(table.get("label_column", "label")),
+                       schema=root / "schema.yaml" if (root / "schema.yaml").is_file() else None)
+        if root.is_dir() and manifest.is_file():
+            splits = read_json(manifest).get("splits", {})
+
+            def split(name: str, given: str | Path | None) -> Path | None:
+                if given is not None:
+                    return Path(given)
+                return root / str(splits[name].get("path", name)) if name in splits else None
+
+            private_split = split("private", None)
+            if private_split is None:
+                raise StarterError(f"{manifest}: a prepared dataset without a private split")
+            return cls(private_split, split("public", public), split("test", test), split("full", full))
+        return cls(root, *(None if p is None else Path(p) for p in (public, test, full)))
+
+
+@dataclass(frozen=True)
+class Starter:
+    """The chosen settings, what was checked, and the config they make."""
+
+    paths: DataPaths
+    choices: tuple[Choice, ...]
+    findings: tuple[str, ...] = field(default=())
+    config: RunConfig = field(default_factory=RunConfig)
+
+    def mapping(self) -> dict[str, Any]:
+        """The chosen settings as the nested mapping a YAML file holds."""
+        return _nest(self.choices)
+
+    def yaml_text(self, *, source: str = "pcevolve init") -> str:
+        """A commented YAML config: each chosen setting with the reason it was chosen."""
+        lines = [
+            f"# pcevolve run configuration, written by `{source}` on {date.today().isoformat()}.",
+            "# Each setting below was chosen from your data, with the reason beside it; every setting not named",
+            "# keeps pcevolve's default. They depend on the public data, the class names and your flags only —",
+            "# never on the private samples' content or counts — so this file can be shared.",
+            "# See how the privacy budget would be spent, before anything is spent:  pcevolve budget plan --config FILE",
+            "# Run it:  pcevolve run FILE",
+        ]
+        _emit(self.mapping(), {c.key: c.why for c in self.choices}, lines, prefix="", indent=0)
+        return "\n".join(lines) + "\n"
+
+
+def _nest(choices: tuple[Choice, ...]) -> dict[str, Any]:
+    return with_dotted({}, {choice.key: choice.value for choice in choices})
+
+
+def _scalar(value: Any) -> str:
+    return yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("\n...").strip()
+
+
+def _emit(node: Mapping[str, Any], why: dict[str, str], lines: list[str], *, prefix: str, indent: int) -> None:
+    pad = "  " * indent
+    for key, value in node.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            lines.append(f"{pad}{key}:")
+            _emit(value, why, lines, prefix=f"{dotted}.", indent=indent + 1)
+            continue
+        reason = why.get(dotted)
+        if reason:
+            lines.extend(f"{pad}# {line}" for line in textwrap.wrap(reason, 116 - len(pad), break_long_words=False,
+                                                                   break_on_hyphens=False))
+        lines.append(f"{pad}{key}: {_scalar(value)}")
+
+
+def run_name(private: Path) -> str:
+    """A run name from the data's folders: ``clinic/data/private`` → ``clinic``."""
+    folder = private.resolve()
+    while folder.name.lower() in _GENERIC_FOLDERS and folder.parent != folder:
+        folder = folder.parent
+    return _NAME.sub("-", folder.name).strip("-._") or "run"
+
+
+def declared_classes(overrides: Mapping[str, Any] | None) -> tuple[str, ...] | None:
+    """The classes the user declared (``--set data.classes=[...]``), to read the private data against; ``None``
+    when they are to be proposed from the data."""
+    value = (overrides or {}).get("data.classes")
+    if value is None:
+        return None
+    try:
+        return class_names_from(value)
+    except ValueError as error:
+        raise StarterError(f"data.classes: {error}") from None
+
+
+def classes_choice(names: tuple[str, ...], found_in: str, noun: str, outside: str) -> Choice:
+    """``data.classes`` as ``init`` writes it: the proposal (``found_in`` says from what), for the user to confirm
+    as their declaration of the task's classes; ``outside`` says what happens to data outside it."""
+    return Choice("data.classes", list(names),
+                  f"the task's classes, in label order, proposed from {found_in}. This list is your declaration of "
+                  "what the task's classes are, not something the run learns from the data: confirm or edit it. A "
+                  f"class with no private {noun}s is allowed (its part of the set is then mostly noise); {outside}")
+
+
+def check_splits(private: LabeledDataset, public: Any, extras: Mapping[str, Any], paths: DataPaths) -> None:
+    """Refuse a sample shared between the evaluation sets (``extras``: test, full) and the private set or the pool,
+    which would make the evaluation read its own training data. Between the private set and the pool a shared sample
+    is no error: :func:`data_notes` warns about it."""
+    overlap = find_duplicates({str(paths.private): private, str(paths.public): public, **extras},
+                              may_share=[(str(paths.private), str(paths.public))])
+    if overlap:
+        raise DataError(overlap)
+
+
+def data_notes(private: LabeledDataset, public: Any, noun: str) -> tuple[str, ...]:
+    """What the private data shows about the assumptions (pool overlap, small classes), for the screen only."""
+    overlap, small = pool_overlap_warning(pool_overlap(private, public), noun), small_classes_note(private, noun)
+    return (f"warning: {overlap}" if overlap else f"no {noun} is shared between the private set and the public pool",
+            *((f"note: {small}",) if small else ()))
+
+
+def file_run_choices(paths: DataPaths, name: str | None, modality: str, what: str) -> list[Choice]:
+    """The first choices of a run read from files (tables, texts): its name, seed and modality."""
+    private = paths.private
+    default = run_name(private.parent if private.stem in ("private", "train") else private.with_suffix(""))
+    return [Choice("name", name or default, "the run folder is runs/<name>"),
+            Choice("seed", 0, "drives the public choices only, never the privacy noise (from the operating system)"),
+            Choice("data.modality", modality, f"the samples are {what}")]
+
+
+def retrieval_choices(noun: str, *, pool: int, classes: int, basis: int, epsilon: float,
+                      encoder_why: str) -> list[Choice]:
+    """Delivery by retrieval from a public pool of ``pool`` samples, and the whole budget on the release: the
+    choices shared by tables and texts, whose encoders train on nothing private (``encoder_why`` says why)."""
+    per_class = int(min(MAX_PER_CLASS, max(MIN_PER_CLASS, pool // (2 * classes))))
+    return [
+        Choice("decoder.name", "nearest-public", f"each synthetic {noun} is a public {noun} chosen for its class"),
+        Choice("decoder.public_images", pool, f"public {noun}s indexed for retrieval (at most 20,000)"),
+        Choice("search.basis_dim", basis, "principal directions of the public features the search works in"),
+        Choice("search.synthetic_per_class", per_class,
+               f"delivered {noun}s per class on average; about public {noun}s / (2 x {classes} classes) fit (at most "
+               "1,000)"),
+        Choice("search.delivery_oversample", 1.0, "with retrieval, draw exactly the delivered size"),
+        Choice("search.release_min_snr", 2.0, "release the class covariances and random features only where they "
+                                              "would rise above their noise; else their budget goes to the means"),
+        Choice("privacy.epsilon", float(epsilon), "the total privacy budget of the whole run"),
+        Choice("privacy.delta", DEFAULT_DELTA, "the probability that the ε guarantee fails; keep it well below one "
+                                               f"over the number of private {noun}s"),
+        Choice("privacy.split", {"representation": 0.0, "release": 1.0},
+               f"{encoder_why}, so the whole budget goes to the release"),
+    ]
+
+
+def finish_starter(paths: DataPaths, choices: list[Choice], overrides: Mapping[str, Any] | None,
+                   findings: tuple[str, ...], private_count: int) -> Starter:
+    """The starter from the chosen settings, with the user's ``overrides`` set last and validated."""
+    if overrides:
+        known = {c.key for c in choices}
+        choices = [Choice(c.key, overrides[c.key], "set by you") if c.key in overrides else c for c in choices]
+        choices += [Choice(key, value, "set by you") for key, value in overrides.items() if key not in known]
+    from pcevolve.privacy.calibration import delta_advice  # loads the accountant: only once a starter is made
+
+    config = parse_config(_nest(tuple(choices)), source="the chosen settings")
+    advice = delta_advice(config.privacy.delta, private_count)  # the δ chosen or set, as the run warns
+    if advice:
+        findings += (f"warning: {advice}",)
+    return Starter(paths=paths, choices=tuple(choices), findings=findings, config=config)
