@@ -116,7 +116,7 @@ def cnn_accuracy(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, t
 
 def consistency(encoder, decoder, images: np.ndarray) -> dict[str, float]:
     """How well ``decoder`` inverts ``encoder`` on ``images``: re-encoded cosine and pixel error."""
-    from pcevolve.decoders import reencode_check
+    from pcevolve.encoders.reencode import reencode_check
 
     _, feats = encoder.encode_both(images, batch_size=256)
     decoded = decoder.decode(feats)
@@ -334,8 +334,9 @@ def one_decoder(args: argparse.Namespace) -> None:
     import torch
 
     from pcevolve.data import read_image_folder, read_unlabeled_images
-    from pcevolve.decoders import build_decoder, reencode_check, train_decoder
+    from pcevolve.decoders import build_decoder, train_decoder
     from pcevolve.encoders import ImageEncoder, build_encoder
+    from pcevolve.encoders.reencode import reencode_check
     from pcevolve.privacy import BudgetLedger
     from pcevolve.randomness import run_randomness
 

@@ -195,3 +195,37 @@ def test_no_import_cycle() -> None:
 def test_the_cycle_finder_finds_one(tmp_path) -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+# --- layers, as docs/architecture.md lists them ----------------------------------------------------------------------
+
+ARCHITECTURE = PACKAGE.parents[1] / "docs" / "architecture.md"
+
+
+def _documented_layers() -> list[set[str]]:
+    """The parts of each layer of docs/architecture.md's "Layers, bottom to top" list, bottom first."""
+    text = ARCHITECTURE.read_text(encoding="utf-8").split("## Layers, bottom to top", 1)[1].split("\n## ", 1)[0]
+    layers = []
+    for line in text.splitlines():
+        number, _, rest = line.partition(". ")
+        if number.isdigit():
+            layers.append({name for name in rest.split(" — ")[0].replace("`", "").split(", ")})
+    return layers
+
+
+def test_every_import_goes_down_the_documented_layers() -> None:
+    layers = _documented_layers()
+    level = {part: i for i, layer in enumerate(layers) for part in layer}
+    parts = {_part(path) for path in SOURCES} - {"__init__"}
+    assert set(level) == parts, f"parts missing from docs/architecture.md's layers: {sorted(parts - set(level))}; " \
+                                f"listed but absent: {sorted(set(level) - parts)}"
+    upward = {f"{name} imports {target} (layer {level[_part_of(target)] + 1} above {level[_part_of(name)] + 1})"
+              for name, path in MODULES.items() if _part_of(name) in level
+              for target in _module_imports(path)
+              if _part_of(target) in level and level[_part_of(target)] > level[_part_of(name)]}
+    assert not upward, "imports up the layers of docs/architecture.md: " + "; ".join(sorted(upward))
+
+
+def _part_of(module: str) -> str:
+    bits = module.split(".")
+    return bits[1] if len(bits) > 1 else "__init__"

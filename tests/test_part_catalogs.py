@@ -7,13 +7,13 @@ import subprocess
 import sys
 
 from pcevolve.decoders import DECODERS
-from pcevolve.decoders.catalog import DECODER_TRAITS, LLM_DECODER, DecoderTraits
+from pcevolve.catalog.decoders import DECODER_TRAITS, LLM_DECODER, DecoderTraits
 from pcevolve.decoders.round_trips import RetrievalRoundTrip
 from pcevolve.decoders.text_variation import TextVariationDecoder
 from pcevolve.encoders import BACKBONES
-from pcevolve.encoders.catalog import BACKBONE_BLOCKS
+from pcevolve.catalog.encoders import BACKBONE_BLOCKS
 from pcevolve.modalities import MODALITIES
-from pcevolve.modalities.catalog import MODALITY_TRAITS, ModalityTraits
+from pcevolve.catalog.modalities import MODALITY_TRAITS, ModalityTraits
 
 
 def test_every_decoder_is_catalogued_with_what_its_class_says() -> None:

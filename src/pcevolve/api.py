@@ -425,7 +425,8 @@ class Synthesizer:
         The evaluation reads the private images (attacks, copy checks, the few-shot reference), so its
         exact figures are not DP: they go to ``RUN/secure/``, and the report says which numbers they are.
         """
-        from pcevolve.evaluation import EvaluationSettings, evaluate_run, judge_run
+        from pcevolve.evaluation import EvaluationSettings, evaluate_run
+        from pcevolve.report.judges import judge_run
         from pcevolve.report import write_report
 
         outcome = self._fitted()

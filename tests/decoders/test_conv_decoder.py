@@ -15,8 +15,8 @@ from pcevolve.decoders import (
     Decoder,
     build_decoder,
     load_decoder,
-    reencode_check,
 )
+from pcevolve.encoders.reencode import reencode_check
 
 FAST = DecoderConfig(public_images=480, epochs=10, batch_size=32, width=16, learning_rate=3e-3,
                      consistency_every=1, consistency_batch=8, feature_noise=0.1)

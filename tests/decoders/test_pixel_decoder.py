@@ -7,9 +7,10 @@ import torch
 from sklearn.datasets import load_digits
 
 from pcevolve.config import DecoderConfig, parse_config
-from pcevolve.decoders import DECODERS, Decoder, PixelViewDecoder, build_decoder, load_decoder, reencode_check
+from pcevolve.decoders import DECODERS, Decoder, PixelViewDecoder, build_decoder, load_decoder
 from pcevolve.encoders import ImageEncoder
 from pcevolve.encoders.pixel_view import PixelLayout
+from pcevolve.encoders.reencode import reencode_check
 
 FAST = DecoderConfig(name="pixel-view", public_images=400, epochs=4, batch_size=32, width=16, learning_rate=3e-3)
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pcevolve.decoders import reencode_check
+from pcevolve.encoders.reencode import reencode_check
 
 
 def _images(n, seed):

@@ -18,7 +18,8 @@ from pcevolve.cli import evaluate_commands
 from pcevolve.config import dump_config, parse_config
 from pcevolve.data import LabeledDataset
 from pcevolve.data.table_schema import Column, TableSchema
-from pcevolve.evaluation import JUDGES, judge_table_files, judge_tables
+from pcevolve.evaluation import judge_table_files, judge_tables
+from pcevolve.report.judges import JUDGES
 from pcevolve.evaluation.shipped import shared_distance, shared_rate, shipped_violations
 from pcevolve.evaluation.tabular import (
     AUC_DECIMALS,

@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from pcevolve.cli import evaluate_commands
 from pcevolve.config import dump_config, parse_config
 from pcevolve.data import LabeledDataset
-from pcevolve.evaluation import JUDGES, judge_text_files, judge_texts
+from pcevolve.evaluation import judge_text_files, judge_texts
+from pcevolve.report.judges import JUDGES
 from pcevolve.evaluation.shipped import shared_distance, shared_rate, shipped_violations
 from pcevolve.evaluation.tabular import AUC_DECIMALS
 from pcevolve.evaluation.text import (

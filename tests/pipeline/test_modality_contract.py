@@ -30,7 +30,7 @@ DECODER_SETTINGS = {"llm-variation": {"decoder.variation": {"share": 0.1, "candi
 
 
 def test_every_modality_has_a_tiny_config_a_decoder_and_a_judge():
-    from pcevolve.evaluation import JUDGES
+    from pcevolve.report.judges import JUDGES
 
     assert set(TINY_CONFIGS) == set(MODALITIES) == set(JUDGES)
     assert {modality for modality, _ in PAIRS} == set(MODALITIES)

@@ -1,6 +1,6 @@
 """``pcevolve evaluate RUN_DIR [--test PATH] [--full DIR]``: judge a finished run and write RUN_DIR/report/.
 
-The judge is the one of the run's ``data.modality`` (:data:`pcevolve.evaluation.JUDGES`): for images ``--test`` is a
+The judge is the one of the run's ``data.modality`` (:data:`pcevolve.report.judges.JUDGES`): for images ``--test`` is a
 folder with one folder per class, for tables a CSV file with the label column, for texts a JSON Lines (or CSV) file
 with the text and label fields; without ``--test`` the run's ``data.test`` is used.
 """
@@ -37,7 +37,8 @@ def evaluate(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress reports."),
 ) -> None:
     """Utility, distribution and privacy of a run's synthetic set, class by class; writes RUN_DIR/report/."""
-    from pcevolve.evaluation import EvaluationError, judge_run
+    from pcevolve.evaluation import EvaluationError
+    from pcevolve.report.judges import judge_run
     from pcevolve.report import PrivateSampleInReport
 
     try:
@@ -69,7 +70,7 @@ def check_test_kinds(run_dir: Path, test: Path | None, full: Path | None) -> Non
     from pcevolve.data import DataError
     from pcevolve.data.kinds import Role, kind_of, run_context, split_kind_problem
     from pcevolve.evaluation import EvaluationError
-    from pcevolve.evaluation.judges import read_run_config
+    from pcevolve.report.judges import read_run_config
 
     folder, config = read_run_config(run_dir)
     context = run_context(folder, config.data.modality)

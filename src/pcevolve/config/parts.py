@@ -20,11 +20,11 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     """Every problem of ``config``, one line each, starting with the dotted key it concerns."""
     # The parts' catalogues: plain data, so that building a config loads no torch. Imported here: the parts'
     # packages import pcevolve.config themselves.
-    from pcevolve.decoders.catalog import DECODER_TRAITS, INSTALL_HINT, LLM_DECODER, missing_parts
-    from pcevolve.encoders.catalog import BACKBONE_BLOCKS
+    from pcevolve.catalog.decoders import DECODER_TRAITS, INSTALL_HINT, LLM_DECODER, missing_parts
+    from pcevolve.catalog.encoders import BACKBONE_BLOCKS
     from pcevolve.evolution.registry import CROSSOVERS, MUTATIONS
     from pcevolve.executors import EXECUTORS, RAY_INSTALL_HINT
-    from pcevolve.modalities.catalog import MODALITY_TRAITS
+    from pcevolve.catalog.modalities import MODALITY_TRAITS
     from pcevolve.registry import Registry
 
     modalities, backbones = Registry("modality", MODALITY_TRAITS), Registry("backbone", BACKBONE_BLOCKS)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pcevolve.config import VariationConfig
-from pcevolve.decoders.catalog import INSTALL_HINT, MODEL_PACKAGE, missing_parts
+from pcevolve.catalog.decoders import INSTALL_HINT, MODEL_PACKAGE, missing_parts
 from pcevolve.progress import progress_bar
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from pcevolve.decoders.check import reencode_check
+from pcevolve.encoders.reencode import reencode_check
 
 if TYPE_CHECKING:
     from pcevolve.search.basis import PublicBasis

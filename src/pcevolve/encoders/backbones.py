@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from pcevolve.encoders.catalog import BACKBONE_BLOCKS, BACKBONE_FEATURES
+from pcevolve.catalog.encoders import BACKBONE_BLOCKS, BACKBONE_FEATURES
 from pcevolve.registry import Registry
 
 _EFFICIENTNET_WEIGHTS = {

@@ -18,7 +18,6 @@ Pure functions of arrays and explicit generators; the report assembles them. Mod
 * ``text`` — the judges of texts (two fixed probes, TF-IDF and LSA; MMD in an LSA space; the closest-text attack
   and exact and near copies) and :func:`judge_texts` / :func:`judge_text_files`;
 * ``text_run`` — :func:`evaluate_text_run`, those judges over a text run folder;
-* ``judges`` — :data:`JUDGES`, the judge of each modality, which ``pcevolve evaluate`` dispatches to;
 * ``shipped`` — how figures computed on private samples are rounded before they leave the secure zone, and the
   check that a run folder's shared JSON files hold no exact one and no absolute path;
 * ``settings`` — :class:`EvaluationSettings`, the sizes and recipes of an image evaluation (no torch).
@@ -40,7 +39,6 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "evaluate": ["RunEvaluation", "evaluate_run", "membership_split"],
     "hints": ["Hint", "troubleshooting_hints"],
     "inputs": ["EvaluationError", "RunInputs", "load_run_inputs"],
-    "judges": ["JUDGES", "JudgeRequest", "Verdict", "judge_run"],
     "table_run": ["TableRunEvaluation", "evaluate_table_run"],
     "tabular": ["TableJudgement", "judge_table_files", "judge_tables"],
     "text": ["TextJudgement", "judge_text_files", "judge_texts"],

@@ -3,7 +3,7 @@
 Everything else — the DP release, the search, the fitness, the ledger — works on feature vectors and is the same
 for every modality. A modality's decoders are the entries of :data:`pcevolve.decoders.DECODERS` that list it in
 their ``modalities``; its judges (``pcevolve evaluate``) are the entry of the same name in
-:data:`pcevolve.evaluation.JUDGES` (kept there so that nothing a run executes imports the judges).
+:data:`pcevolve.report.judges.JUDGES` (kept there so that nothing a run executes imports the judges).
 
 Privacy contract of the readers: ``read_public`` and ``layout`` read public data and the config only; a layout
 (an image shape, a table schema) must never be learnt from private samples, since it shapes every released file.

@@ -12,55 +12,23 @@ Modules (one concept each):
 * ``table`` — a tabular run's evaluation → its document, and its writer;
 * ``text`` — a text run's evaluation → its document, and its writer;
 * ``per_class``, ``marginals``, ``neighbours`` — what the table and text reports share: the per-class section, the
-  distributions they draw (columns, text lengths), and synthetic samples beside their nearest public ones.
+  distributions they draw (columns, text lengths), and synthetic samples beside their nearest public ones;
+* ``judges`` — :data:`~pcevolve.report.judges.JUDGES`, the judge of each modality (its evaluation, then its
+  report), which ``pcevolve evaluate`` dispatches to.
 """
 
-from pcevolve.report.build import build_document
-from pcevolve.report.document import (
-    Document,
-    Paragraph,
-    Plot,
-    RowPairs,
-    RowPreview,
-    SampleGrid,
-    Section,
-    Table,
-    TextPairs,
-    TextPreview,
-)
-from pcevolve.report.render import render_html, render_markdown
-from pcevolve.report.safety import (
-    PrivateSampleInReport,
-    check_no_private_rows,
-    check_no_private_samples,
-    check_no_private_texts,
-)
-from pcevolve.report.table import build_table_document, write_table_report
-from pcevolve.report.text import build_text_document, write_text_report
-from pcevolve.report.write import write_document, write_report
+from pcevolve.lazy_exports import lazy_exports
 
-__all__ = [
-    "Document",
-    "Paragraph",
-    "Plot",
-    "PrivateSampleInReport",
-    "RowPairs",
-    "RowPreview",
-    "SampleGrid",
-    "Section",
-    "Table",
-    "TextPairs",
-    "TextPreview",
-    "build_document",
-    "build_table_document",
-    "build_text_document",
-    "check_no_private_rows",
-    "check_no_private_samples",
-    "check_no_private_texts",
-    "render_html",
-    "render_markdown",
-    "write_document",
-    "write_report",
-    "write_table_report",
-    "write_text_report",
-]
+# Imported on first use: the figures load matplotlib, and `pcevolve evaluate` checks its arguments before.
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "build": ["build_document"],
+    "document": ["Document", "Paragraph", "Plot", "RowPairs", "RowPreview", "SampleGrid", "Section", "Table",
+                 "TextPairs", "TextPreview"],
+    "judges": ["JUDGES", "JudgeRequest", "Verdict", "judge_run"],
+    "render": ["render_html", "render_markdown"],
+    "safety": ["PrivateSampleInReport", "check_no_private_rows", "check_no_private_samples",
+               "check_no_private_texts"],
+    "table": ["build_table_document", "write_table_report"],
+    "text": ["build_text_document", "write_text_report"],
+    "write": ["write_document", "write_report"],
+})

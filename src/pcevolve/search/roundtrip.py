@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from pcevolve.decoders.check import reencode_check
+from pcevolve.encoders.reencode import reencode_check
 from pcevolve.io import atomic_write_npz
 from pcevolve.search.basis import PublicBasis, unit_rows
 from pcevolve.search.territory import ClassTerritories

@@ -315,7 +315,7 @@ def run_sweep(sweep: Sweep, *, test: str | os.PathLike[str] | None = None, full:
     for index, member in enumerate(sweep.members, start=1):
         run = sweep.folder.member(member.name)
         if evaluate and not (run / "report" / "evaluation.json").is_file():
-            from pcevolve.evaluation import judge_run  # the judges load models: only when asked for
+            from pcevolve.report.judges import judge_run  # the judges load models: only when asked for
 
             say(f"sweep: judging {member.name} ({index} of {count})")
             options = {} if epochs is None else {"epochs": epochs}

@@ -4,8 +4,8 @@ A judge evaluates a finished run folder, writes ``RUN/report/`` (shareable) and 
 (exact private-derived figures), and returns a :class:`Verdict`. To judge a new modality, write its judge and add
 it to :data:`JUDGES` below (the run side, :data:`pcevolve.modalities.MODALITIES`, never imports this package).
 
-The report is imported inside each judge, not at the top: ``pcevolve.report`` imports the evaluation's modules, so
-a top-level import here would make the two packages import each other.
+Each judge joins an evaluation (:mod:`pcevolve.evaluation`) to its report, so it lives above both: the evaluation
+never imports the report. The report's writers are imported inside each judge: they load the plotting libraries.
 """
 
 from __future__ import annotations
@@ -85,28 +85,31 @@ def judge_image_run(request: JudgeRequest) -> Verdict:
     return Verdict("image", evaluation, folder, evaluation.inputs.folder / "secure" / "evaluation.json")
 
 
+def _judge_file_run(request: JudgeRequest, modality: str, evaluate: Callable[..., Any], write: Callable[[Any], Path],
+                    *, run: str, samples: str, test_name: str) -> Verdict:
+    """A table's or a text's judge: no full reference (the private samples are the real one), then evaluate, write."""
+    if request.full is not None:
+        raise EvaluationError(f"--full is for image runs: a {run} run is judged against its private {samples} as the "
+                              "real reference")
+    evaluation = evaluate(request.run_dir, _test_path(request, test_name), seed=request.seed)
+    folder = write(evaluation)
+    return Verdict(modality, evaluation, folder, evaluation.folder / "secure" / "evaluation.json")
+
+
 def judge_table_run(request: JudgeRequest) -> Verdict:
     """:func:`~pcevolve.evaluation.table_run.evaluate_table_run` and :func:`pcevolve.report.write_table_report`."""
     from pcevolve.report.table import write_table_report  # see the module docstring
 
-    if request.full is not None:
-        raise EvaluationError("--full is for image runs: a table run is judged against its private rows as the "
-                              "real reference")
-    evaluation = evaluate_table_run(request.run_dir, _test_path(request, "TEST.csv"), seed=request.seed)
-    folder = write_table_report(evaluation)
-    return Verdict("tabular", evaluation, folder, evaluation.folder / "secure" / "evaluation.json")
+    return _judge_file_run(request, "tabular", evaluate_table_run, write_table_report, run="table", samples="rows",
+                           test_name="TEST.csv")
 
 
 def judge_text_run(request: JudgeRequest) -> Verdict:
     """:func:`~pcevolve.evaluation.text_run.evaluate_text_run` and :func:`pcevolve.report.text.write_text_report`."""
     from pcevolve.report.text import write_text_report  # see the module docstring
 
-    if request.full is not None:
-        raise EvaluationError("--full is for image runs: a text run is judged against its private texts as the "
-                              "real reference")
-    evaluation = evaluate_text_run(request.run_dir, _test_path(request, "TEST.jsonl"), seed=request.seed)
-    folder = write_text_report(evaluation)
-    return Verdict("text", evaluation, folder, evaluation.folder / "secure" / "evaluation.json")
+    return _judge_file_run(request, "text", evaluate_text_run, write_text_report, run="text", samples="texts",
+                           test_name="TEST.jsonl")
 
 
 JUDGES: Registry[Judge] = Registry("judge", {"image": judge_image_run, "tabular": judge_table_run,
