@@ -219,13 +219,9 @@ def test_every_import_goes_down_the_documented_layers() -> None:
     parts = {_part(path) for path in SOURCES} - {"__init__"}
     assert set(level) == parts, f"parts missing from docs/architecture.md's layers: {sorted(parts - set(level))}; " \
                                 f"listed but absent: {sorted(set(level) - parts)}"
-    upward = {f"{name} imports {target} (layer {level[_part_of(target)] + 1} above {level[_part_of(name)] + 1})"
-              for name, path in MODULES.items() if _part_of(name) in level
+    upward = {f"{name} imports {target} (layer {level[_part(MODULES[target])] + 1} above {level[_part(path)] + 1})"
+              for name, path in MODULES.items() if _part(path) in level
               for target in _module_imports(path)
-              if _part_of(target) in level and level[_part_of(target)] > level[_part_of(name)]}
+              if _part(MODULES[target]) in level and level[_part(MODULES[target])] > level[_part(path)]}
     assert not upward, "imports up the layers of docs/architecture.md: " + "; ".join(sorted(upward))
 
-
-def _part_of(module: str) -> str:
-    bits = module.split(".")
-    return bits[1] if len(bits) > 1 else "__init__"

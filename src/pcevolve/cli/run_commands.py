@@ -229,15 +229,12 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     counts = ", ".join(f"{name} {count}" for name, count in zip(outcome.class_names, outcome.synthetic_counts,
                                                                  strict=True))
     console.print(f"synthetic set: {sum(outcome.synthetic_counts)} {outcome.noun}s ({counts}) in {outcome.delivered}")
-    if outcome.generations:
-        console.print(f"search: {outcome.generations} generations, DP fitness {outcome.best_fitness:.4f} "
-                      f"(its one-shot start {outcome.baseline_fitness:.4f}); "
-                      f"decoded samples re-encoded into their class: {outcome.reencode_agreement:.1%}")
-    else:
-        console.print(f"search: not evolved — the one-shot start (the released class Gaussians, DP fitness "
-                      f"{outcome.baseline_fitness:.4f}) is delivered, as the evolution never beat it in our "
-                      f"measurements (search.evolve: true runs it); decoded samples re-encoded into their class: "
-                      f"{outcome.reencode_agreement:.1%}")
+    search = (f"{outcome.generations} generations, DP fitness {outcome.best_fitness:.4f} (its one-shot start "
+              f"{outcome.baseline_fitness:.4f})" if outcome.generations else
+              f"not evolved — the one-shot start (the released class Gaussians, DP fitness "
+              f"{outcome.baseline_fitness:.4f}) is delivered, as the evolution never beat it in our measurements "
+              "(search.evolve: true runs it)")
+    console.print(f"search: {search}; decoded samples re-encoded into their class: {outcome.reencode_agreement:.1%}")
     curve = f" · curve: {outcome.folder}/fitness_curve.png" if outcome.generations else ""
     console.print(f"ledger: {outcome.folder}/ledger.json{curve} · records: {outcome.folder}/records.jsonl")
     console.print(f"to hand the synthetic set on without the rest of the run folder: pcevolve export {outcome.folder} "

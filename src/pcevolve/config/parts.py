@@ -22,9 +22,9 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     # packages import pcevolve.config themselves.
     from pcevolve.catalog.decoders import DECODER_TRAITS, INSTALL_HINT, LLM_DECODER, missing_parts
     from pcevolve.catalog.encoders import BACKBONE_BLOCKS
+    from pcevolve.catalog.modalities import MODALITY_TRAITS
     from pcevolve.evolution.registry import CROSSOVERS, MUTATIONS
     from pcevolve.executors import EXECUTORS, RAY_INSTALL_HINT
-    from pcevolve.catalog.modalities import MODALITY_TRAITS
     from pcevolve.registry import Registry
 
     modalities, backbones = Registry("modality", MODALITY_TRAITS), Registry("backbone", BACKBONE_BLOCKS)
