@@ -14,6 +14,10 @@ from pcevolve.encoders import BACKBONES
 from pcevolve.catalog.encoders import BACKBONE_BLOCKS
 from pcevolve.modalities import MODALITIES
 from pcevolve.catalog.modalities import MODALITY_TRAITS, ModalityTraits
+from pcevolve.catalog.executors import EXECUTOR_NAMES
+from pcevolve.catalog.search import CROSSOVER_NAMES, MUTATION_NAMES
+from pcevolve.evolution import CROSSOVERS, MUTATIONS
+from pcevolve.executors import EXECUTORS
 
 
 def test_every_decoder_is_catalogued_with_what_its_class_says() -> None:
@@ -30,6 +34,11 @@ def test_every_modality_and_backbone_is_catalogued() -> None:
     assert {name: ModalityTraits(m.noun, m.encoder_trains_under_dp) for name, m in MODALITIES.items()} \
         == MODALITY_TRAITS
     assert {name: spec.n_blocks for name, spec in BACKBONES.items()} == BACKBONE_BLOCKS
+
+
+def test_every_operator_and_executor_is_catalogued() -> None:
+    assert MUTATION_NAMES == tuple(MUTATIONS) and CROSSOVER_NAMES == tuple(CROSSOVERS)
+    assert EXECUTOR_NAMES == tuple(EXECUTORS)
 
 
 def _loaded(code: str) -> list[str]:

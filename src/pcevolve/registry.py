@@ -2,8 +2,9 @@
 
 Every extension point a config names by key (backbones, decoders, mutation and crossover
 operators) is a :class:`Registry`, filled in its own subpackage — never by import side
-effects elsewhere. A config is checked against every registry it names when it is loaded
-(``pcevolve.config``), so an unknown key is refused before any privacy budget is spent.
+effects elsewhere. A config is checked, when it is loaded, against the catalogue of every registry it names
+(:mod:`pcevolve.catalog`: the same keys as plain data, held equal to the registries by the tests), so an unknown
+key is refused before any privacy budget is spent, without importing the parts.
 """
 
 from __future__ import annotations

@@ -12,33 +12,35 @@ from __future__ import annotations
 import importlib.util
 from typing import TYPE_CHECKING
 
+# The parts' catalogues, plain data: checking a config loads no torch, and the config imports no part.
+from pcevolve.catalog.decoders import DECODER_TRAITS, INSTALL_HINT, LLM_DECODER, missing_parts
+from pcevolve.catalog.encoders import BACKBONE_BLOCKS
+from pcevolve.catalog.executors import EXECUTOR_NAMES, RAY_INSTALL_HINT
+from pcevolve.catalog.modalities import MODALITY_TRAITS
+from pcevolve.catalog.search import CROSSOVER_NAMES, MAX_VOTE_CLASSES, MUTATION_NAMES
+from pcevolve.registry import Registry
+
 if TYPE_CHECKING:
     from pcevolve.config.schema import RunConfig
 
 
 def run_config_problems(config: "RunConfig") -> list[str]:
     """Every problem of ``config``, one line each, starting with the dotted key it concerns."""
-    # The parts' catalogues: plain data, so that building a config loads no torch. Imported here: the parts'
-    # packages import pcevolve.config themselves.
-    from pcevolve.catalog.decoders import DECODER_TRAITS, INSTALL_HINT, LLM_DECODER, missing_parts
-    from pcevolve.catalog.encoders import BACKBONE_BLOCKS
-    from pcevolve.catalog.modalities import MODALITY_TRAITS
-    from pcevolve.evolution.registry import CROSSOVERS, MUTATIONS
-    from pcevolve.executors import EXECUTORS, RAY_INSTALL_HINT
-    from pcevolve.registry import Registry
-
     modalities, backbones = Registry("modality", MODALITY_TRAITS), Registry("backbone", BACKBONE_BLOCKS)
     decoders = Registry("decoder", DECODER_TRAITS)
+    mutations, crossovers = Registry("mutation", dict.fromkeys(MUTATION_NAMES)), \
+        Registry("crossover", dict.fromkeys(CROSSOVER_NAMES))
+    executors = Registry("executor", dict.fromkeys(EXECUTOR_NAMES))
 
     problems: list[str] = []
     search, decoder, rep, privacy = config.search, config.decoder, config.representation, config.privacy
     for key, registry, name in (("data.modality", modalities, config.data.modality),
                                 ("representation.backbone", backbones, rep.backbone),
                                 ("decoder.name", decoders, decoder.name),
-                                ("search.mutation", MUTATIONS, search.mutation),
-                                ("search.periodic_mutation", MUTATIONS, search.periodic_mutation),
-                                ("search.crossover", CROSSOVERS, search.crossover),
-                                ("executor.name", EXECUTORS, config.executor.name)):
+                                ("search.mutation", mutations, search.mutation),
+                                ("search.periodic_mutation", mutations, search.periodic_mutation),
+                                ("search.crossover", crossovers, search.crossover),
+                                ("executor.name", executors, config.executor.name)):
         if name not in registry:
             problems.append(f"{key}: unknown {registry.kind} {name!r}; known: {', '.join(sorted(registry))}")
 
@@ -117,8 +119,6 @@ def _class_problems(config: "RunConfig") -> list[str]:
 
     Decided from the config alone, so whether a run proceeds never depends on which labels the private data holds.
     """
-    from pcevolve.privacy.cluster_vote import MAX_CLASSES
-
     classes, modality = config.data.classes, config.data.modality
     if classes is None:
         if modality in ("tabular", "text"):
@@ -132,9 +132,9 @@ def _class_problems(config: "RunConfig") -> list[str]:
         if bad:
             problems.append(f"data.classes: {bad} cannot name a folder (each image class is a folder of "
                             "data.private and of the delivered set)")
-    if config.search.class_means == "votes" and len(classes) > MAX_CLASSES:
+    if config.search.class_means == "votes" and len(classes) > MAX_VOTE_CLASSES:
         problems.append(f"data.classes: {len(classes)} classes; search.class_means: votes takes at most "
-                        f"{MAX_CLASSES} (set it to sums)")
+                        f"{MAX_VOTE_CLASSES} (set it to sums)")
     return problems
 
 

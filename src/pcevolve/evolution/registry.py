@@ -1,8 +1,8 @@
 """The operator registries that configs name by key (``SearchConfig.mutation`` and friends).
 
-They live here rather than in the package ``__init__`` because settings
-validation needs them and must not import the package it belongs to. To add an
-operator, put it in the dict before building an :class:`~pcevolve.evolution.Evolution`.
+The config checks names against :mod:`pcevolve.catalog.search`, which lists the same keys as plain data
+(``tests/test_part_catalogs.py`` holds the two equal). To add an operator, put it in the dict before building an
+:class:`~pcevolve.evolution.Evolution`, and its name in the catalogue.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from pcevolve.catalog.executors import RAY_INSTALL_HINT
 from pcevolve.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from pcevolve.fitness import FitnessBreakdown
     from pcevolve.search.problem import SearchProblem
 
-INSTALL_HINT = "pip install 'pcevolve[ray]'"
+INSTALL_HINT = RAY_INSTALL_HINT
 
 
 class RayUnavailable(RuntimeError):

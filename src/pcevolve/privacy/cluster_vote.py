@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pcevolve.catalog.search import MAX_VOTE_CLASSES
 from pcevolve.privacy.events import (
     ExponentialSelection,
     Neighbouring,
@@ -50,8 +51,9 @@ from pcevolve.privacy.noise import NoiseSource, as_noise_source
 if TYPE_CHECKING:
     from pcevolve.privacy.ledger import BudgetLedger
 
-#: Classes the exact sampler takes (its table has 2^K entries per cluster).
-MAX_CLASSES = 16
+#: Classes the exact sampler takes (its table has 2^K entries per cluster); catalogued, so that the config can
+#: refuse more without importing the vote.
+MAX_CLASSES = MAX_VOTE_CLASSES
 
 
 def public_clusters(public_coordinates: np.ndarray, clusters: int, *, rng: np.random.Generator,
