@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from pcevolve.cli.main import app
 from pcevolve.config import config_hash, load_config
-from pcevolve.config.starter import StarterError, choose_config, run_name
+from pcevolve.starters import StarterError, choose_config, run_name
 from pcevolve.data import DataError, prepare_demo
 
 
@@ -137,6 +137,6 @@ def test_set_overrides_any_key_and_bad_ones_are_named(digits, tmp_path, monkeypa
 
 
 def test_a_large_text_pool_gets_a_wider_search_basis():
-    from pcevolve.config.starter_text import TEXT_BASIS_LARGE, TEXT_BASIS_POOL, text_basis
+    from pcevolve.starters.text import TEXT_BASIS_LARGE, TEXT_BASIS_POOL, text_basis
 
     assert text_basis(TEXT_BASIS_POOL) == TEXT_BASIS_LARGE == 64 and text_basis(TEXT_BASIS_POOL - 1) == 16

@@ -150,7 +150,7 @@ class Synthesizer:
     def _config_for(self, private: PathLike | None, public: PathLike | None, test: PathLike | None,
                     full: PathLike | None) -> RunConfig:
         if self._base is None:
-            from pcevolve.config.starter import choose_config
+            from pcevolve.starters import choose_config
 
             if private is None or public is None:
                 raise ValueError("fit() without a config chooses the settings from the data: give both, "

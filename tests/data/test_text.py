@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pcevolve.config import DataConfig, config_hash, parse_config
-from pcevolve.config.starter import choose_config
+from pcevolve.starters import choose_config
 from pcevolve.data import DataError
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
 from pcevolve.data.writers import write_texts_jsonl

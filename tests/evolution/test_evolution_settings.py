@@ -4,7 +4,7 @@ from dataclasses import fields
 
 import pytest
 
-from pcevolve.config.schema import SearchConfig
+from pcevolve.config.search import SearchConfig
 from pcevolve.evolution import CROSSOVERS, MUTATIONS, EvolutionSettings, resolve_crossover, resolve_mutation
 
 

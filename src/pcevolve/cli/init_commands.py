@@ -13,7 +13,7 @@ import typer
 import yaml
 
 from pcevolve.config import ConfigError, check_budget
-from pcevolve.config.starter import Starter, StarterError, choose_config
+from pcevolve.starters import Starter, StarterError, choose_config
 from pcevolve.data import DataError
 from pcevolve.data.errors import problem_lines
 from pcevolve.io import atomic_write_text

@@ -15,13 +15,12 @@ from pcevolve.config.schema import (
     DataConfig,
     DecoderConfig,
     ExecutorConfig,
-    FitnessWeights,
     PrivacyConfig,
     RepresentationConfig,
     RunConfig,
-    SearchConfig,
     VariationConfig,
 )
+from pcevolve.config.search import FitnessWeights, SearchConfig
 
 __all__ = [
     "AugmentConfig",

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pcevolve.evolution.registry import resolve_crossover, resolve_mutation
 
 if TYPE_CHECKING:  # the engine does not need pydantic at run time
-    from pcevolve.config.schema import SearchConfig
+    from pcevolve.config.search import SearchConfig
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pcevolve.config.schema import FitnessWeights
+from pcevolve.config.search import FitnessWeights
 from pcevolve.fitness.accuracy import DEFAULT_RIDGE, accuracy
 from pcevolve.fitness.candidate import Candidate
 from pcevolve.fitness.consistency import consistency

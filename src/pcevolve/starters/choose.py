@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from pcevolve.config.starter_common import (
+from pcevolve.starters.common import (
     DEFAULT_DELTA,
     ENCODER_INPUT_SIZE,
     MAX_IMAGE_SIZE,
@@ -48,7 +48,7 @@ from pcevolve.data import (
 from pcevolve.data.image_files import list_folder
 from pcevolve.data.kinds import check_run_kinds
 
-__all__ = ["Starter", "StarterError", "choose_config", "run_name"]
+__all__ = ["choose_config"]
 
 
 def _public_images(public: Path) -> tuple[int, int, str]:
@@ -93,11 +93,11 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
     # wrong kind is then one line naming both, not what a reader of the other kind makes of it.
     kind = check_run_kinds(paths.private, {"public": paths.public, "test": paths.test, "full": paths.full})
     if kind == "csv":
-        from pcevolve.config.starter_table import choose_table_config  # reads tables: imported when one is given
+        from pcevolve.starters.table import choose_table_config  # reads tables: imported when one is given
 
         return choose_table_config(paths, epsilon=epsilon, name=name, overrides=overrides)
     if kind == "jsonl":
-        from pcevolve.config.starter_text import choose_text_config  # reads texts: imported when one is given
+        from pcevolve.starters.text import choose_text_config  # reads texts: imported when one is given
 
         return choose_text_config(paths, epsilon=epsilon, name=name, overrides=overrides)
     if paths.public is None:

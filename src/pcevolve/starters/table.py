@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pcevolve.config.starter_common import (
+from pcevolve.starters.common import (
     Choice,
     DataPaths,
     Starter,

@@ -1,8 +1,8 @@
 """What every starter shares (images, tables, texts): the choices and why each was made, the data's paths, the
 checks of the splits, and turning the choices into a commented, validated config (:func:`finish_starter`).
 
-:mod:`pcevolve.config.starter` chooses for images and hands tables and texts to
-:mod:`pcevolve.config.starter_table` and :mod:`pcevolve.config.starter_text`; all three build on this module.
+:mod:`pcevolve.starters` chooses for images and hands tables and texts to
+:mod:`pcevolve.starters.table` and :mod:`pcevolve.starters.text`; all three build on this module.
 """
 
 

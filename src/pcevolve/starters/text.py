@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pcevolve.config.schema import ClassLabel, class_names_from
-from pcevolve.config.starter_common import (
+from pcevolve.starters.common import (
     Choice,
     DataPaths,
     Starter,
