@@ -2,6 +2,7 @@
 has a ledger cap (``privacy.split``) and a noise stream of its own, and nothing else has either."""
 
 from pcevolve.config.schema import STAGES as LEDGER_STAGES
+from pcevolve.pipeline.plan import PLANNERS
 from pcevolve.pipeline.stages import STAGES
 from pcevolve.randomness import NOISE_STREAMS, PUBLIC_STREAMS
 
@@ -16,3 +17,7 @@ def test_the_ledger_stages_are_the_stages_that_pay_and_delivery():
 def test_every_stage_draws_from_a_public_stream_of_its_own_name_or_none():
     named = {stage.name for stage in STAGES} - {"verdict"}  # the verdict draws only mechanism noise
     assert named <= set(PUBLIC_STREAMS)
+
+
+def test_budget_plan_plans_the_paying_stages_in_the_order_a_run_charges_them():
+    assert list(PLANNERS) == [stage.name for stage in STAGES if stage.pays]

@@ -1,10 +1,10 @@
 """What a run will spend, computed by the very functions the run calls (``pcevolve budget plan``).
 
-:func:`plan_budget` replays a run's charges on a fresh, file-less ledger: stage 2's σ from
+:func:`plan_budget` replays a run's charges on a fresh, file-less ledger, each paying stage by its planner
+(:data:`PLANNERS`): stage 2's σ from
 :func:`~pcevolve.privacy.calibration.representation_sigma`, the decoder's from
 :func:`~pcevolve.privacy.calibration.decoder_sigma`, the release's from
-:func:`~pcevolve.search.release.count_mechanism` and
-:func:`~pcevolve.search.release.rest_noise_multiplier`, the verdict's from
+:func:`~pcevolve.search.release.release_noise`, the verdict's from
 :func:`~pcevolve.privacy.calibration.stage_selection_epsilon`, in the run's order and with its events. So the
 σ it reports is the σ a run records, and its total is the accountant's composition of exactly the
 events the run will charge (when every stage spends its plan). It reads no data: n, the number
@@ -17,7 +17,9 @@ the total ε. Composition is sub-additive, so s = 1 (caps summing to ε) would l
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +31,13 @@ from pcevolve.privacy import (
     affordable_steps,
     pld_discretization_for,
 )
-from pcevolve.privacy.calibration import DPSGDPlan, decoder_sigma, representation_sigma, stage_selection_epsilon
+from pcevolve.privacy.calibration import (
+    DPSGDPlan,
+    decoder_sigma,
+    largest_scale_within,
+    representation_sigma,
+    stage_selection_epsilon,
+)
 from pcevolve.privacy.events import ExponentialSelection, GaussianRelease, PrivacyEvent
 from pcevolve.privacy.statistics import RandomFourierFeatures, component_noise_stds
 from pcevolve.search.release import STAGE as RELEASE_STAGE
@@ -37,9 +45,8 @@ from pcevolve.search.release import (
     ReleaseSettings,
     choose,
     combined_noise_multiplier,
-    count_mechanism,
     rest_mechanism,
-    rest_noise_multiplier,
+    release_noise,
     vote_count_mechanism,
     vote_epsilon,
 )
@@ -110,17 +117,6 @@ class BudgetPlan:
     events: tuple[PrivacyEvent, ...] = ()  # every planned event in the run's order (``total`` composes them)
 
 
-def _verdict(ledger: BudgetLedger, config: RunConfig) -> VerdictPlan | None:
-    """Charge what the verdict stage will charge (after the release, as in a run): its generations' selections,
-    each of the ε :func:`~pcevolve.privacy.calibration.stage_selection_epsilon` gives a run."""
-    if ledger.stages[VERDICT_STAGE] <= 0:
-        return None
-    generations = config.search.verdict_generations
-    epsilon = stage_selection_epsilon(ledger, VERDICT_STAGE, count=generations)
-    ledger.charge(VERDICT_STAGE, ExponentialSelection(epsilon, generations), description="planned: verdict")
-    return VerdictPlan(generations, epsilon, ledger.spent(VERDICT_STAGE))
-
-
 def _dpsgd(ledger: BudgetLedger, stage: str, mode: str, sigma: float, schedule: DPSGDPlan, clip_norm: float, *,
            partial: bool) -> DPSGDStagePlan:
     """Charge what the stage will charge. ``partial``: a given σ trains until the cap (stage 2); otherwise the
@@ -141,7 +137,8 @@ TOTAL_TOLERANCE = 0.005
 
 
 def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] | None = None) -> BudgetPlan:
-    """The noise and ε of every DP stage of ``config`` for ``num_samples`` private samples.
+    """The noise and ε of every DP stage of ``config`` for ``num_samples`` private samples: each stage that pays
+    charges what it will charge (:data:`PLANNERS`, in the run's order) on a ledger of its own.
 
     Args:
         caps: The ledger's stage caps to plan with; default :func:`stage_caps` (what a run uses).
@@ -159,58 +156,89 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
     ledger = BudgetLedger(max(privacy.epsilon, sum(caps.values())), privacy.delta, caps,
                           neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise,
                           pld_discretization=pld_discretization_for(privacy.epsilon))
-    representation = decoder = release = None
-    if ledger.stages["representation"] > 0:
-        mode, sigma, schedule = representation_sigma(ledger, config.representation, num_samples)
-        representation = _dpsgd(ledger, "representation", mode, sigma, schedule, config.representation.clip_norm,
-                                partial=True)
-    if config.decoder.training != "public" and ledger.stages["decoder"] > 0:
-        sigma, schedule = decoder_sigma(ledger, config.decoder, num_samples)
-        mode = "derived" if config.decoder.noise_multiplier is None else "given"
-        decoder = _dpsgd(ledger, "decoder", mode, sigma, schedule, config.decoder.clip_norm, partial=False)
-    if ledger.stages[RELEASE_STAGE] > 0:
-        search = config.search
-        d, m = config.basis_size, search.rff_features
-        # The frequencies do not change the noise; the run draws its own from the public "release" stream.
-        rff = RandomFourierFeatures(frequencies=np.zeros((m, d)), bandwidth=1.0)
-        settings = ReleaseSettings(num_classes=1, clip_norm=1.0, rff=rff, shares=search.release_shares,
-                                   public_variances=np.ones(d), min_snr=search.release_min_snr)
-        if search.class_means == "votes":
-            counting = vote_count_mechanism(ledger, settings)
-            ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")
-            vote = ledger.charge(RELEASE_STAGE, ExponentialSelection(vote_epsilon(ledger)), description="planned: vote")
-            release = VotePlan(counting.noise_multiplier, counting.noise_stds()["count"], vote.event.epsilon,
-                               ledger.spent(RELEASE_STAGE))
-            verdict = _verdict(ledger, config)  # charged before the total is read
-            return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps), verdict,
-                              ledger.events())
-        counting = count_mechanism(ledger, settings)
+    plans = {stage: planner(ledger, config, num_samples) for stage, planner in PLANNERS.items()}
+    return BudgetPlan(plans["representation"], plans["decoder"], plans[RELEASE_STAGE], ledger.account(),
+                      dict(caps), plans[VERDICT_STAGE], ledger.events())
+
+
+def _plan_representation(ledger: BudgetLedger, config: RunConfig, num_samples: int) -> DPSGDStagePlan | None:
+    """Stage 2's DP-SGD, σ derived from its cap or given (then it trains until the cap)."""
+    if ledger.stages["representation"] <= 0:
+        return None
+    mode, sigma, schedule = representation_sigma(ledger, config.representation, num_samples)
+    return _dpsgd(ledger, "representation", mode, sigma, schedule, config.representation.clip_norm, partial=True)
+
+
+def _plan_decoder(ledger: BudgetLedger, config: RunConfig, num_samples: int) -> DPSGDStagePlan | None:
+    """The decoder's DP-SGD when it trains on the private data; its whole plan must fit."""
+    if config.decoder.training == "public" or ledger.stages["decoder"] <= 0:
+        return None
+    sigma, schedule = decoder_sigma(ledger, config.decoder, num_samples)
+    mode = "derived" if config.decoder.noise_multiplier is None else "given"
+    return _dpsgd(ledger, "decoder", mode, sigma, schedule, config.decoder.clip_norm, partial=False)
+
+
+def _plan_release(ledger: BudgetLedger, config: RunConfig, num_samples: int) -> ReleasePlan | VotePlan | None:
+    """The release of class statistics: the counts' Gaussian event, then the rest's (or the classes' vote)."""
+    if ledger.stages[RELEASE_STAGE] <= 0:
+        return None
+    search = config.search
+    d, m = config.basis_size, search.rff_features
+    # The frequencies do not change the noise; the run draws its own from the public "release" stream.
+    rff = RandomFourierFeatures(frequencies=np.zeros((m, d)), bandwidth=1.0)
+    settings = ReleaseSettings(num_classes=1, clip_norm=1.0, rff=rff, shares=search.release_shares,
+                               public_variances=np.ones(d), min_snr=search.release_min_snr)
+    if search.class_means == "votes":
+        counting = vote_count_mechanism(ledger, settings)
         ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")
-        z_rest = rest_noise_multiplier(ledger, settings)
-        ledger.charge(RELEASE_STAGE, GaussianRelease(z_rest), description="planned: the rest")
-        # The rule at a typical class size of 1 with nothing dropped: every statistic's noise, and its ratio
-        # signal / std. A statistic is kept when signal · n̂ / std ≥ min_snr (search/release_rule.py), i.e. from
-        # n̂ = min_snr / ratio; with C = 1 and v₁ = 1 the second moment's threshold is in units of C² / v₁.
-        every = choose(np.ones(1), replace(settings, min_snr=0.0), noise_multiplier=z_rest,
-                       neighbouring=ledger.neighbouring)
-        stds = {**counting.noise_stds(), **rest_mechanism(every, settings, noise_multiplier=z_rest,
-                                                          neighbouring=ledger.neighbouring).noise_stds()}
-        kept_from = {c: search.release_min_snr / every.signal_to_noise[c] for c in ("second_moment", "rff")}
-        sizes = {"count": 1, "sum": d, "second_moment": d * (d + 1) // 2, "rff": 2 * m}
-        sums_alone = component_noise_stds(z_rest, {"sum": 1.0}, clip_norm=1.0, neighbouring=ledger.neighbouring)["sum"]
-        release = ReleasePlan(combined_noise_multiplier(counting.noise_multiplier, z_rest),
-                              (counting.noise_multiplier, z_rest), stds, sizes, ledger.spent(RELEASE_STAGE), kept_from,
-                              sums_alone)
-    verdict = _verdict(ledger, config)  # charged before the total is read
-    return BudgetPlan(representation, decoder, release, ledger.account(), dict(caps), verdict, ledger.events())
+        vote = ledger.charge(RELEASE_STAGE, ExponentialSelection(vote_epsilon(ledger)), description="planned: vote")
+        return VotePlan(counting.noise_multiplier, counting.noise_stds()["count"], vote.event.epsilon,
+                        ledger.spent(RELEASE_STAGE))
+    counting, z_rest = release_noise(ledger, settings)
+    ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")
+    ledger.charge(RELEASE_STAGE, GaussianRelease(z_rest), description="planned: the rest")
+    # The rule at a typical class size of 1 with nothing dropped: every statistic's noise, and its ratio
+    # signal / std. A statistic is kept when signal · n̂ / std ≥ min_snr (search/release_rule.py), i.e. from
+    # n̂ = min_snr / ratio; with C = 1 and v₁ = 1 the second moment's threshold is in units of C² / v₁.
+    every = choose(np.ones(1), replace(settings, min_snr=0.0), noise_multiplier=z_rest,
+                   neighbouring=ledger.neighbouring)
+    stds = {**counting.noise_stds(), **rest_mechanism(every, settings, noise_multiplier=z_rest,
+                                                      neighbouring=ledger.neighbouring).noise_stds()}
+    kept_from = {c: search.release_min_snr / every.signal_to_noise[c] for c in ("second_moment", "rff")}
+    sizes = {"count": 1, "sum": d, "second_moment": d * (d + 1) // 2, "rff": 2 * m}
+    sums_alone = component_noise_stds(z_rest, {"sum": 1.0}, clip_norm=1.0, neighbouring=ledger.neighbouring)["sum"]
+    return ReleasePlan(combined_noise_multiplier(counting.noise_multiplier, z_rest),
+                       (counting.noise_multiplier, z_rest), stds, sizes, ledger.spent(RELEASE_STAGE), kept_from,
+                       sums_alone)
+
+
+def _plan_verdict(ledger: BudgetLedger, config: RunConfig, num_samples: int) -> VerdictPlan | None:
+    """The verdict's generations of exponential selections, each of the ε
+    :func:`~pcevolve.privacy.calibration.stage_selection_epsilon` gives a run."""
+    if ledger.stages[VERDICT_STAGE] <= 0:
+        return None
+    generations = config.search.verdict_generations
+    epsilon = stage_selection_epsilon(ledger, VERDICT_STAGE, count=generations)
+    ledger.charge(VERDICT_STAGE, ExponentialSelection(epsilon, generations), description="planned: verdict")
+    return VerdictPlan(generations, epsilon, ledger.spent(VERDICT_STAGE))
+
+
+#: What charges a stage plans on a ledger, for ``num_samples`` private samples: what it returns is the stage's plan
+#: (``None`` when the stage pays nothing under the config).
+Planner = Callable[[BudgetLedger, RunConfig, int], Any]
+
+#: The stages that pay, in the order a run charges them (``tests/pipeline/test_stage_names.py`` holds them equal to
+#: the run's paying stages), each with what it will charge: the one place a run's charges are planned.
+PLANNERS: dict[str, Planner] = {"representation": _plan_representation, "decoder": _plan_decoder,
+                                RELEASE_STAGE: _plan_release, VERDICT_STAGE: _plan_verdict}
 
 
 def stage_caps(config: RunConfig, num_samples: int) -> dict[str, float]:
     """Per-stage ε caps ∝ ``privacy.split`` whose planned events compose to the total ε (within 0.5 %, not above).
 
-    Root-finding (regula falsi, Illinois variant) on the common factor s between 1 (caps sum to ε: always
-    affordable) and the factor at which the largest cap reaches ε; the accountant's total is non-decreasing in s,
-    and the answer is always a factor whose total was computed and found ≤ ε.
+    :func:`~pcevolve.privacy.calibration.largest_scale_within` on the common factor s between 1 (caps sum to ε:
+    always affordable) and the factor at which the largest cap reaches ε; the accountant's total is non-decreasing
+    in s, and the answer is always a factor whose total was computed and found ≤ ε.
     """
     privacy = config.privacy
     target = privacy.epsilon
@@ -221,26 +249,5 @@ def stage_caps(config: RunConfig, num_samples: int) -> dict[str, float]:
     def excess(factor: float) -> float:
         return plan_budget(config, num_samples, caps=scaled(factor)).total.epsilon - target
 
-    low, high = 1.0, 1.0 / max(privacy.split.values())
-    f_low, f_high = excess(low), excess(high)
-    if f_high <= 0:
-        return scaled(high)
-    side = 0
-    for _ in range(30):
-        if f_low >= -TOTAL_TOLERANCE * target:
-            break
-        middle = high - f_high * (high - low) / (f_high - f_low)
-        if not low < middle < high:
-            middle = 0.5 * (low + high)
-        f_middle = excess(middle)
-        if f_middle <= 0:
-            low, f_low = middle, f_middle
-            if side == -1:
-                f_high *= 0.5  # Illinois: keep the stale end from stalling the interpolation
-            side = -1
-        else:
-            high, f_high = middle, f_middle
-            if side == 1:
-                f_low *= 0.5
-            side = 1
-    return scaled(low)
+    return scaled(largest_scale_within(excess, 1.0, 1.0 / max(privacy.split.values()),
+                                       tolerance=TOTAL_TOLERANCE * target))

@@ -2,7 +2,8 @@
 
 Rules that must never change:
 
-* One root-finder (:func:`calibrate_noise_multiplier`) serves every mechanism.
+* One root-finder (:func:`calibrate_noise_multiplier`) serves every mechanism; one more
+  (:func:`largest_scale_within`) scales the stages' shares of ε until their events compose to the total.
 * It returns only a value it has evaluated and found within the target, so the
   result never overshoots the target ε — whatever the shape of the function.
   Bisection then makes it the smallest such value up to ``rel_tol``, provided
@@ -101,6 +102,37 @@ def calibrate_noise_multiplier(
         else:
             lo = mid
     return hi
+
+
+def largest_scale_within(excess: Callable[[float], float], low: float, high: float, *, tolerance: float) -> float:
+    """The largest factor ``s`` in ``[low, high]`` found with ``excess(s) <= 0``, where ``excess`` is non-decreasing
+    and ``excess(low) <= 0``: the stages' ε shares scaled until their planned events compose to the total.
+
+    Regula falsi (Illinois variant), stopped once ``excess(low) >= -tolerance`` or after 30 steps. Like
+    :func:`calibrate_noise_multiplier`, it returns only a factor whose excess was evaluated and found ``<= 0``.
+    """
+    f_low, f_high = excess(low), excess(high)
+    if f_high <= 0:
+        return high
+    side = 0
+    for _ in range(30):
+        if f_low >= -tolerance:
+            break
+        middle = high - f_high * (high - low) / (f_high - f_low)
+        if not low < middle < high:
+            middle = 0.5 * (low + high)
+        f_middle = excess(middle)
+        if f_middle <= 0:
+            low, f_low = middle, f_middle
+            if side == -1:
+                f_high *= 0.5  # Illinois: keep the stale end from stalling the interpolation
+            side = -1
+        else:
+            high, f_high = middle, f_middle
+            if side == 1:
+                f_low *= 0.5
+            side = 1
+    return low
 
 
 def _epsilon_function(

@@ -268,6 +268,15 @@ def rest_noise_multiplier(ledger: BudgetLedger, settings: ReleaseSettings,
     return stage_gaussian_noise_multiplier(ledger, STAGE, planned=() if counts is None else (counts,))
 
 
+def release_noise(ledger: BudgetLedger, settings: ReleaseSettings,
+                  noise_multiplier: float | None = None) -> tuple[ClassStatisticsRelease, float]:
+    """The two events' noise, both calibrated before either is charged: the counts' mechanism
+    (:func:`count_mechanism`) and the rest's noise multiplier (:func:`rest_noise_multiplier`). What a run releases
+    with and what ``pcevolve budget plan`` charges, so that the two cannot drift apart."""
+    counting = count_mechanism(ledger, settings, noise_multiplier)
+    return counting, rest_noise_multiplier(ledger, settings, noise_multiplier, counts=counting.event)
+
+
 def rest_mechanism(choice: ReleaseChoice, settings: ReleaseSettings, *, noise_multiplier: float,
                    neighbouring: Neighbouring) -> ClassStatisticsRelease:
     """The second event: the statistics the rule kept, in their shares, at the given noise multiplier, clipped to
@@ -307,10 +316,9 @@ def release_statistics(private_coordinates: np.ndarray, labels: np.ndarray, *, s
     if settings.votes:
         return _release_votes(private_coordinates, labels, settings=settings, ledger=ledger, noise=noise,
                               noise_multiplier=noise_multiplier)
-    counting = count_mechanism(ledger, settings, noise_multiplier)
     # Both noise levels are calibrated before the first charge: from that charge until release.npz is saved, a
     # kill loses the budget (it cannot be paid twice), so only the draws themselves sit in that window.
-    z_rest = rest_noise_multiplier(ledger, settings, noise_multiplier, counts=counting.event)
+    counting, z_rest = release_noise(ledger, settings, noise_multiplier)
     counted = counting.release(private_coordinates, labels, ledger=ledger, stage=STAGE, noise=noise,
                                description="class sizes (the first of the two class-statistics events)")
     choice = choose(counted.counts, settings, noise_multiplier=z_rest, neighbouring=ledger.neighbouring)
