@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from privacy_helpers import SEED_STAGES
 
-import pcevolve.privacy.ledger as ledger_module
+import pcevolve.privacy.ledger_file as ledger_file_module
 from pcevolve.config import PrivacyConfig
 from pcevolve.privacy import (
     BudgetExceeded,
@@ -30,7 +30,7 @@ from pcevolve.privacy import (
     SubsampledGaussianSteps,
     account,
 )
-from pcevolve.privacy.ledger import _digest
+from pcevolve.privacy.ledger_file import _digest
 
 DELTA = 1e-5
 
@@ -240,7 +240,7 @@ def test_failed_write_leaves_the_ledger_unchanged(tmp_path, monkeypatch):
     def broken_write(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(ledger_module, "atomic_write_json", broken_write)
+    monkeypatch.setattr(ledger_file_module, "atomic_write_json", broken_write)
     with pytest.raises(OSError):
         ledger.charge("release", GaussianRelease(2.0))
     assert len(ledger.history) == 1 and path.read_bytes() == before

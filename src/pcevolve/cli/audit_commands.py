@@ -78,7 +78,7 @@ def _mechanisms(console: Console, run_dir: Path | None, config_path: Path | None
     from pcevolve.audit.mechanisms import mechanism_games, play, recorded
     from pcevolve.audit.results import write_audit_part
     from pcevolve.privacy import BudgetLedger
-    from pcevolve.privacy.ledger import LedgerError
+    from pcevolve.privacy.ledger_errors import LedgerError
 
     source = run_dir / "config.yaml" if run_dir is not None else config_path
     try:

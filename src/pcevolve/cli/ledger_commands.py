@@ -25,7 +25,8 @@ def show(
 ) -> None:
     """Print a ledger as a table; reloading it checks every recorded ε against its events."""
     from pcevolve.pipeline.secure_zone import SecureZone  # these load the accountant: not for other commands
-    from pcevolve.privacy.ledger import BudgetLedger, LedgerError
+    from pcevolve.privacy.ledger import BudgetLedger
+    from pcevolve.privacy.ledger_errors import LedgerError
 
     path = run_dir if run_dir.is_file() else RunFolder(run_dir).ledger_path
     secure = SecureZone(RunFolder(path.parent))  # its key is present inside the secure zone only

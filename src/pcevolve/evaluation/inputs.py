@@ -29,7 +29,7 @@ from pcevolve.data import DataError, LabeledDataset, read_image_folder
 from pcevolve.data.image_files import list_folder, load_images
 from pcevolve.evaluation.shipped import path_name
 from pcevolve.privacy import BudgetLedger
-from pcevolve.privacy.ledger import LedgerError
+from pcevolve.privacy.ledger_errors import LedgerError
 from pcevolve.run_folder import RunFolder
 from pcevolve.search.runner import generation_records
 

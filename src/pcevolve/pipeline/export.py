@@ -84,7 +84,8 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
     """
     from pcevolve.pipeline.secure_zone import SecureZone  # loads the accountant: not at import time
     from pcevolve.pipeline.sweep_member import SweepMemberError, sweep_guarantee
-    from pcevolve.privacy.ledger import BudgetLedger, LedgerError
+    from pcevolve.privacy.ledger import BudgetLedger
+    from pcevolve.privacy.ledger_errors import LedgerError
 
     try:
         folder = RunFolder.open(run_dir)

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from pcevolve.io import append_jsonl, atomic_write_bytes, atomic_write_json, read_json
 from pcevolve.privacy import BudgetLedger
-from pcevolve.privacy.ledger import LedgerError, new_ledger_key
+from pcevolve.privacy.ledger_errors import LedgerError
+from pcevolve.privacy.ledger_file import new_ledger_key
 
 if TYPE_CHECKING:
     from pcevolve.config import PrivacyConfig

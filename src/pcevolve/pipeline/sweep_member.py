@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pcevolve.io import atomic_write_json, read_json
+from pcevolve.privacy.ledger_errors import LedgerError
 
 if TYPE_CHECKING:
     from pcevolve.privacy.ledger import BudgetLedger
@@ -87,8 +88,6 @@ def sweep_guarantee(run_dir: str | os.PathLike[str]) -> SweepGuarantee | None:
         SweepMemberError: The run is a member, but its sweep folder (the run folder's parent) is not there, or the
             sweep's ledger cannot be verified against its key.
     """
-    from pcevolve.privacy.ledger import LedgerError  # loads the accountant: not at import time
-
     member = membership(run_dir)
     if member is None:
         return None

@@ -9,7 +9,10 @@ Modules (one concept each):
 * ``events`` — immutable descriptions of releases (what the accountant needs);
 * ``accounting`` — events → (ε, δ) with ``dp_accounting`` (PLD reported, RDP beside it);
 * ``calibration`` — the smallest noise for a target ε;
-* ``ledger`` — total and per-stage budgets, history, refusal, atomic save/resume;
+* ``ledger`` — total and per-stage budgets, history, refusal before any noise;
+* ``ledger_entry`` — one accepted charge, as the history holds it and the file stores it;
+* ``ledger_errors`` — the ledger's refusals (over budget, corrupt file, misuse);
+* ``ledger_file`` — the ledger's file: format, integrity hash, signature, atomic save, verified resume;
 * ``noise`` — seeded or secure noise sources (a run picks one in ``pcevolve.randomness``);
 * ``clipping`` — per-sample L2 clipping;
 * ``dpsgd`` — DP-SGD steps paid for in the ledger before they run;
@@ -32,7 +35,9 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "dpsgd": ["DPSGDMechanism", "NoStepsLeft"],
     "events": ["ExponentialSelection", "GaussianRelease", "LaplaceRelease", "Neighbouring", "PostProcessing",
                "PrivacyEvent", "SubsampledGaussianSteps", "event_from_json", "event_to_json"],
-    "ledger": ["BudgetExceeded", "BudgetLedger", "LedgerCorrupt", "LedgerEntry", "LedgerError"],
+    "ledger": ["BudgetLedger"],
+    "ledger_entry": ["LedgerEntry"],
+    "ledger_errors": ["BudgetExceeded", "LedgerCorrupt", "LedgerError"],
     "mechanisms": ["ExponentialMechanism", "GaussianMechanism", "LaplaceMechanism"],
     "noise": ["GeneratorNoise", "NoiseSource", "SecureNoise", "as_noise_source"],
     "statistics": ["ClassStatisticsRelease", "NoisyClassStatistics", "RandomFourierFeatures"],

@@ -25,7 +25,8 @@ import numpy as np
 import torch
 
 from pcevolve.privacy.events import SubsampledGaussianSteps
-from pcevolve.privacy.ledger import BudgetLedger, LedgerEntry
+from pcevolve.privacy.ledger import BudgetLedger
+from pcevolve.privacy.ledger_entry import LedgerEntry
 from pcevolve.privacy.noise import NoiseSource
 
 

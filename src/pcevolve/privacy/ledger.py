@@ -27,33 +27,28 @@ Rules that must never change:
   the same private data). Every later charge is then admitted by both, the parent's written first: a refusal by
   either changes neither, and a crash between the two writes leaves the parent counting one event more than the
   child, never less.
+
+The history's entries are in ``ledger_entry``, the refusals in ``ledger_errors``, and the file — its format,
+integrity hash, keyed signature, atomic save and verified reload — in ``ledger_file``, whose
+:class:`~pcevolve.privacy.ledger_file.LedgerFile` :class:`BudgetLedger` inherits.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import hmac
-import json
 import logging
 import math
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pcevolve.io import atomic_write_json, read_json
 from pcevolve.privacy.accounting import MAX_PLD_DISCRETIZATION, PrivacyAccount, account, pld_discretization_for
-from pcevolve.privacy.events import (
-    Neighbouring,
-    PostProcessing,
-    PrivacyEvent,
-    check_neighbouring,
-    event_from_json,
-    event_to_json,
-)
+from pcevolve.privacy.events import Neighbouring, PostProcessing, PrivacyEvent, check_neighbouring
+from pcevolve.privacy.ledger_entry import LedgerEntry
+from pcevolve.privacy.ledger_errors import BudgetExceeded, LedgerError
+from pcevolve.privacy.ledger_file import LedgerFile
 
 if TYPE_CHECKING:
     from pcevolve.config import PrivacyConfig
@@ -61,104 +56,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-LEDGER_FORMAT = "pcevolve.privacy.ledger"
-LEDGER_VERSION = 2  # 2: the noise source is part of the settings; an optional keyed signature
-_TOLERANCE = 1e-9  # recomputed ε must match the stored ε to this relative precision
-
-
-class LedgerError(Exception):
-    """Base of ledger errors."""
-
-
-class BudgetExceeded(LedgerError):
-    """A charge would overspend a stage cap or the total budget. Nothing was charged or released.
-
-    Attributes:
-        stage: The stage that asked.
-        event: The event that was refused.
-        scope: ``"stage"`` or ``"total"``: which cap would be exceeded.
-        would_reach: ε the stage (or the total) would reach with the event.
-        cap: The cap that would be exceeded.
-        spent: ε of the stage (or the total) before the event.
-        request_epsilon: ε of the event on its own, at the ledger's δ.
-    """
-
-    def __init__(self, *, stage: str, event: PrivacyEvent, scope: str, would_reach: float, cap: float,
-                 spent: float, request_epsilon: float, delta: float) -> None:
-        self.stage, self.event, self.scope = stage, event, scope
-        self.would_reach, self.cap, self.spent, self.request_epsilon = would_reach, cap, spent, request_epsilon
-        where = f"stage {stage!r}" if scope == "stage" else "the total budget"
-        if scope == "stage" and cap == 0:
-            message = (f"stage {stage!r} has no privacy budget (ε cap 0: post-processing only); "
-                       f"refused {event.describe()} (ε {request_epsilon:.4g} on its own at δ={delta:g})")
-        else:
-            asked = f"{event.describe()}" if scope == "stage" else f"{event.describe()} for stage {stage!r}"
-            message = (
-                f"{where} cannot afford {asked}: it costs ε {request_epsilon:.4g} "
-                f"on its own and would bring {where} to ε {would_reach:.4g} > cap {cap:.4g} at δ={delta:g}; "
-                f"spent ε {spent:.4g}, left ε {max(cap - spent, 0.0):.4g}"
-            )
-        super().__init__(message)
-
-
-class LedgerCorrupt(LedgerError, ValueError):
-    """A ledger file is unreadable, malformed, edited, or does not match its own events."""
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One accepted charge.
-
-    Attributes:
-        index: Position in the history, from 0.
-        time: UTC time of the charge, ISO 8601.
-        stage: The stage charged.
-        event: What was released.
-        description: Free text from the caller (what the release was for).
-        stage_epsilon: ε of the stage after this event (accountant).
-        total_epsilon: ε of all events after this event (accountant, reported bound).
-        bound: Which bound ``total_epsilon`` is (``pld``, ``pld+basic`` or ``rdp``).
-        pld_epsilon: PLD-based bound on the total (PLD plus basic composition of pure-DP events).
-        rdp_epsilon: RDP bound on the total, or ``None`` where RDP does not apply.
-    """
-
-    index: int
-    time: str
-    stage: str
-    event: PrivacyEvent
-    description: str
-    stage_epsilon: float
-    total_epsilon: float
-    bound: str
-    pld_epsilon: float
-    rdp_epsilon: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "time": self.time,
-            "stage": self.stage,
-            "mechanism": self.event.kind,
-            "event": event_to_json(self.event),
-            "description": self.description,
-            "stage_epsilon": self.stage_epsilon,
-            "total_epsilon": self.total_epsilon,
-            "bound": self.bound,
-            "pld_epsilon": _finite_or_none(self.pld_epsilon),
-            "rdp_epsilon": _finite_or_none(self.rdp_epsilon),
-        }
-
 
 def _utc_today() -> str:
     # A date only (see the module docstring: charge times would reveal private epoch durations).
     return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
 
 
-NOT_DP_NOTICE = ("NOT DP: the mechanisms' noise was derived from a seed that ships with the run, so anyone holding "
-                 "the run's config can regenerate it and remove it")
-
-
-class BudgetLedger:
+class BudgetLedger(LedgerFile):
     """Tracks every privacy-relevant release of a run against one total budget and per-stage caps.
 
     Args:
@@ -253,129 +157,6 @@ class BudgetLedger:
         stages = dict(caps) if caps is not None else {k: v * privacy.epsilon for k, v in privacy.split.items()}
         return cls(privacy.epsilon, privacy.delta, stages, path=path,
                    neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise)
-
-    @classmethod
-    def open(
-        cls,
-        path: str | os.PathLike[str],
-        total_epsilon: float,
-        delta: float,
-        stages: Mapping[str, float],
-        *,
-        neighbouring: Neighbouring = "add_remove",
-        reproducible_noise: bool = False,
-        key: bytes | None = None,
-        pld_discretization: float | None = None,
-    ) -> "BudgetLedger":
-        """Resume the ledger at ``path`` if it exists, else create it there.
-
-        Raises:
-            LedgerError: the existing ledger has a different budget, stages, δ, relation or
-                noise source (a run's budget cannot change between restarts).
-            LedgerCorrupt: see :meth:`load` (with ``key``, also a missing or wrong signature).
-        """
-        if pld_discretization is None:
-            pld_discretization = pld_discretization_for(total_epsilon)
-        if not Path(path).exists():
-            return cls(total_epsilon, delta, stages, path=path, neighbouring=neighbouring,
-                       reproducible_noise=reproducible_noise, key=key, pld_discretization=pld_discretization)
-        ledger = cls.load(path, key=key)
-        wanted = {"total_epsilon": float(total_epsilon), "delta": float(delta),
-                  "stages": {k: float(v) for k, v in stages.items()}, "neighbouring": neighbouring,
-                  "noise": "reproducible" if reproducible_noise else "secure",
-                  "pld_discretization": float(pld_discretization)}
-        found = ledger._settings()
-        if found != wanted:
-            diff = sorted(key for key in wanted if wanted[key] != found[key])
-            raise LedgerError(f"{path}: the existing ledger differs from the run's privacy settings in {diff}: "
-                              f"ledger {[found[k] for k in diff]}, run {[wanted[k] for k in diff]}")
-        return ledger
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str], *, key: bytes | None = None,
-             clock: Callable[[], str] | None = None) -> "BudgetLedger":
-        """Reload a ledger file, recomputing every ε from its events.
-
-        Args:
-            key: The run's secret ledger key. Given, the file's signature must match it, so a
-                ledger rewritten by someone without the key is refused; the key is kept for
-                the signatures of later charges.
-
-        Raises:
-            FileNotFoundError: no file at ``path``.
-            LedgerCorrupt: the file is not valid JSON, not a ledger, edited, its signature
-                does not match ``key``, or its events do not give the ε it records or
-                overspend a cap.
-        """
-        source = Path(path)
-        if not source.exists():
-            raise FileNotFoundError(f"no ledger at {source}")
-        try:
-            document = read_json(source)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise LedgerCorrupt(f"{source}: not a readable JSON ledger ({exc})") from None
-        if not isinstance(document, dict) or document.get("format") != LEDGER_FORMAT:
-            raise LedgerCorrupt(f"{source}: not a pcevolve privacy ledger (format field missing or wrong)")
-        if document.get("version") != LEDGER_VERSION:
-            raise LedgerCorrupt(f"{source}: unsupported ledger version {document.get('version')!r} (this pcevolve "
-                                f"reads version {LEDGER_VERSION}; version 1 did not record where its noise came from)")
-        stored_hash = document.get("integrity")
-        body = {name: value for name, value in document.items() if name not in ("integrity", "signature")}
-        if stored_hash != _digest(body):
-            raise LedgerCorrupt(f"{source}: integrity hash does not match the content; the file was edited or "
-                                "damaged")
-        if key is not None and not hmac.compare_digest(str(document.get("signature", "")), _signature(body, key)):
-            raise LedgerCorrupt(f"{source}: the signature does not match this run's ledger key (secure/ledger.key); "
-                                "the ledger was rewritten or replaced, so the budget it shows cannot be trusted")
-        try:
-            settings = body["settings"]
-            stages = {item["name"]: item["cap"] for item in settings["stages"]}
-            if len(stages) != len(settings["stages"]):
-                raise ValueError("duplicate stage names")
-            if settings["noise"] not in ("secure", "reproducible"):
-                raise ValueError(f"noise must be 'secure' or 'reproducible', got {settings['noise']!r}")
-            ledger = cls(settings["total_epsilon"], settings["delta"], stages,
-                         neighbouring=settings["neighbouring"], reproducible_noise=settings["noise"] == "reproducible",
-                         key=key, pld_discretization=settings["pld_discretization"], clock=clock)
-            raw_entries = body["entries"]
-            if not isinstance(raw_entries, list):
-                raise TypeError("entries must be a list")
-        except (KeyError, TypeError, ValueError) as exc:
-            raise LedgerCorrupt(f"{source}: bad ledger settings: {exc}") from None
-        for position, raw in enumerate(raw_entries):
-            ledger._replay(source, position, raw)
-        ledger._path = source
-        # A signed ledger loaded without its key can be read but not charged: a write would drop the signature.
-        ledger._unsigned_copy_of_signed = key is None and "signature" in document
-        logger.info("resumed ledger %s: %d entries, total ε %.4g", source, len(ledger._entries), ledger.spent())
-        return ledger
-
-    def _replay(self, source: Path, position: int, raw: Any) -> None:
-        where = f"{source}: entry {position}"
-        try:
-            if not isinstance(raw, dict):
-                raise TypeError("an entry must be a JSON object")
-            event = event_from_json(raw["event"])
-            if raw["mechanism"] != event.kind or raw["index"] != position:
-                raise ValueError("mechanism or index does not match the event")
-            stage, time, description = raw["stage"], raw["time"], raw["description"]
-            if not all(isinstance(v, str) for v in (stage, time, description)):
-                raise TypeError("stage, time and description must be strings")
-            stored_stage, stored_total = float(raw["stage_epsilon"]), float(raw["total_epsilon"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise LedgerCorrupt(f"{where} is malformed: {exc}") from None
-        try:
-            entry = self._admit(stage, event, description=description, time=time)
-        except BudgetExceeded as exc:
-            raise LedgerCorrupt(f"{where} overspends: {exc}") from None
-        except LedgerError as exc:
-            raise LedgerCorrupt(f"{where}: {exc}") from None
-        for name, stored, recomputed in (("stage ε", stored_stage, entry.stage_epsilon),
-                                         ("total ε", stored_total, entry.total_epsilon)):
-            if not math.isclose(stored, recomputed, rel_tol=_TOLERANCE, abs_tol=1e-12):
-                raise LedgerCorrupt(f"{where} records {name} {stored!r} but its events give {recomputed!r}; "
-                                    "the file was edited or written by a different accountant")
-        self._entries = (*self._entries, entry)
 
     # ----------------------------------------------------------------- queries
 
@@ -550,88 +331,3 @@ class BudgetLedger:
         if stage not in self._stages:
             raise LedgerError(f"unknown stage {stage!r}; this ledger has stages {sorted(self._stages)}")
         return stage
-
-    # ----------------------------------------------------------------- persistence
-
-    def _settings(self) -> dict[str, Any]:
-        return {"total_epsilon": self._total, "delta": self._delta, "stages": dict(self._stages),
-                "neighbouring": self._neighbouring, "noise": "reproducible" if self._reproducible else "secure",
-                "pld_discretization": self._discretization}
-
-    def _settings_json(self) -> dict[str, Any]:
-        # Stages as a list keeps their pipeline order (JSON objects are written with sorted keys).
-        settings = self._settings()
-        settings["stages"] = [{"name": name, "cap": cap} for name, cap in self._stages.items()]
-        return settings
-
-    def to_json(self, entries: tuple[LedgerEntry, ...] | None = None) -> dict[str, Any]:
-        """The ledger as a JSON document (what :meth:`save` writes)."""
-        entries = self._entries if entries is None else entries
-        events = [e.event for e in entries]
-        stages = []
-        for name, cap in self._stages.items():
-            result = self._account([e.event for e in entries if e.stage == name])
-            stages.append({"name": name, "cap": cap, "epsilon": result.epsilon, "bound": result.bound})
-        total = self._account(events)
-        body = {
-            "format": LEDGER_FORMAT,
-            "version": LEDGER_VERSION,
-            "dp": self.is_dp,
-            "notice": NOT_DP_NOTICE if self._reproducible else "mechanism noise drawn from the operating system's "
-                      "secure random source",
-            "settings": self._settings_json(),
-            "accountant": {"library": "dp-accounting", "version": _dp_accounting_version(),
-                           "reported": "min(PLD + basic composition of pure-DP events, RDP)"},
-            "entries": [e.to_json() for e in entries],
-            "summary": {"total": {"cap": self._total, "epsilon": total.epsilon, "bound": total.bound,
-                                  "pld_epsilon": _finite_or_none(total.pld_bound),
-                                  "rdp_epsilon": _finite_or_none(total.rdp_epsilon)},
-                        "stages": stages},
-        }
-        document = {**body, "integrity": _digest(body)}
-        if self._key is not None:
-            document["signature"] = _signature(body, self._key)
-        return document
-
-    def save(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write the ledger atomically to ``path`` (default: its own path)."""
-        target = Path(path) if path is not None else self._path
-        if target is None:
-            raise LedgerError("this ledger has no path; pass one to save()")
-        return self._write(target, self._entries)
-
-    def _write(self, target: Path, entries: tuple[LedgerEntry, ...]) -> Path:
-        return atomic_write_json(target, self.to_json(entries))
-
-
-def _finite_or_none(value: float | None) -> float | None:
-    # A bound can be infinite (e.g. RDP for a tiny σ while PLD is finite); JSON has no infinity.
-    return value if value is not None and math.isfinite(value) else None
-
-
-def _canonical(body: Mapping[str, Any]) -> bytes:
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
-
-
-def _digest(body: Mapping[str, Any]) -> str:
-    # Detects accidental damage and naive edits; it is not a signature (anyone can recompute it).
-    return "sha256:" + hashlib.sha256(_canonical(body)).hexdigest()
-
-
-def _signature(body: Mapping[str, Any], key: bytes) -> str:
-    # Keyed: only whoever holds the run's secret key (secure/ledger.key) can produce it.
-    return "hmac-sha256:" + hmac.new(key, _canonical(body), hashlib.sha256).hexdigest()
-
-
-def new_ledger_key() -> bytes:
-    """32 secret bytes from the operating system for :class:`BudgetLedger`'s ``key``."""
-    return os.urandom(32)
-
-
-def _dp_accounting_version() -> str:
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("dp-accounting")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
-        return "unknown"

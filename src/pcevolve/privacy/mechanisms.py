@@ -3,7 +3,7 @@
 Rules that must never change:
 
 * ``release`` validates its input, then calls ``ledger.charge`` — which raises
-  :class:`~pcevolve.privacy.ledger.BudgetExceeded` before any noise is drawn —
+  :class:`~pcevolve.privacy.ledger_errors.BudgetExceeded` before any noise is drawn —
   and only then touches the noise source. A refused release leaves the noise
   source exactly as it was.
 * A mechanism states the neighbouring relation its sensitivity refers to and

@@ -42,7 +42,7 @@ from pcevolve.pipeline import open_run, run_pipeline
 from pcevolve.pipeline.secure_zone import SecureZone
 from pcevolve.pipeline.sweep_member import SWEEP_FILE, SWEEP_FORMAT, delivered, open_sweep_ledger, write_membership
 from pcevolve.privacy import BudgetLedger
-from pcevolve.privacy.ledger import LedgerError
+from pcevolve.privacy.ledger_errors import LedgerError
 from pcevolve.run_folder import RunFolder
 from pcevolve.sweep.curve import CurvePoint, curve_png, curve_point
 from pcevolve.sweep.plan import SweepPlan, member_configs, plan_sweep
