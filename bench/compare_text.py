@@ -17,7 +17,7 @@ Systems (secure noise; each spends the whole ε through a ledger):
   encoder's adapter under DP-SGD and the rest on the release.
 * ``real`` — the 300 private snippets themselves (the few-shot reference: not publishable).
 
-Every set is judged by ``pcevolve.evaluation.text.judge_text_files`` against the demo's 1,000 test snippets
+Every set is judged by ``pcevolve.evaluation.text_judgement.judge_text_files`` against the demo's 1,000 test snippets
 (TF-IDF + logistic regression and the LSA probe; attack AUC; exact and near copies). Writes
 ``bench/results/compare-text.json`` (it holds exact private-derived figures: keep it local). ``data/text`` is
 prepared (``pcevolve data prepare rotten-tomatoes``) when missing; runs go under ``--runs-root``
@@ -93,7 +93,7 @@ def pe_histogram(run: Path, epsilon: float, seed: int, out: Path, *, data: Path 
 
 
 def _judge(path: Path, seed: int, data: Path = DATA) -> dict:
-    from pcevolve.evaluation.text import judge_text_files
+    from pcevolve.evaluation.text_judgement import judge_text_files
 
     return judge_text_files(path, data / "test.jsonl", private_path=data / "private.jsonl",
                             public_path=data / "public.jsonl", seed=seed)

@@ -55,7 +55,7 @@ Caveats, the same for both peers: smartnoise treats the row count as public (MST
 and its Gaussian noise comes from OpenDP's secure sampler, which cannot be seeded (``--seeds`` seed numpy's
 selection and sampling only), so reruns at one seed differ.
 
-Judging: every synthetic CSV is judged by ``pcevolve.evaluation.tabular.judge_table_files`` (downstream gradient
+Judging: every synthetic CSV is judged by ``pcevolve.evaluation.table_judgement.judge_table_files`` (downstream gradient
 boosting and logistic regression trained on it and tested on ``test.csv``, fidelity, a distance-to-closest-record
 attack AUC, exact private copies). If that function cannot be imported yet, the CSVs are kept and the results say
 ``judging pending``: rerun the same command later and the finished syntheses are reused and judged (``--fresh``
@@ -409,10 +409,10 @@ def run_pcevolve(epsilon: float, seed: int, table: Table, args: argparse.Namespa
 # ------------------------------------------------------------------------------------------------------------ judge
 def load_judge():
     try:
-        from pcevolve.evaluation.tabular import judge_table_files
+        from pcevolve.evaluation.table_judgement import judge_table_files
     except ImportError as error:
-        print(f"judging pending: pcevolve.evaluation.tabular.judge_table_files is not importable ({error}); the "
-              "synthetic CSVs are kept, rerun this command to judge them", flush=True)
+        print(f"judging pending: pcevolve.evaluation.table_judgement.judge_table_files is not importable ({error}); "
+              "the synthetic CSVs are kept, rerun this command to judge them", flush=True)
         return None
     return judge_table_files
 
@@ -597,7 +597,8 @@ What was run: OpenDP smartnoise-synth {peers['package'].split('==')[1]}'s **AIM*
 bench's), on the same private rows (`{results['data']}/private.csv`: {results['private_rows']} rows, label
 `{results['label_column']}` with classes {', '.join(results['class_names'])}) at the same
 (ε, δ = {results['delta']:g}). Every synthetic CSV is judged by
-`pcevolve.evaluation.tabular.judge_table_files` against `{results['data']}/test.csv`: gradient-boosted trees (GB)
+`pcevolve.evaluation.table_judgement.judge_table_files` against
+`{results['data']}/test.csv`: gradient-boosted trees (GB)
 and logistic regression (LR) trained on the synthetic rows and scored on the test rows (ROC AUC of the minority
 class, macro-F1), the mean total-variation distance of the column marginals to the test table, a
 distance-to-closest-record membership attack (AUC; 0.5 is chance) and exact copies of private rows. `real` is the
@@ -791,8 +792,8 @@ def main() -> None:
                   "preprocessor_epsilon": 0.0},
         "columns": [{"name": c.column.name, "kind": c.column.kind, "cardinality": c.cardinality, "how": c.how,
                      "edges": None if c.edges is None else c.edges.tolist()} for c in table.codes],
-        "note": ("Judging pending: `pcevolve.evaluation.tabular.judge_table_files` was not importable when this "
-                 f"ran; the synthetic CSVs are kept under `{args.work}/` — rerun the command to "
+        "note": ("Judging pending: `pcevolve.evaluation.table_judgement.judge_table_files` was not importable when "
+                 f"this ran; the synthetic CSVs are kept under `{args.work}/` — rerun the command to "
                  "judge them.") if pending else "",
         "summary": summarise(merged),
         "rows": merged,

@@ -5,9 +5,9 @@ private posts per outlet, 300 test posts per outlet, and a public pool of 6,000 
 of them from the three). The outlets write about the same things; what tells them apart is how they write (link
 shorteners, headline style, hashtags). Each row is the one-line run a new user makes (``pcevolve run PRIVATE --public
 POOL``), with and without the lexical view (``representation.lexical_view``), judged by
-``pcevolve.evaluation.text.judge_text_files`` (TF-IDF + logistic regression trained on each set, tested on the test
-posts) beside the private posts themselves; and the share of delivered labels that are right (the bench knows every
-pool post's outlet; no run does).
+``pcevolve.evaluation.text_judgement.judge_text_files`` (TF-IDF + logistic regression trained on each set, tested on
+the test posts) beside the private posts themselves; and the share of delivered labels that are right (the bench
+knows every pool post's outlet; no run does).
 
     python bench/text_style.py                    # ε 8, seed 0 → bench/results/text-style.json
     python bench/text_style.py --epsilons 1 8 --seeds 0 1
@@ -131,7 +131,7 @@ def one_line_run(data: Path, root: Path, name: str, epsilon: float, extra: list[
 
 
 def judge(folder: Path, data: Path, outlets: dict[str, str], seed: int) -> dict:
-    from pcevolve.evaluation.text import judge_text_files
+    from pcevolve.evaluation.text_judgement import judge_text_files
 
     judged = judge_text_files(folder / "synthetic.jsonl", data / "test.jsonl", private_path=data / "private.jsonl",
                               public_path=data / "public.jsonl", seed=seed)

@@ -1,4 +1,4 @@
-"""The judges of a table (evaluation/tabular.py) on tables whose answers are known, and `pcevolve evaluate` on a
+"""The judges of a table (evaluation/table_*.py) on tables whose answers are known, and `pcevolve evaluate` on a
 hand-made tabular run folder.
 
 The table: two classes (140 "no", 60 "yes") that differ in two correlated Gaussian columns, a small count column
@@ -21,16 +21,9 @@ from pcevolve.data.table_schema import Column, TableSchema
 from pcevolve.evaluation import judge_table_files, judge_tables
 from pcevolve.report.judges import JUDGES
 from pcevolve.evaluation.shipped import shared_distance, shared_rate, shipped_violations
-from pcevolve.evaluation.tabular import (
-    AUC_DECIMALS,
-    class_scores,
-    column_binning,
-    column_fidelity,
-    correlation_difference,
-    exact_copies,
-    membership_split,
-    minority_class,
-)
+from pcevolve.evaluation.line_scores import class_scores, minority_class
+from pcevolve.evaluation.table_fidelity import column_binning, column_fidelity, correlation_difference
+from pcevolve.evaluation.table_privacy import AUC_DECIMALS, exact_copies, membership_split
 from pcevolve.io import atomic_write_json
 from pcevolve.privacy import BudgetLedger, GaussianRelease
 

@@ -1,4 +1,4 @@
-"""The judges of texts (evaluation/text.py) on texts whose answers are known, and `pcevolve evaluate` on a hand-made
+"""The judges of texts (evaluation/text_*.py) on texts whose answers are known, and `pcevolve evaluate` on a hand-made
 text run folder.
 
 The texts: two classes ("sport": 120, "cooking": 80) of 14–22 words drawn, each, from the class's own 30 words or
@@ -19,14 +19,10 @@ from pcevolve.data import LabeledDataset
 from pcevolve.evaluation import judge_text_files, judge_texts
 from pcevolve.report.judges import JUDGES
 from pcevolve.evaluation.shipped import shared_distance, shared_rate, shipped_violations
-from pcevolve.evaluation.tabular import AUC_DECIMALS
-from pcevolve.evaluation.text import (
-    NEAR_DUPLICATE_COSINE,
-    LsaSpace,
-    normalise,
-    text_copies,
-    text_mmd,
-)
+from pcevolve.evaluation.table_privacy import AUC_DECIMALS
+from pcevolve.evaluation.text_distribution import text_mmd
+from pcevolve.evaluation.text_duplicates import NEAR_DUPLICATE_COSINE, text_copies
+from pcevolve.evaluation.text_spaces import LsaSpace, normalise
 from pcevolve.io import atomic_write_json
 from pcevolve.privacy import BudgetLedger, GaussianRelease
 

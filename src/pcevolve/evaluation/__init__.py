@@ -12,11 +12,20 @@ Pure functions of arrays and explicit generators; the report assembles them. Mod
 * ``utility`` — the reference lines (ours, few-shot real, augmentation, full real) with both models;
 * ``hints`` — the report's troubleshooting rules (what to change when a number is poor) applied to the numbers;
 * ``evaluate`` — :func:`evaluate_run`, the orchestration of all of the above over a run folder;
-* ``tabular`` — the judges of a table (utility of two fixed models, per-column and correlation fidelity, the
-  distance-to-closest-record attack and exact copies) and :func:`judge_tables` / :func:`judge_table_files`;
+* ``run_evaluation`` — :class:`RunEvaluation`, every result of :func:`evaluate_run` and what of it may leave the secure
+  zone;
+* ``line_scores`` — a classifier trained on each line and scored on the real test set, shared by the table and text
+  judges;
+* ``table_encoding`` — a table's rows as numbers: one-hot categories, the utility models' and the attack's scaling;
+* ``table_utility``, ``table_fidelity``, ``table_privacy`` — the judges of a table: utility of two fixed models,
+  per-column and correlation fidelity, the distance-to-closest-record attack and exact copies;
+* ``table_judgement`` — :func:`judge_tables` / :func:`judge_table_files`, those judges together;
 * ``table_run`` — :func:`evaluate_table_run`, those judges over a tabular run folder;
-* ``text`` — the judges of texts (two fixed probes, TF-IDF and LSA; MMD in an LSA space; the closest-text attack
-  and exact and near copies) and :func:`judge_texts` / :func:`judge_text_files`;
+* ``text_spaces`` — the spaces texts are compared in: normalised words and word pairs as TF-IDF, LSA, hashed TF-IDF;
+* ``text_duplicates`` — exact and near copies of texts, and verbatim passages shared with them;
+* ``text_utility``, ``text_distribution``, ``text_privacy`` — the judges of texts: two fixed probes (TF-IDF and LSA),
+  MMD in an LSA space, the closest-text attack;
+* ``text_judgement`` — :func:`judge_texts` / :func:`judge_text_files`, those judges together;
 * ``text_run`` — :func:`evaluate_text_run`, those judges over a text run folder;
 * ``shipped`` — how figures computed on private samples are rounded before they leave the secure zone, and the
   check that a run folder's shared JSON files hold no exact one and no absolute path;
@@ -36,12 +45,13 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                "nearest_neighbours"],
     "distribution": ["PerClassValue", "distribution_metrics", "frechet_distance", "median_bandwidth", "mmd_rbf",
                      "per_class", "sliced_wasserstein"],
-    "evaluate": ["RunEvaluation", "evaluate_run", "membership_split"],
+    "evaluate": ["evaluate_run", "membership_split"],
     "hints": ["Hint", "troubleshooting_hints"],
     "inputs": ["EvaluationError", "RunInputs", "load_run_inputs"],
+    "run_evaluation": ["RunEvaluation"],
+    "table_judgement": ["TableJudgement", "judge_table_files", "judge_tables"],
     "table_run": ["TableRunEvaluation", "evaluate_table_run"],
-    "tabular": ["TableJudgement", "judge_table_files", "judge_tables"],
-    "text": ["TextJudgement", "judge_text_files", "judge_texts"],
+    "text_judgement": ["TextJudgement", "judge_text_files", "judge_texts"],
     "text_run": ["TextRunEvaluation", "evaluate_text_run"],
     "settings": ["EvaluationSettings"],
     "shipped": ["Violation", "shared_distance", "shared_rate", "shipped_violations"],

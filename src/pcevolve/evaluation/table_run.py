@@ -7,9 +7,9 @@ private rows). Class names and order come from the private table; the test table
 the synthetic table no other. Every problem is one :class:`~pcevolve.evaluation.inputs.EvaluationError` naming the
 path.
 
-The judges are those of :mod:`~pcevolve.evaluation.tabular`. They read private rows directly: their exact figures go
-to ``RUN/secure/evaluation.json``; :meth:`TableRunEvaluation.to_json` is what the shared report carries (the
-private table's size by the run's noisy DP counts, every figure computed on the private rows rounded as
+The judges are those of :mod:`~pcevolve.evaluation.table_judgement`. They read private rows directly: their exact
+figures go to ``RUN/secure/evaluation.json``; :meth:`TableRunEvaluation.to_json` is what the shared report carries
+(the private table's size by the run's noisy DP counts, every figure computed on the private rows rounded as
 :mod:`~pcevolve.evaluation.shipped` rounds them, only whether a private row was copied, every file by its name only).
 """
 
@@ -37,7 +37,7 @@ from pcevolve.evaluation.inputs import (
     read_dp_counts,
     read_ledger,
 )
-from pcevolve.evaluation.tabular import (
+from pcevolve.evaluation.table_judgement import (
     PRIVATE_FIGURES_CAVEAT,
     TableJudgement,
     judge_tables,
@@ -129,7 +129,7 @@ def _read_table(path: str | os.PathLike[str], what: str, schema: TableSchema,
 
 def evaluate_table_run(run_dir: str | os.PathLike[str], test_csv: str | os.PathLike[str] | None = None, *,
                        seed: int = 0) -> TableRunEvaluation:
-    """Judge a finished tabular run on utility, fidelity and privacy (see :mod:`~pcevolve.evaluation.tabular`).
+    """Judge a finished tabular run on utility, fidelity and privacy (see :mod:`~pcevolve.evaluation.table_judgement`).
 
     Args:
         run_dir: The run folder.

@@ -9,9 +9,9 @@ texts read against ``data.classes``; the test texts must have exactly those clas
 and a JSON Lines file's labels that type. Every problem is one :class:`~pcevolve.evaluation.inputs.EvaluationError`
 naming the path.
 
-The judges are those of :mod:`~pcevolve.evaluation.text`. They read private texts directly: their exact figures go
-to ``RUN/secure/evaluation.json``; :meth:`TextRunEvaluation.to_json` is what the shared report carries (the private
-set's size by the run's noisy DP counts, every figure computed on the private texts rounded as
+The judges are those of :mod:`~pcevolve.evaluation.text_judgement`. They read private texts directly: their exact
+figures go to ``RUN/secure/evaluation.json``; :meth:`TextRunEvaluation.to_json` is what the shared report carries
+(the private set's size by the run's noisy DP counts, every figure computed on the private texts rounded as
 :mod:`~pcevolve.evaluation.shipped` rounds them, only whether a private text was copied, every file by its name only).
 """
 
@@ -38,7 +38,7 @@ from pcevolve.evaluation.inputs import (
     read_dp_counts,
     read_ledger,
 )
-from pcevolve.evaluation.text import PRIVATE_FIGURES_CAVEAT, TextJudgement, judge_texts
+from pcevolve.evaluation.text_judgement import PRIVATE_FIGURES_CAVEAT, TextJudgement, judge_texts
 from pcevolve.privacy import BudgetLedger
 
 TEXT_EVALUATION_FORMAT = "pcevolve.evaluation.text"
@@ -137,7 +137,7 @@ def _read_texts(path: str | os.PathLike[str], what: str, data: DataConfig,
 
 def evaluate_text_run(run_dir: str | os.PathLike[str], test_path: str | os.PathLike[str] | None = None, *,
                       seed: int = 0) -> TextRunEvaluation:
-    """Judge a finished text run on utility, distribution and privacy (see :mod:`~pcevolve.evaluation.text`).
+    """Judge a finished text run on utility, distribution and privacy (see :mod:`~pcevolve.evaluation.text_judgement`).
 
     Args:
         run_dir: The run folder.

@@ -1,9 +1,10 @@
 """An evaluation → the report document: headline, per class, hints, utility, distribution,
 privacy attacks, copy check, ledger, fitness curves, samples, settings.
 
-Every figure computed on the private images comes from :meth:`~pcevolve.evaluation.evaluate.RunEvaluation.to_json`,
-already rounded (:mod:`pcevolve.evaluation.shipped`), and is shown no finer than it ships: rates as whole percents
-(:func:`shared_pct`), AUCs with two decimals; the run and its data folders by their names only.
+Every figure computed on the private images comes from
+:meth:`~pcevolve.evaluation.run_evaluation.RunEvaluation.to_json`, already rounded (:mod:`pcevolve.evaluation.shipped`),
+and is shown no finer than it ships: rates as whole percents (:func:`shared_pct`), AUCs with two decimals; the run and
+its data folders by their names only.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from pcevolve.evaluation.attacks import FPR_LEVELS
 from pcevolve.evaluation.copies import NEAR_COPY_RMS
-from pcevolve.evaluation.evaluate import RunEvaluation
+from pcevolve.evaluation.run_evaluation import RunEvaluation
 from pcevolve.evaluation.shipped import path_name, shown_distance
 from pcevolve.io import read_json
 from pcevolve.pipeline.plots import fitness_curve

@@ -18,8 +18,10 @@ import numpy as np
 from pcevolve.data import LabeledDataset
 from pcevolve.data.table_schema import TableSchema
 from pcevolve.evaluation.copies import nearest_neighbours
-from pcevolve.evaluation.tabular import attack_space, exact_copies
-from pcevolve.evaluation.text import normalise, shared_runs, text_copies
+from pcevolve.evaluation.table_encoding import attack_space
+from pcevolve.evaluation.table_privacy import exact_copies
+from pcevolve.evaluation.text_duplicates import shared_runs, text_copies
+from pcevolve.evaluation.text_spaces import normalise
 from pcevolve.report.document import Paragraph, RowPairs, RowPreview, Section, TextPairs, TextPreview
 
 #: Row pairs shown at most (spread over the classes): a pair takes two columns of the page, and a table's values
@@ -48,7 +50,7 @@ def _pair_count(classes: int, most: int) -> int:
 def row_pairs(schema: TableSchema, synthetic: LabeledDataset, allowed: np.ndarray, public: np.ndarray,
               private: np.ndarray, *, most: int = ROW_PAIRS) -> tuple[RowPairs | None, bool]:
     """Up to ``most`` synthetic rows (among the ``allowed`` ones, spread over the classes), each beside its nearest
-    public row in the membership attack's space (:func:`~pcevolve.evaluation.tabular.attack_space`, scaled by the
+    public row in the membership attack's space (:func:`~pcevolve.evaluation.table_encoding.attack_space`, scaled by the
     public rows): numeric columns in standard deviations, a changed category counting as one.
 
     Returns:
@@ -94,7 +96,7 @@ def text_pairs(synthetic: LabeledDataset, allowed: np.ndarray, public: np.ndarra
                show: Callable[[str], str], per_class: int = TEXT_PAIRS_PER_CLASS) -> tuple[TextPairs | None, bool]:
     """Up to ``per_class`` synthetic texts per class (among the ``allowed`` ones), each beside the public text most
     similar to it (TF-IDF cosine similarity, weights from the public texts:
-    :func:`~pcevolve.evaluation.text.text_copies`); ``show`` gives a text's displayed form.
+    :func:`~pcevolve.evaluation.text_duplicates.text_copies`); ``show`` gives a text's displayed form.
 
     Returns:
         The pairs (None when no pair is left) and whether a pair was left out because its public text is, holds

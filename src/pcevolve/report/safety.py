@@ -11,14 +11,14 @@ it creates anything, so a refused report leaves no file behind.
 
 :func:`check_no_private_rows` does the same for tables: it refuses a
 :class:`~pcevolve.report.document.RowPreview` row equal in every column to a private row
-(:func:`pcevolve.evaluation.tabular.exact_copies`), or one it cannot compare (another width).
+(:func:`pcevolve.evaluation.table_privacy.exact_copies`), or one it cannot compare (another width).
 
 :func:`check_no_private_texts` does the same for texts: it refuses a
 :class:`~pcevolve.report.document.TextPreview` whose shown text or whole text is a private text or a near duplicate
-of one (:func:`pcevolve.evaluation.text.text_copies`: equal after normalisation, or TF-IDF cosine similarity at least
-:data:`~pcevolve.evaluation.text.NEAR_DUPLICATE_COSINE`), or shares a passage of
-:data:`~pcevolve.evaluation.text.SHARED_RUN_WORDS` or more consecutive words with one
-(:func:`pcevolve.evaluation.text.shared_runs`).
+of one (:func:`pcevolve.evaluation.text_duplicates.text_copies`: equal after normalisation, or TF-IDF cosine
+similarity at least :data:`~pcevolve.evaluation.text_duplicates.NEAR_DUPLICATE_COSINE`), or shares a passage of
+:data:`~pcevolve.evaluation.text_duplicates.SHARED_RUN_WORDS` or more consecutive words with one
+(:func:`pcevolve.evaluation.text_duplicates.shared_runs`).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from pcevolve.evaluation.copies import (
     near_copy_threshold,
     nearest_neighbours,
 )
-from pcevolve.evaluation.tabular import exact_copies
-from pcevolve.evaluation.text import (
+from pcevolve.evaluation.table_privacy import exact_copies
+from pcevolve.evaluation.text_duplicates import (
     NEAR_DUPLICATE_COSINE,
     SHARED_RUN_WORDS,
     shared_runs,

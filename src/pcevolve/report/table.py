@@ -22,7 +22,9 @@ import numpy as np
 
 from pcevolve.evaluation.shipped import path_name
 from pcevolve.evaluation.table_run import TableRunEvaluation
-from pcevolve.evaluation.tabular import LINES, MODELS, TVD_BINS, exact_copies
+from pcevolve.evaluation.table_fidelity import TVD_BINS
+from pcevolve.evaluation.table_privacy import exact_copies
+from pcevolve.evaluation.table_utility import LINES, MODELS
 from pcevolve.io import atomic_write_json
 from pcevolve.report import figures
 from pcevolve.report.audit import audit_section

@@ -10,7 +10,7 @@ are drawn from the evaluation's samples instead, as the image report draws its o
 and test texts only) and the attack's ROC curve, at fixed false-positive rates with rounded rates
 (:func:`~pcevolve.report.figures.shared_roc`), so that its steps do not show the member count. The sample texts are
 synthetic (and public) texts that are neither a private text nor a near duplicate of one
-(:func:`~pcevolve.evaluation.text.text_copies`), and the writer checks every one of them again
+(:func:`~pcevolve.evaluation.text_duplicates.text_copies`), and the writer checks every one of them again
 (:func:`~pcevolve.report.safety.check_no_private_texts`) and refuses the report if one slipped through.
 """
 
@@ -23,18 +23,16 @@ from typing import Any
 
 import numpy as np
 
-from pcevolve.evaluation.text import (
-    LINES,
-    LSA_DIMS,
-    MODELS,
+from pcevolve.evaluation.shipped import path_name
+from pcevolve.evaluation.text_duplicates import (
     NEAR_DUPLICATE_COSINE,
-    NGRAMS,
     SHARED_RUN_WORDS,
     shared_runs,
     text_copies,
 )
-from pcevolve.evaluation.shipped import path_name
 from pcevolve.evaluation.text_run import TextRunEvaluation
+from pcevolve.evaluation.text_spaces import LSA_DIMS, NGRAMS
+from pcevolve.evaluation.text_utility import LINES, MODELS
 from pcevolve.io import atomic_write_json
 from pcevolve.report import figures
 from pcevolve.report.audit import audit_section

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pcevolve.evaluation.evaluate import RunEvaluation
+from pcevolve.evaluation.run_evaluation import RunEvaluation
 from pcevolve.io import (
     atomic_directory,
     atomic_write_bytes,

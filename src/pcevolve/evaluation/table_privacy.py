@@ -1,0 +1,108 @@
+"""The privacy judges of a synthetic table: a distance-to-closest-record membership attack, and exact copies.
+
+Members are private rows, non-members as many test rows (a seeded choice, class by class as far as the test set
+allows, :func:`membership_split`); each is scored by minus its Euclidean distance to the nearest synthetic row in the
+attack space (:func:`~pcevolve.evaluation.table_encoding.attack_space`), so members sitting closer score higher; the
+result is the attack's ROC AUC with a bootstrap interval (:func:`pcevolve.evaluation.attacks.evaluate_attack`). 0.5
+means the attacker cannot tell members from non-members. Exact copies (:func:`exact_copies`): synthetic rows equal,
+in every feature column, to a private row — and, as the chance baseline, to a test row (with few coarse columns,
+equal rows happen by chance). All of it reads the private rows: :meth:`PrivacyJudgement.to_json` holds what may leave
+the secure zone — the attack's AUC and success to :data:`AUC_DECIMALS` decimals (an exact AUC is a ratio with
+denominator members × non-members, so it can pin down the private set's size) and only *whether* a private row was
+copied; :meth:`PrivacyJudgement.to_secure_json` the exact figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pcevolve.data.table_schema import TableSchema
+from pcevolve.evaluation.attacks import AttackResult, evaluate_attack
+from pcevolve.evaluation.copies import nearest_neighbours
+from pcevolve.evaluation.shipped import RATE_DECIMALS, shared_rate
+from pcevolve.evaluation.table_encoding import attack_space
+
+#: Decimals of the attack AUC (and of every other private-derived rate) in the shareable figures.
+AUC_DECIMALS = RATE_DECIMALS
+#: Bootstrap resamples of the attack's statistics.
+ATTACK_RESAMPLES = 200
+
+
+def membership_split(private_labels: np.ndarray, test_labels: np.ndarray, *, classes: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Members (private row indices) and as many non-members (test row indices), both sorted.
+
+    n = min(private rows, test rows). Members: every private row, or a seeded choice of n of them. Non-members:
+    per class as many test rows as there are members of that class (a seeded choice), where the test set has that
+    many; the shortfall is a seeded choice among the test rows left, so the counts are equal and the class mix is
+    as close to the members' as the test set allows.
+    """
+    p, t = np.asarray(private_labels, dtype=np.int64), np.asarray(test_labels, dtype=np.int64)
+    n = min(len(p), len(t))
+    members = np.sort(rng.choice(len(p), n, replace=False)) if len(p) > n else np.arange(len(p))
+    wanted = np.bincount(p[members], minlength=classes)
+    chosen = [rng.permutation(np.flatnonzero(t == k))[: wanted[k]] for k in range(classes)]
+    taken = np.concatenate(chosen).astype(np.int64) if chosen else np.zeros(0, np.int64)
+    left = np.setdiff1d(np.arange(len(t)), taken)
+    fill = rng.choice(left, n - len(taken), replace=False) if n > len(taken) else np.zeros(0, np.int64)
+    return members.astype(np.int64), np.sort(np.concatenate([taken, fill])).astype(np.int64)
+
+
+def membership_attack(members: np.ndarray, non_members: np.ndarray, synthetic: np.ndarray, schema: TableSchema, *,
+                      rng: np.random.Generator, resamples: int = ATTACK_RESAMPLES, epsilon: float | None = None,
+                      delta: float | None = None) -> AttackResult:
+    """The distance-to-closest-record attack: score = −(distance to the nearest synthetic row), in
+    :func:`attack_space`; evaluated with bootstrap intervals drawn from ``rng``."""
+    space = [attack_space(rows, schema, synthetic) for rows in (members, non_members, synthetic)]
+    _, member_distance = nearest_neighbours(space[0], space[2])
+    _, non_member_distance = nearest_neighbours(space[1], space[2])
+    return evaluate_attack(-member_distance, -non_member_distance, attack="dcr", rng=rng, resamples=resamples,
+                           epsilon=epsilon, delta=delta)
+
+
+def _row_keys(rows: np.ndarray) -> list[bytes]:
+    # + 0.0 turns -0.0 into 0.0: equal values must have equal bytes.
+    return [row.tobytes() for row in np.ascontiguousarray(np.asarray(rows, dtype=np.float64) + 0.0)]
+
+
+def exact_copies(candidates: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Indices (ascending) of the candidate rows equal in every column to some reference row."""
+    known = set(_row_keys(reference))
+    return np.array([i for i, key in enumerate(_row_keys(candidates)) if key in known], dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class PrivacyJudgement:
+    """The membership attack and the copy check.
+
+    Attributes:
+        attack: The distance-to-closest-record attack's result.
+        members: Members (= non-members) in the attack.
+        private_copies: Synthetic rows equal in every feature column to a private row.
+        test_copies: Synthetic rows equal in every feature column to a test row (the chance baseline).
+        private_rows: Rows of the private table.
+    """
+
+    attack: AttackResult
+    members: int
+    private_copies: int
+    test_copies: int
+    private_rows: int
+
+    def to_json(self) -> dict[str, Any]:
+        """Shareable: the AUC and success rounded (:func:`~pcevolve.evaluation.shipped.shared_rate`), whether any
+        private row was copied, the test copy count."""
+        auc, success = self.attack.auc, self.attack.success
+        return {"attack": "distance to closest record",
+                "auc": shared_rate(auc.value), "auc_interval": [shared_rate(auc.low), shared_rate(auc.high)],
+                "success": shared_rate(success.value), "exceeds_dp_bound": self.attack.exceeds_dp_bound,
+                "confidence": self.attack.confidence, "auc_decimals": AUC_DECIMALS,
+                "private_rows_copied": self.private_copies > 0, "test_rows_copied": self.test_copies}
+
+    def to_secure_json(self) -> dict[str, Any]:
+        return {"attack": self.attack.to_json(curve=True), "members": self.members, "non_members": self.members,
+                "private_copies": self.private_copies, "test_copies": self.test_copies,
+                "private_rows": self.private_rows}

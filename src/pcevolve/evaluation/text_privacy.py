@@ -1,0 +1,82 @@
+"""The privacy judge of synthetic texts: a closest-text membership attack, and the copies of private texts.
+
+Members are private texts, non-members as many test texts (a seeded choice following the members' class mix,
+:func:`pcevolve.evaluation.table_privacy.membership_split`); each is scored by its highest TF-IDF cosine similarity to
+a synthetic text (:class:`~pcevolve.evaluation.text_spaces.CosineSpace`, IDF from the synthetic texts: what the
+attacker holds), so members sitting closer score higher; the result is the ROC AUC with a bootstrap interval
+(:func:`pcevolve.evaluation.attacks.evaluate_attack`). 0.5 means the attacker cannot tell members from non-members.
+With the exact and near copies of private texts (:mod:`~pcevolve.evaluation.text_duplicates`) it makes
+:class:`TextPrivacyJudgement`, whose :meth:`~TextPrivacyJudgement.to_json` holds what may leave the secure zone (the
+AUC and success rounded, only *whether* a private text was copied) and :meth:`~TextPrivacyJudgement.to_secure_json`
+the exact figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pcevolve.evaluation.attacks import AttackResult, evaluate_attack
+from pcevolve.evaluation.shipped import shared_rate
+from pcevolve.evaluation.table_privacy import AUC_DECIMALS
+from pcevolve.evaluation.text_duplicates import NEAR_DUPLICATE_COSINE
+from pcevolve.evaluation.text_spaces import CosineSpace, best_cosine
+
+#: Bootstrap resamples of the attack's statistics.
+ATTACK_RESAMPLES = 200
+
+
+def membership_attack(members: np.ndarray, non_members: np.ndarray, synthetic: np.ndarray, *,
+                      rng: np.random.Generator, resamples: int = ATTACK_RESAMPLES, epsilon: float | None = None,
+                      delta: float | None = None) -> AttackResult:
+    """The distance-to-closest-record attack: score = the highest TF-IDF cosine similarity to a synthetic text, in
+    a :class:`CosineSpace` with the synthetic texts' IDF; evaluated with bootstrap intervals drawn from ``rng``."""
+    space = CosineSpace(synthetic)
+    reference = space.transform(synthetic)
+    _, member_cosine = best_cosine(space.transform(members), reference)
+    _, non_member_cosine = best_cosine(space.transform(non_members), reference)
+    return evaluate_attack(member_cosine, non_member_cosine, attack="dcr", rng=rng, resamples=resamples,
+                           epsilon=epsilon, delta=delta)
+
+
+@dataclass(frozen=True)
+class TextPrivacyJudgement:
+    """The membership attack and the copy check.
+
+    Attributes:
+        attack: The distance-to-closest-record attack's result.
+        members: Members (= non-members) in the attack.
+        private_exact, private_near: Synthetic texts that are exact / near duplicates of a private text.
+        test_exact, test_near: The same against the test texts (the chance baseline).
+        private_texts: Texts of the private set.
+        threshold: The near-duplicate cosine threshold.
+    """
+
+    attack: AttackResult
+    members: int
+    private_exact: int
+    private_near: int
+    test_exact: int
+    test_near: int
+    private_texts: int
+    threshold: float = NEAR_DUPLICATE_COSINE
+
+    def to_json(self) -> dict[str, Any]:
+        """Shareable: the AUC and success rounded (:func:`~pcevolve.evaluation.shipped.shared_rate`), whether any
+        private text was copied, the test copy counts."""
+        auc, success = self.attack.auc, self.attack.success
+        return {"attack": "closest synthetic text (TF-IDF cosine similarity)",
+                "auc": shared_rate(auc.value), "auc_interval": [shared_rate(auc.low), shared_rate(auc.high)],
+                "success": shared_rate(success.value), "exceeds_dp_bound": self.attack.exceeds_dp_bound,
+                "confidence": self.attack.confidence, "auc_decimals": AUC_DECIMALS,
+                "near_duplicate_cosine": self.threshold,
+                "private_texts_copied": self.private_exact > 0, "private_texts_near_copied": self.private_near > 0,
+                "test_texts_copied": self.test_exact, "test_texts_near_copied": self.test_near}
+
+    def to_secure_json(self) -> dict[str, Any]:
+        return {"attack": self.attack.to_json(curve=True), "members": self.members, "non_members": self.members,
+                "private_exact_copies": self.private_exact, "private_near_copies": self.private_near,
+                "test_exact_copies": self.test_exact, "test_near_copies": self.test_near,
+                "near_duplicate_cosine": self.threshold, "private_texts": self.private_texts}
