@@ -12,14 +12,9 @@ import numpy as np
 import pytest
 
 import pcevolve.pipeline.run as run_module
-from pcevolve.audit.end_to_end import (
-    GUESS_GRID,
-    audit_run,
-    copied_canaries,
-    fresh_audit_folder,
-    guess_bounds,
-    guess_grid,
-)
+from pcevolve.audit.canary_guesses import GUESS_GRID, guess_bounds, guess_grid
+from pcevolve.audit.canary_scores import copied_canaries
+from pcevolve.audit.end_to_end import audit_run, fresh_audit_folder
 from pcevolve.io import TargetExistsError
 from pcevolve.pipeline import open_run, run_pipeline
 from pcevolve.privacy.audit import one_run_ceiling, one_run_epsilon
