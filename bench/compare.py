@@ -175,7 +175,7 @@ def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     from pcevolve.search.assembly import build_problem, class_territories, load_pool_labels, load_public_features
     from pcevolve.search.delivery import decode_candidate
     from pcevolve.search.release import StatisticsRelease
-    from pcevolve.search.roundtrip import SurrogateData
+    from pcevolve.search.roundtrip import SurrogateData, round_trip_model
 
     folder = RunFolder.open(run)
     config = load_config(folder.config_path)
@@ -186,7 +186,7 @@ def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     release = StatisticsRelease.load(run / "release.npz")
     territories = class_territories(config, release, basis, decoder, load_pool_labels(folder))
     checked = run / "search" / "roundtrips.npz"
-    surrogate = decoder.round_trip_model(basis, SurrogateData.load(checked) if checked.exists() else pairs,
+    surrogate = round_trip_model(decoder, basis, SurrogateData.load(checked) if checked.exists() else pairs,
                                  territories)
     problem = build_problem(config, release, surrogate, public=public, territories=territories)
     delivered = read_image_folder(run / "synthetic")

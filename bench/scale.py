@@ -126,7 +126,7 @@ def population(run: Path, sizes: list[int], workers: list[int], repeats: int = 3
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.assembly import build_problem, class_territories, load_pool_labels, load_public_features
     from pcevolve.search.release import StatisticsRelease
-    from pcevolve.search.roundtrip import SurrogateData
+    from pcevolve.search.roundtrip import SurrogateData, round_trip_model
 
     folder = RunFolder.open(run)
     config = load_config(folder.config_path)
@@ -135,8 +135,8 @@ def population(run: Path, sizes: list[int], workers: list[int], repeats: int = 3
     release = StatisticsRelease.load(run / "release.npz")
     territories = class_territories(config, release, public.basis, decoder, load_pool_labels(folder))
     checked = run / "search" / "roundtrips.npz"
-    surrogate = decoder.round_trip_model(public.basis, SurrogateData.load(checked) if checked.exists()
-                                         else public.pairs, territories)
+    surrogate = round_trip_model(decoder, public.basis, SurrogateData.load(checked) if checked.exists()
+                                 else public.pairs, territories)
     problem = build_problem(config, release, surrogate, public=public, territories=territories)
     rng = np.random.default_rng(0)
     rows = []

@@ -127,7 +127,7 @@ def measure(args: argparse.Namespace, scaling: dict[str, tuple[int, ...]]) -> No
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.assembly import build_problem, class_territories, load_pool_labels, load_public_features
     from pcevolve.search.release import ReleaseSettings, StatisticsRelease, release_statistics
-    from pcevolve.search.roundtrip import SurrogateData, round_trip
+    from pcevolve.search.roundtrip import SurrogateData, round_trip, round_trip_model
     from pcevolve.search.runner import run_search
 
     cnn_seeds = tuple(args.seed + i for i in range(args.cnn_seeds))
@@ -141,7 +141,7 @@ def measure(args: argparse.Namespace, scaling: dict[str, tuple[int, ...]]) -> No
     # The round trip as the run ended: exact for a retrieval decoder, else the surrogate after its last refit.
     release = StatisticsRelease.load(folder.path / "release.npz")
     territories = class_territories(config, release, basis, decoder, load_pool_labels(folder))
-    surrogate = decoder.round_trip_model(basis, SurrogateData.load(checked) if checked.exists() else public_pairs,
+    surrogate = round_trip_model(decoder, basis, SurrogateData.load(checked) if checked.exists() else public_pairs,
                                  territories)
     exact = decoder.pool_encodings() is not None
     problem = build_problem(config, release, surrogate, public=public, territories=territories)
@@ -227,7 +227,7 @@ def measure(args: argparse.Namespace, scaling: dict[str, tuple[int, ...]]) -> No
                                                       "patience": args.schedules, **update})
             history: list[dict] = []
             with tempfile.TemporaryDirectory() as scratch:
-                start = decoder.round_trip_model(basis, public_pairs, territories)
+                start = round_trip_model(decoder, basis, public_pairs, territories)
                 outcome = run_search(build_problem(config, release, start, public=public, territories=territories),
                                      EvolutionSettings.from_config(search), seed=config.seed, folder=Path(scratch),
                                      record=history.append, round_trip=None if exact else real_round_trip,

@@ -42,7 +42,7 @@ def test_a_stage_runs_once_then_loads_from_its_marker(tmp_path):
     assert Markers(context.folder).done("release") == {"answer": 41}
     assert [r["answer"] for r in context.folder.records("release")] == [41]
     product, _ = run_stage(_stage(calls), context)
-    assert product == 42 and calls == ["run", "after", "load"] and context.products["release"] == 42
+    assert product == 42 and calls == ["run", "after", "load"] and context.products.release == 42
 
 
 def test_a_paid_stage_without_marker_is_refused_unless_it_can_resume(tmp_path):

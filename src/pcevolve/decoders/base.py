@@ -91,21 +91,14 @@ class Decoder(Protocol):
     #: delivery summary; empty for most decoders.
     delivery_notes: Any
 
-    # The round trip, owned by the decoder (decoders/round_trips.py): search and delivery only call these.
+    # The pool it retrieves from, if any (decoders/round_trips.py): the search's model of the round trip is exact
+    # for a decoder with a pool and a fitted surrogate otherwise (pcevolve.search.roundtrip.round_trip_model).
     def pool_encodings(self) -> np.ndarray | None:
         """Encodings of every sample it can return (retrieval), or None (a generator)."""
         ...
 
     def pool_samples(self) -> np.ndarray | None:
         """Every sample it can return, row for row with :meth:`pool_encodings`, or None (a generator)."""
-        ...
-
-    def round_trip_model(self, basis: Any, surrogate_data: Any, territories: Any = None) -> Any:
-        """How the search predicts decode → re-encode: exact, or a surrogate fitted on ``surrogate_data``."""
-        ...
-
-    def surrogate_pairs(self, coordinates: np.ndarray, *, basis: Any, encoder: Any) -> Any:
-        """The public round-trip pairs its surrogate is fitted on (none for an exact round trip)."""
         ...
 
     def decode_and_encode(self, features: np.ndarray, labels: np.ndarray, *, encoder: Any,

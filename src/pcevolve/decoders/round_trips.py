@@ -1,14 +1,14 @@
-"""How a decoder's decode → re-encode round trip is known: each decoder kind owns its own.
+"""The two kinds of decoder, by what their decode → re-encode round trip is: each kind owns its delivery half.
 
-The search scores candidates through the round trip (what the encoder would see of the decoded samples), and
-delivery checks it. A decoder says how, so that search and delivery never ask which kind of decoder they hold:
+Delivery decodes the search's samples and needs the encoder's view of them; the search predicts that view for every
+candidate (:func:`pcevolve.search.roundtrip.round_trip_model`, which reads only :meth:`pool_encodings`). So that
+neither asks which decoder it holds:
 
 * :class:`RetrievalRoundTrip` — the decoder returns samples of an encoded pool (``encodings``): the round trip
   is exact (the returned sample's stored encoding), delivery needs no encoder pass, and the pool can be split into
   per-class territories. Nothing is trained, so nothing can be trained under DP.
-* :class:`LearnedRoundTrip` — the decoder generates samples: the search uses an affine surrogate fitted on real
-  public round trips (decode, re-encode), and delivery re-encodes what it decoded. It can be fine-tuned under
-  DP-SGD.
+* :class:`LearnedRoundTrip` — the decoder generates samples (no pool): the search fits an affine surrogate on real
+  public round trips, and delivery re-encodes what it decoded. It can be fine-tuned under DP-SGD.
 
 Both are post-processing of the release and of public data.
 """
@@ -23,8 +23,6 @@ import numpy as np
 from pcevolve.encoders.reencode import reencode_check
 
 if TYPE_CHECKING:
-    from pcevolve.search.basis import PublicBasis
-    from pcevolve.search.roundtrip import ExactRoundTrip, RoundTripSurrogate, SurrogateData
     from pcevolve.search.territory import ClassTerritories
 
 
@@ -43,19 +41,6 @@ class RetrievalRoundTrip:
     def pool_samples(self) -> np.ndarray | None:
         """The samples themselves, row for row with :meth:`pool_encodings` (what a pixel labeller reads)."""
         return self.samples  # type: ignore[attr-defined]
-
-    def round_trip_model(self, basis: PublicBasis, surrogate_data: SurrogateData,
-                         territories: ClassTerritories | None = None) -> ExactRoundTrip:
-        """The exact round trip (within the class territories, if any); ``surrogate_data`` is not needed."""
-        from pcevolve.search.roundtrip import ExactRoundTrip
-
-        return ExactRoundTrip.build(self.encodings, basis, territories)
-
-    def surrogate_pairs(self, coordinates: np.ndarray, *, basis: PublicBasis, encoder: Any) -> SurrogateData:
-        """No pairs: an exact round trip has nothing to fit."""
-        from pcevolve.search.roundtrip import SurrogateData
-
-        return SurrogateData(coordinates[:0], coordinates[:0], {})
 
     def decode_and_encode(self, features: np.ndarray, labels: np.ndarray, *, encoder: Any,
                           territories: ClassTerritories | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -76,17 +61,6 @@ class LearnedRoundTrip:
     def pool_samples(self) -> np.ndarray | None:
         """None: a generator has no pool."""
         return None
-
-    def round_trip_model(self, basis: PublicBasis, surrogate_data: SurrogateData,
-                         territories: ClassTerritories | None = None) -> RoundTripSurrogate:
-        """The affine surrogate fitted on real public round trips."""
-        return surrogate_data.fit()
-
-    def surrogate_pairs(self, coordinates: np.ndarray, *, basis: PublicBasis, encoder: Any) -> SurrogateData:
-        """Real round trips of public coordinates: the surrogate's training pairs."""
-        from pcevolve.search.roundtrip import SurrogateData, round_trip
-
-        return SurrogateData(coordinates, round_trip(coordinates, basis=basis, decoder=self, encoder=encoder)[1], {})
 
     def decode_and_encode(self, features: np.ndarray, labels: np.ndarray, *, encoder: Any,
                           territories: ClassTerritories | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -370,7 +370,7 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool, say: 
     secure.add_timings({f"{stage}.seconds": seconds[stage] for stage in (*private_stages, "total")})
     shareable = {stage: value for stage, value in seconds.items() if stage not in (*private_stages, "total")}
     account = {stage: ledger.spent(stage) for stage in ledger.stages}
-    search, delivery = context.products["search"], context.products["delivery"]
+    search, delivery = context.products.search, context.products.delivery
     outcome = RunOutcome(folder=folder.path, class_names=context.class_names, synthetic_counts=delivery["counts"],
                          seconds=shareable, delivered=folder.path / delivery["delivered"], noun=modality.noun, private_stages=private_stages, epsilon=account,
                          total_epsilon=ledger.spent(), delta=ledger.delta, is_dp=ledger.is_dp,

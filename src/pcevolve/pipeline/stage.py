@@ -33,11 +33,17 @@ from pcevolve.io import atomic_write_json, read_json
 if TYPE_CHECKING:
     from pcevolve.config import RunConfig
     from pcevolve.data import LabeledDataset
+    from pcevolve.decoders import Decoder
+    from pcevolve.encoders.encoder import Encoder
     from pcevolve.modalities import Modality
     from pcevolve.pipeline.secure_zone import SecureZone
+    from pcevolve.pipeline.stages import SearchResult
     from pcevolve.privacy import BudgetLedger
     from pcevolve.randomness import RunRandomness
     from pcevolve.run_folder import RunFolder
+    from pcevolve.search.assembly import PublicFeatures
+    from pcevolve.search.pool_labels import PoolLabels
+    from pcevolve.search.release import StatisticsRelease
 
 
 class StageInterrupted(Exception):
@@ -60,9 +66,25 @@ class Markers:
 
 
 @dataclass
+class Products:
+    """What the stages run (or loaded) so far made, one field per stage, named as the stage; ``None`` until then.
+
+    ``labels`` and ``verdict`` stay ``None`` when the config has no pool labels or no verdict to make."""
+
+    representation: Encoder | None = None
+    decoder: Decoder | None = None
+    public_features: PublicFeatures | None = None
+    release: StatisticsRelease | None = None
+    labels: PoolLabels | None = None
+    verdict: PoolLabels | None = None
+    search: SearchResult | None = None
+    delivery: dict[str, Any] | None = None  # the delivery's summary
+
+
+@dataclass
 class RunContext:
     """What the stages of one run share: its settings, folder, ledger, random sources, the data, and the
-    products of the stages run so far (by stage name).
+    products of the stages run so far (:class:`Products`, by stage name).
 
     ``private`` is dropped (set to ``None``) once the release has read it: no later stage may read it.
     """
@@ -79,7 +101,7 @@ class RunContext:
     public: np.ndarray | None
     say: Callable[[str], None] = lambda _: None
     progress: bool = False
-    products: dict[str, Any] = field(default_factory=dict)
+    products: Products = field(default_factory=Products)
     markers: Markers | None = None
     adopt_from: Path | None = None  # a finished sibling run folder (module docstring: adoption)
 
@@ -146,7 +168,7 @@ def run_stage(stage: Stage, context: RunContext) -> tuple[Any, float]:
         context.markers.finish(stage.name, summary)
         if stage.after is not None:
             stage.after(context)
-    context.products[stage.name] = product
+    setattr(context.products, stage.name, product)
     return product, time.perf_counter() - started
 
 

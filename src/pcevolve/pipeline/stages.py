@@ -62,7 +62,7 @@ from pcevolve.search.release import (
     public_bandwidth,
     release_statistics,
 )
-from pcevolve.search.roundtrip import round_trip
+from pcevolve.search.roundtrip import round_trip, round_trip_model, surrogate_pairs
 from pcevolve.search.runner import generation_records, rank_final, run_search
 from pcevolve.search.territory import ClassTerritories
 from pcevolve.search.verdict import STAGE as VERDICT_STAGE
@@ -123,7 +123,7 @@ _DECODER_TRAINING = {"public": "public pool only", "public-then-dp": "public poo
 def _run_decoder(c: RunContext) -> tuple[Decoder, dict[str, Any]]:
     reads_private = c.config.decoder.training != "public"
     assert not reads_private or c.private is not None
-    trained = train_decoder(c.config.decoder, encoder=c.products["representation"], sample_shape=c.modality.sample_shape(c.layout),
+    trained = train_decoder(c.config.decoder, encoder=c.products.representation, sample_shape=c.modality.sample_shape(c.layout),
                             public_samples=c.public, private_samples=c.private.samples if reads_private else None,
                             ledger=c.ledger, noise=c.randomness.noise("decoder"),
                             seed=c.randomness.public_seed("decoder"), progress=c.progress,
@@ -146,7 +146,7 @@ DECODER = Stage(
 
 def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]:
     search, public = c.config.search, c.public
-    encoder, decoder = c.products["representation"], c.products["decoder"]
+    encoder, decoder = c.products.representation, c.products.decoder
     assert public is not None  # the data checks refused a run without a public pool before any budget was spent
     fixed = pixel_directions(encoder, search.pixel_frequencies)
     dims = search.basis_dim + (0 if fixed is None else fixed.shape[1])
@@ -164,7 +164,7 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
     clip_radii = basis.leading_radii(features, search.clip_quantile)
     bandwidth = public_bandwidth(z, rng=rng)
     local = local_variances(z, rng=rng)
-    pairs = decoder.surrogate_pairs(z, basis=basis, encoder=encoder)  # none for an exact round trip
+    pairs = surrogate_pairs(decoder, z, basis=basis, encoder=encoder)  # none for an exact round trip
     surrogate_r2 = pairs.fit().r2 if len(pairs.public_inputs) else None
     arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
     centres, width = None, 0.0
@@ -200,10 +200,10 @@ _STATISTIC_NAMES = {"second_moment": "the class covariances", "rff": "the class 
 
 
 def _run_release(c: RunContext) -> tuple[StatisticsRelease, dict[str, Any]]:
-    search, public_side, private = c.config.search, c.products["public_features"], c.private
+    search, public_side, private = c.config.search, c.products.public_features, c.private
     assert private is not None
     basis = public_side.basis
-    _, private_features = c.products["representation"].encode_both(private.samples, batch_size=256,
+    _, private_features = c.products.representation.encode_both(private.samples, batch_size=256,
                                                                     progress=c.progress)
     # The frequencies are published in release.npz: drawn from their own public stream, never the noise's.
     rff = RandomFourierFeatures.draw(basis.dim, search.rff_features, bandwidth=public_side.bandwidth,
@@ -254,8 +254,8 @@ RELEASE = Stage(
 # --- labels -----------------------------------------------------------------------------------------------------
 
 def _run_labels(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
-    labels = label_pool(c.config, c.products["release"], c.products["public_features"].basis,
-                        c.products["decoder"], seed=c.randomness.public_seed("labels"))
+    labels = label_pool(c.config, c.products.release, c.products.public_features.basis,
+                        c.products.decoder, seed=c.randomness.public_seed("labels"))
     if labels is None:
         return None, {"labeller": None}
     labels.save(c.folder.path / POOL_LABELS_FILE)
@@ -267,7 +267,7 @@ _LABELLER_WORDS = {"class-model": "by the DP class model",
 
 
 def _describe_labels(c: RunContext) -> str:
-    if not has_territories(c.config, c.products["decoder"]):
+    if not has_territories(c.config, c.products.decoder):
         return "nothing to label (the decoder draws new samples instead of choosing public ones)"
     return f"labelling the public pool {_LABELLER_WORDS[c.config.pool_labeller]} (post-processing, free)"
 
@@ -285,11 +285,11 @@ def has_verdict(config: RunConfig) -> bool:
 
 
 def _run_verdict(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
-    labels = c.products["labels"]
+    labels = c.products.labels
     if not has_verdict(c.config) or labels is None:
         return labels, {"generations": 0}
     assert c.private is not None
-    basis, release = c.products["public_features"].basis, c.products["release"]
+    basis, release = c.products.public_features.basis, c.products.release
     settings = VerdictSettings(step=c.config.search.verdict_step)
     path, noise = c.folder.path / VERDICT_FILE, c.randomness.noise(VERDICT_STAGE)
     # The ledger says how many selections were paid for. A kill between a charge and the save below loses that
@@ -300,14 +300,14 @@ def _run_verdict(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
     rounds = c.config.search.verdict_generations - len(c.ledger.events(VERDICT_STAGE))
     if rounds > 0:  # else every planned selection is paid (a kill after the last charge): nothing left to read
         epsilon = stage_selection_epsilon(c.ledger, VERDICT_STAGE, count=rounds)
-        _, private_features = c.products["representation"].encode_both(c.private.samples, batch_size=256,
+        _, private_features = c.products.representation.encode_both(c.private.samples, batch_size=256,
                                                                         progress=c.progress)
 
         def select(mechanism: Any, counts: np.ndarray) -> int:
             return mechanism.release(counts, ledger=c.ledger, stage=VERDICT_STAGE, noise=noise,
                                      description="verdict: one labelling of the pool among its neighbours")
 
-        state = run_verdict(labels, basis.reduce(c.products["decoder"].pool_encodings()),
+        state = run_verdict(labels, basis.reduce(c.products.decoder.pool_encodings()),
                             territory_sizes(c.config, release), private_view=basis.reduce(private_features),
                             private_labels=c.private.labels, rounds=rounds, epsilon=epsilon, select=select,
                             state=state, settings=settings, neighbouring=c.ledger.neighbouring,
@@ -324,7 +324,7 @@ def _run_verdict(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
 
 
 def _describe_verdict(c: RunContext) -> str:
-    if not has_territories(c.config, c.products["decoder"]):
+    if not has_territories(c.config, c.products.decoder):
         return "nothing to judge (no pool labels: the decoder draws new samples)"
     if not has_verdict(c.config):
         # The default: measured, the verdict's labellings were no better than the release's (docs/search.md §10).
@@ -372,13 +372,13 @@ def _warn_thin_territories(c: RunContext, territories: ClassTerritories, release
 
 def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
     config, search = c.config, c.config.search
-    decoder, release, public_side = c.products["decoder"], c.products["release"], c.products["public_features"]
+    decoder, release, public_side = c.products.decoder, c.products.release, c.products.public_features
     basis = public_side.basis
-    territories = class_territories(config, release, basis, decoder, c.products[VERDICT_STAGE])
+    territories = class_territories(config, release, basis, decoder, c.products.verdict)
     if territories is not None:
         c.folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
         _warn_thin_territories(c, territories, release)
-    model = decoder.round_trip_model(basis, public_side.pairs, territories)
+    model = round_trip_model(decoder, basis, public_side.pairs, territories)
     problem = build_problem(config, release, model, public=public_side, territories=territories)
     if search.evolve:
         result = _evolve(c, problem, exact=model.exact)
@@ -396,8 +396,8 @@ def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
 def _evolve(c: RunContext, problem: SearchProblem, *, exact: bool) -> SearchResult:
     """The evolution from the one-shot start, checkpointed every generation; its best individuals, best first.
     ``exact``: the problem's round trip is the decoder's own (retrieval), so it needs no real round-trip checks."""
-    search, public_side = c.config.search, c.products["public_features"]
-    encoder, decoder, basis = c.products["representation"], c.products["decoder"], public_side.basis
+    search, public_side = c.config.search, c.products.public_features
+    encoder, decoder, basis = c.products.representation, c.products.decoder, public_side.basis
 
     def real_round_trip(z: np.ndarray) -> np.ndarray:
         return round_trip(z, basis=basis, decoder=decoder, encoder=encoder)[1]
@@ -434,14 +434,14 @@ SEARCH = Stage(
 
 def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
     config, class_names = c.config, c.class_names
-    encoder, decoder, release = c.products["representation"], c.products["decoder"], c.products["release"]
-    public_side = c.products["public_features"]
+    encoder, decoder, release = c.products.representation, c.products.decoder, c.products.release
+    public_side = c.products.public_features
     basis = public_side.basis
     # Class balance from the *noisy* counts (post-processing): exact private counts are not released.
     counts = configured_delivery_counts(config.search, release.statistics)
-    territories = class_territories(config, release, basis, decoder, c.products[VERDICT_STAGE])
+    territories = class_territories(config, release, basis, decoder, c.products.verdict)
     targets, space = search_targets(config, release, public_side, territories)
-    delivered = decode_candidate(space, c.products["search"].vectors[0], counts,
+    delivered = decode_candidate(space, c.products.search.vectors[0], counts,
                                  oversample=config.search.delivery_oversample, rng=c.randomness.public("delivery"),
                                  basis=basis, encoder=encoder, decoder=decoder, targets=targets,
                                  territories=territories)

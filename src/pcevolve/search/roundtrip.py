@@ -16,7 +16,8 @@ exactly the surrogate an uninterrupted run had.
 
 A retrieval decoder (:class:`~pcevolve.decoders.KnownEncodings`) needs none of this: what it
 returns for a feature, and that sample's encoding, are known exactly, and
-:class:`ExactRoundTrip` computes them in the reduced space for every candidate.
+:class:`ExactRoundTrip` computes them in the reduced space for every candidate. Which of the two a decoder gets
+is decided here (:func:`round_trip_model`), from whether it has a pool: the decoders know nothing of the search.
 """
 
 from __future__ import annotations
@@ -91,8 +92,8 @@ _CHOOSE_ROWS = 24
 class ExactRoundTrip:
     """The round trip of a decoder that retrieves encoded samples, computed exactly in the reduced space.
 
-    Such a decoder (``decoders.round_trips.RetrievalRoundTrip``) returns for a feature φ the pool
-    sample of highest cosine with φ, and that sample's stored encoding u. For φ = expand(z) =
+    Such a decoder (``decoders.round_trips.RetrievalRoundTrip``: it has ``pool_encodings``) returns for a
+    feature φ the pool sample of highest cosine with φ, and that sample's stored encoding u. For φ = expand(z) =
     (c + B z)/‖c + B z‖ the winner is argmaxₚ (c·uₚ + z·Bᵀuₚ) — the norm of the query does not
     change the argmax — so the search needs only P-dimensional products, and the predicted
     coordinates are the winner's own reduce(uₚ). Same choice as the decoder's row-by-row decode
@@ -180,3 +181,22 @@ class SurrogateData:
         with np.load(path, allow_pickle=False) as data:
             checked = {int(g): (data[f"inputs_{g}"], data[f"outputs_{g}"]) for g in data["generations"]}
             return cls(data["public_inputs"], data["public_outputs"], checked)
+
+
+def round_trip_model(decoder: Decoder, basis: PublicBasis, surrogate_data: SurrogateData,
+                     territories: ClassTerritories | None = None) -> ExactRoundTrip | RoundTripSurrogate:
+    """How the search predicts ``decoder``'s decode → re-encode: exactly for a decoder that returns samples of an
+    encoded pool (within the class territories, if any), else by the affine surrogate fitted on ``surrogate_data``."""
+    pool = decoder.pool_encodings()
+    if pool is not None:
+        return ExactRoundTrip.build(pool, basis, territories)
+    return surrogate_data.fit()
+
+
+def surrogate_pairs(decoder: Decoder, coordinates: np.ndarray, *, basis: PublicBasis,
+                    encoder: ImageEncoder) -> SurrogateData:
+    """The surrogate's first training pairs: real round trips of the public ``coordinates`` through a generating
+    ``decoder``; none for a decoder whose round trip is exact (it has a pool), which has nothing to fit."""
+    if decoder.pool_encodings() is not None:
+        return SurrogateData(coordinates[:0], coordinates[:0], {})
+    return SurrogateData(coordinates, round_trip(coordinates, basis=basis, decoder=decoder, encoder=encoder)[1], {})
