@@ -13,7 +13,7 @@ from pcevolve.decoders.text_variation import TextVariationDecoder
 from pcevolve.encoders import BACKBONES
 from pcevolve.catalog.encoders import BACKBONE_BLOCKS
 from pcevolve.modalities import MODALITIES
-from pcevolve.catalog.modalities import MODALITY_TRAITS, ModalityTraits
+from pcevolve.catalog.modalities import MODALITY_TRAITS
 from pcevolve.catalog.executors import EXECUTOR_NAMES
 from pcevolve.catalog.search import CROSSOVER_NAMES, MUTATION_NAMES
 from pcevolve.evolution import CROSSOVERS, MUTATIONS
@@ -31,8 +31,10 @@ def test_every_decoder_is_catalogued_with_what_its_class_says() -> None:
 
 
 def test_every_modality_and_backbone_is_catalogued() -> None:
-    assert {name: ModalityTraits(m.noun, m.encoder_trains_under_dp) for name, m in MODALITIES.items()} \
-        == MODALITY_TRAITS
+    assert set(MODALITIES) == set(MODALITY_TRAITS)
+    assert all(MODALITIES[name].name == name and MODALITIES[name].traits is MODALITY_TRAITS[name]
+               for name in MODALITIES)
+    assert {m for traits in DECODER_TRAITS.values() for m in traits.modalities} == set(MODALITY_TRAITS)
     assert {name: spec.n_blocks for name, spec in BACKBONES.items()} == BACKBONE_BLOCKS
 
 

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pcevolve.catalog.modalities import MODALITY_TRAITS
 from pcevolve.evaluation.settings import EvaluationSettings
 
 if TYPE_CHECKING:  # imported by the commands that use them (see cli/main.py)
@@ -79,7 +80,7 @@ def check_test_kinds(run_dir: Path, test: Path | None, full: Path | None) -> Non
     # --full beside a table or text run is the judge's to refuse (it says why); only its kind is checked here.
     splits: tuple[tuple[Role, Path | None], ...] = (("test", test), ("full", full))
     for role, path in splits:
-        if role == "full" and config.data.modality != "image":
+        if role == "full" and not MODALITY_TRAITS[config.data.modality].full_real_reference:
             continue
         if path is None:
             continue

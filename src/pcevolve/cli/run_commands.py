@@ -26,6 +26,7 @@ from pcevolve.cli.init_commands import (
     starter_or_exit,
     with_label_column,
 )
+from pcevolve.catalog.modalities import MODALITY_TRAITS
 from pcevolve.config import ConfigError, RunConfig, load_config, with_settings
 from pcevolve.data import DataError
 from pcevolve.randomness import FLOATING_POINT_NOTE, NOT_DP_WARNING
@@ -170,7 +171,7 @@ def source_config(source: Path, kind: str, *, overrides: dict[str, Any], label_c
     --label-column for an image config), 1 on bad data; a config file that cannot be read raises ConfigError."""
     if kind == "config":
         config = load_config(source)
-        with_label_column({}, label_column, config.data.modality == "image")
+        with_label_column({}, label_column, MODALITY_TRAITS[config.data.modality].classes_from_folders)
         return with_flags(config, {**overrides, **_data_flags(public, test, full),
                                    **({} if name is None else {"name": name}),
                                    **({} if epsilon is None else {"privacy.epsilon": epsilon})}, given)

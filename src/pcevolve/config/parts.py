@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pcevolve.catalog.decoders import DECODER_TRAITS, INSTALL_HINT, LLM_DECODER, missing_parts
 from pcevolve.catalog.encoders import BACKBONE_BLOCKS
 from pcevolve.catalog.executors import EXECUTOR_NAMES, RAY_INSTALL_HINT
-from pcevolve.catalog.modalities import MODALITY_TRAITS
+from pcevolve.catalog.modalities import MODALITY_TRAITS, ModalityTraits
 from pcevolve.catalog.search import CROSSOVER_NAMES, MAX_VOTE_CLASSES, MUTATION_NAMES
 from pcevolve.registry import Registry
 
@@ -53,13 +53,14 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     if decoder.name == LLM_DECODER and missing_parts():
         problems.append(f"decoder.name: the {decoder.name} decoder rewrites texts with a local LLM that is not "
                         f"installed ({', '.join(missing_parts())} missing): {INSTALL_HINT}")
-    modality = modalities.get(config.data.modality)
-    if modality is not None and not modality.encoder_trains_under_dp and privacy.split.get("representation", 0.0) > 0:
+    # An unknown modality was named above; the checks below that depend on what a modality is then assume nothing.
+    modality = modalities.get(config.data.modality, ModalityTraits("sample", encoder_trains_under_dp=True))
+    if not modality.encoder_trains_under_dp and privacy.split.get("representation", 0.0) > 0:
         problems.append(f"privacy.split.representation: with data.modality {config.data.modality} the encoder is not "
                         f"trained on the private {modality.noun}s (it is fitted on public data or used as pretrained, "
                         "free); give the representation stage no share (its budget goes to the release)")
-    problems += _class_problems(config)
-    if config.data.modality == "tabular":
+    problems += _class_problems(config, modality)
+    if modality.needs_schema:
         if config.data.public is None and config.data.schema_file is None:
             problems.append("data.schema_file: a table run needs its column types, bounds and categories from public "
                             "data: a public table (data.public) or a schema file (pcevolve data schema drafts one)")
@@ -75,11 +76,11 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     if decoder.name in decoders and decoders[decoder.name].needs_pixel_view and rep.pixel_view == 0:
         problems.append(f"decoder.name: decoder {decoder.name!r} draws the image the features' pixel view holds; "
                         "set representation.pixel_view above 0 (28 by default)")
-    if search.pool_labeller == "pixel-cnn" and config.data.modality != "image":
+    if search.pool_labeller == "pixel-cnn" and not modality.pixels:
         problems.append(f"search.pool_labeller: pixel-cnn learns from image pixels; data.modality "
                         f"{config.data.modality!r} takes class-model (or auto)")
     if search.pixel_frequencies > 0:
-        if config.data.modality != "image" or rep.pixel_view == 0:
+        if not modality.pixels or rep.pixel_view == 0:
             problems.append("search.pixel_frequencies: only images whose encoder keeps a pixel view "
                             "(representation.pixel_view > 0) have pixel frequencies; set it to 0")
         elif search.pixel_frequencies > min(rep.pixel_view, config.data.image_size):
@@ -114,20 +115,20 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     return problems
 
 
-def _class_problems(config: "RunConfig") -> list[str]:
+def _class_problems(config: "RunConfig", traits: ModalityTraits) -> list[str]:
     """The declared classes (``data.classes``): given for files, fit for folder names, few enough for the vote.
 
     Decided from the config alone, so whether a run proceeds never depends on which labels the private data holds.
     """
     classes, modality = config.data.classes, config.data.modality
     if classes is None:
-        if modality in ("tabular", "text"):
+        if modality in MODALITY_TRAITS and not traits.classes_from_folders:
             return [f"data.classes: a {modality} run reads its classes from the config, not from the private labels "
                     "(one record more or less must not change them): list the task's classes, e.g. classes: [bad, "
                     "good]; `pcevolve init` proposes the label values it finds for you to confirm"]
         return []  # images: one class per folder of data.private, the folders being the declaration
     problems = []
-    if modality == "image":
+    if traits.classes_from_folders:
         bad = [name for name in classes if "/" in name or "\\" in name or name.startswith(".")]
         if bad:
             problems.append(f"data.classes: {bad} cannot name a folder (each image class is a folder of "

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from pcevolve.catalog.modalities import MODALITY_TRAITS
 from pcevolve.config.base import Frozen
 from pcevolve.config.search import SearchConfig
 
@@ -108,7 +109,8 @@ class DataConfig(Frozen):
     @classmethod
     def _class_names(cls, value: object, info: ValidationInfo) -> object:
         # modality is declared before classes, so it has been validated by now (absent only when it is invalid)
-        return None if value is None else class_names_from(value, typed=info.data.get("modality") == "text")
+        traits = MODALITY_TRAITS.get(info.data.get("modality", ""))
+        return None if value is None else class_names_from(value, typed=traits is not None and traits.typed_classes)
 
 
 class AugmentConfig(Frozen):
@@ -372,7 +374,8 @@ class RunConfig(Frozen):
         """The pool labeller ``search.pool_labeller`` names, "auto" resolved by the modality."""
         if self.search.pool_labeller != "auto":
             return self.search.pool_labeller
-        return "pixel-cnn" if self.data.modality == "image" else "class-model"
+        traits = MODALITY_TRAITS.get(self.data.modality)
+        return "pixel-cnn" if traits is not None and traits.pixels else "class-model"
 
     @property
     def trains_with_dp_sgd(self) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
+from pcevolve.catalog.modalities import MODALITY_TRAITS
 from pcevolve.data.errors import DataError, DataProblem, raise_if_problems
 from pcevolve.data.image_files import is_image_name
 
@@ -114,7 +115,8 @@ def split_kind_problem(path: str | Path, kind: Kind, role: Role, modality: str, 
     Returns:
         One problem naming ``path``, the other side (``context``) and what to give instead.
     """
-    if role == "full" and modality != "image":
+    traits = MODALITY_TRAITS.get(modality)
+    if role == "full" and (traits is None or not traits.full_real_reference):
         return DataProblem(str(path), f"is given as a full real set, which only an image run uses as its upper "
                                       f"reference line, but {context}: leave --full out")
     if kind in ACCEPTS.get(modality, ()):

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from pcevolve.catalog.modalities import MODALITY_TRAITS, ModalityTraits
+
 if TYPE_CHECKING:
     from pcevolve.config import DataConfig, RunConfig
     from pcevolve.data import LabeledDataset
@@ -40,8 +42,8 @@ class Modality:
     """The parts of one modality, handed to the runner (``pipeline``), which assembles them.
 
     Attributes:
-        name: The ``data.modality`` key.
-        noun: What one sample is called in messages to the user ("image", "row").
+        name: The ``data.modality`` key; what the modality is (its noun, whether its encoder trains under DP …) is
+            its entry in the catalogue (:attr:`traits`), which the config's checks read without building it.
         layout: The description of one sample, from the config and public files only (never private data).
         sample_shape: The array shape of one sample in that layout (what decoders are built for).
         read_public: The public pool from ``data.public``, in the layout.
@@ -56,12 +58,9 @@ class Modality:
             Called as ``(path, samples, labels, class_names, layout, overwrite=...)``: without ``overwrite`` a
             path that holds something is refused (:class:`pcevolve.io.TargetExistsError`).
         read_synthetic: Reads a set written by ``write_synthetic`` back (its round trip), classes in the given order.
-        encoder_trains_under_dp: Whether the encoder can be fine-tuned on the private samples under DP-SGD (a
-            ``privacy.split.representation`` share is refused on load when it cannot).
     """
 
     name: str
-    noun: str
     layout: Callable[[DataConfig], Any]
     sample_shape: Callable[[Any], tuple[int, ...]]
     read_public: Callable[[DataConfig, Any], PublicSamples]
@@ -72,4 +71,13 @@ class Modality:
     delivered_name: str
     write_synthetic: Callable[..., Path]
     read_synthetic: Callable[[Path, Any, tuple[str, ...]], LabeledDataset]
-    encoder_trains_under_dp: bool = True
+
+    @property
+    def traits(self) -> ModalityTraits:
+        """What the catalogue says this modality is (:data:`pcevolve.catalog.modalities.MODALITY_TRAITS`)."""
+        return MODALITY_TRAITS[self.name]
+
+    @property
+    def noun(self) -> str:
+        """What one sample is called in messages to the user ("image", "row")."""
+        return self.traits.noun

@@ -20,7 +20,6 @@ def image_shape(data: DataConfig) -> tuple[int, ...]:
 
 IMAGE = Modality(
     name="image",
-    noun="image",
     layout=image_shape,
     sample_shape=lambda shape: shape,
     read_public=lambda data, _: read_unlabeled_images(data.public, size=data.image_size, mode=data.image_mode),

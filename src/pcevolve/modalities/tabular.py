@@ -32,7 +32,6 @@ def _encoder(config: RunConfig, schema: TableSchema, seed: int) -> TableEncoder:
 
 TABULAR = Modality(
     name="tabular",
-    noun="row",
     layout=table_schema,
     sample_shape=lambda schema: (len(schema.columns),),
     read_private=lambda data, schema: read_labeled_table(data.private, schema, class_names=data.classes,
@@ -45,5 +44,4 @@ TABULAR = Modality(
     write_synthetic=write_table_csv,
     read_synthetic=lambda path, schema, class_names: read_labeled_table(path, schema, class_names=class_names,
                                                                         min_per_class=1),
-    encoder_trains_under_dp=False,
 )

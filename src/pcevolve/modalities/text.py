@@ -55,7 +55,6 @@ def text_fields(data: DataConfig) -> TextFields:
 
 TEXT = Modality(
     name="text",
-    noun="text",
     layout=text_fields,
     sample_shape=lambda fields: (),
     read_private=lambda data, f: read_labeled_texts(data.private, text_field=f.text, label_field=f.label,
@@ -71,5 +70,4 @@ TEXT = Modality(
         overwrite=overwrite),
     read_synthetic=lambda path, f, class_names: read_labeled_texts(
         path, text_field=f.text, label_field=f.label, class_names=f.as_declared(class_names), min_per_class=1),
-    encoder_trains_under_dp=True,
 )

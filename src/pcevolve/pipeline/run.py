@@ -337,7 +337,7 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool, say: 
     advice = delta_advice(config.privacy.delta, len(private.labels))
     if advice:
         say(f"warning: {advice}")
-    if config.data.modality == "image" and config.augment.flip and len(public) >= 10:
+    if modality.traits.pixels and config.augment.flip and len(public) >= 10:
         # Public images only, drawn with the public seed: a choice anyone may repeat.
         advice = mirror_advice(mirror_test(public, rng=np.random.default_rng(config.seed)))
         if advice:

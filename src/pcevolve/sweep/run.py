@@ -302,7 +302,7 @@ def run_sweep(sweep: Sweep, *, test: str | os.PathLike[str] | None = None, full:
     count = len(sweep.members)
     if evaluate:
         check_judging(sweep.config, test, full)
-    if full is None and sweep.config.data.modality == "image":
+    if full is None and MODALITIES[sweep.config.data.modality].traits.full_real_reference:
         full = sweep.config.data.full
     for index, member in enumerate(sweep.members, start=1):
         if not delivered(sweep.folder.member(member.name)):
