@@ -127,6 +127,7 @@ def population(run: Path, sizes: list[int], workers: list[int], repeats: int = 3
     from pcevolve.search.assembly import build_problem, class_territories, load_pool_labels, load_public_features
     from pcevolve.search.release import StatisticsRelease
     from pcevolve.search.roundtrip import SurrogateData, round_trip_model
+    from pcevolve.search.runner import evaluate_chunk
 
     folder = RunFolder.open(run)
     config = load_config(folder.config_path)
@@ -146,11 +147,11 @@ def population(run: Path, sizes: list[int], workers: list[int], repeats: int = 3
         reference = None
         for label, executor in _executors(workers):
             runner = executor if isinstance(executor, LocalExecutor) else RayExecutor(executor)
-            runner.evaluate_population(problem, individuals[:2])  # ships the problem once, as a run does
+            runner.map_chunks(evaluate_chunk, problem, individuals[:2])  # ships the problem once, as a run does
             times = []
             for _ in range(repeats):
                 started = time.perf_counter()
-                totals = [b.total for b in runner.evaluate_population(problem, individuals)]
+                totals = [b.total for b in runner.map_chunks(evaluate_chunk, problem, individuals)]
                 times.append(time.perf_counter() - started)
             reference = totals if reference is None else reference
             rows.append({"part": "population", "individuals": size, "executor": label,

@@ -135,7 +135,7 @@ def test_trained_decoder_is_consistent_on_held_out_data(trained, encoder, digits
 def test_public_training_reads_no_files(monkeypatch, encoder, digits):
     # The training entry point takes arrays only, so it cannot name a private folder ...
     params = inspect.signature(ConvImageDecoder.fit).parameters
-    assert list(params) == ["self", "public_samples", "encoder", "seed", "progress"]
+    assert list(params) == ["self", "public_samples", "encoder", "seed", "progress", "executor"]
 
     # ... and it opens no dataset or image file while training.
     def refuse(*args, **kwargs):

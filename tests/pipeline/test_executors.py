@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pcevolve.config import ExecutorConfig, parse_config
-from pcevolve.executors import LocalExecutor, current_executor, use_executor
+from pcevolve.executors import LocalExecutor, use_executor
 from pcevolve.run_folder import RunFolder, outputs_digest
 
 ray = pytest.importorskip("ray", reason="the Ray executor's tests need Ray (pip install 'pcevolve[ray]')")
@@ -31,7 +31,6 @@ def test_the_config_names_an_executor_and_its_place_is_not_part_of_the_run_ident
     with pytest.raises(Exception, match="executor.name: unknown executor 'spark'; known: local, ray"):
         parse_config({"executor": {"name": "spark"}}, source="<t>")
     assert config_hash(parse_config({"executor": "ray"}, source="<t>")) == config_hash(parse_config({}, source="<t>"))
-    assert isinstance(current_executor(), LocalExecutor)  # outside a run
 
 
 def test_the_command_line_may_move_a_run_to_another_executor_without_changing_its_identity():
@@ -53,6 +52,16 @@ def test_a_missing_ray_is_named_with_what_to_install(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
     with pytest.raises(Exception, match=r"executor ray needs Ray .* pip install 'pcevolve\[ray\]'"):
         parse_config({"executor": "ray"}, source="<t>")
+
+
+@pytest.mark.slow
+def test_chunks_on_the_cluster_come_back_in_row_order_as_the_local_call_gives_them(cluster):
+    rows = np.arange(11)
+    with use_executor(ExecutorConfig(name="ray", workers=2)) as executor:
+        remote = executor.map_chunks(np.multiply, 3, rows)
+        again = executor.map_chunks(np.multiply, 3, rows[:1])  # fewer rows than workers: one chunk
+    assert remote == list(LocalExecutor().map_chunks(np.multiply, 3, rows)) == list(3 * rows)
+    assert again == [0]
 
 
 @pytest.mark.slow

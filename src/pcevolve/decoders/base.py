@@ -69,9 +69,10 @@ class Decoder(Protocol):
     #: Whether ``decoder.training`` may be ``public-then-dp`` / ``dp`` (checked when a config is loaded).
     trainable_under_dp: ClassVar[bool]
 
-    def fit(self, public_samples: np.ndarray, *, encoder: Any, seed: int,
-            progress: bool = False) -> DecoderTrainingResult:
-        """Train on public samples only (free); ``encoder`` supplies the features to invert."""
+    def fit(self, public_samples: np.ndarray, *, encoder: Any, seed: int, progress: bool = False,
+            executor: Any = None) -> DecoderTrainingResult:
+        """Train on public samples only (free); ``encoder`` supplies the features to invert; ``executor``
+        (:class:`pcevolve.executors.Executor`, local when None) is where it may encode the public pool in bulk."""
         ...
 
     def decode(self, features: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:

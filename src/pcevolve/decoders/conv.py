@@ -14,6 +14,7 @@ from pcevolve.decoders.training import train_public
 
 if TYPE_CHECKING:
     from pcevolve.encoders import ImageEncoder
+    from pcevolve.executors import Executor
 
 
 class ConvImageDecoder(NetworkImageDecoder):
@@ -37,8 +38,8 @@ class ConvImageDecoder(NetworkImageDecoder):
         return ConvGenerator(self.feature_dim, height=height, width_px=width_px, channels=self.channels,
                              width=self.config.width, generator=generator)
 
-    def fit(self, public_samples: np.ndarray, *, encoder: "ImageEncoder", seed: int,
-            progress: bool = False) -> DecoderTrainingResult:
+    def fit(self, public_samples: np.ndarray, *, encoder: "ImageEncoder", seed: int, progress: bool = False,
+            executor: Executor | None = None) -> DecoderTrainingResult:
         """Train on public samples only (free, nothing is charged); see :mod:`pcevolve.decoders.training`."""
         samples = self.public_training_samples(public_samples, encoder)
         return train_public(self.network, samples, encoder=encoder, config=self.config, seed=seed, progress=progress)

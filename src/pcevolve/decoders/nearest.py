@@ -39,6 +39,7 @@ from pcevolve.similarity import best_matches, unit_vectors
 
 if TYPE_CHECKING:
     from pcevolve.encoders import Encoder
+    from pcevolve.executors import Executor
     from pcevolve.search.territory import ClassTerritories
 
 _POOL = "pool.npz"
@@ -92,8 +93,8 @@ class NearestPublicDecoder(RetrievalRoundTrip):
     def pool_size(self) -> int:
         return len(self.samples)
 
-    def fit(self, public_samples: np.ndarray, *, encoder: Encoder, seed: int,
-            progress: bool = False) -> DecoderTrainingResult:
+    def fit(self, public_samples: np.ndarray, *, encoder: Encoder, seed: int, progress: bool = False,
+            executor: Executor | None = None) -> DecoderTrainingResult:
         """Encode (a seeded subset of) the public pool once; nothing is trained and nothing is charged."""
         samples = np.asarray(public_samples)
         if samples.shape[1:] != self.sample_shape:
@@ -110,7 +111,8 @@ class NearestPublicDecoder(RetrievalRoundTrip):
         was_training = encoder.training
         encoder.eval()
         try:
-            _, encodings = bulk_encode(encoder, samples, batch_size=256, progress=progress)  # public only
+            _, encodings = bulk_encode(encoder, samples, batch_size=256, progress=progress,
+                                       executor=executor)  # public only
         finally:
             encoder.train(was_training)
         self.samples = np.ascontiguousarray(samples)

@@ -36,6 +36,7 @@ from pcevolve.progress import progress_bar
 
 if TYPE_CHECKING:
     from pcevolve.encoders import ImageEncoder
+    from pcevolve.executors import Executor
 
 logger = logging.getLogger(__name__)
 
@@ -132,8 +133,8 @@ class PixelViewDecoder(NetworkImageDecoder):
 
     # --- training (public only) ----------------------------------------------------------------------------------
 
-    def fit(self, public_samples: np.ndarray, *, encoder: ImageEncoder, seed: int,
-            progress: bool = False) -> DecoderTrainingResult:
+    def fit(self, public_samples: np.ndarray, *, encoder: ImageEncoder, seed: int, progress: bool = False,
+            executor: Executor | None = None) -> DecoderTrainingResult:
         """Learn the brightness and the sharpener from public samples only (free, nothing is charged).
 
         The sharpener sees what decoding will give it — a public image's pixel view with only its lowest

@@ -25,6 +25,7 @@ from pcevolve.privacy import BudgetLedger, NoiseSource
 
 if TYPE_CHECKING:
     from pcevolve.encoders import ImageEncoder
+    from pcevolve.executors import Executor
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,9 @@ class DecoderStageResult:
 def train_decoder(config: DecoderConfig, *, encoder: "ImageEncoder", sample_shape: tuple[int, ...],
                   public_samples: np.ndarray | None, private_samples: np.ndarray | None,
                   ledger: BudgetLedger, noise: NoiseSource, seed: int, progress: bool = False,
-                  checkpoint: Path | None = None) -> DecoderStageResult:
-    """Build ``config.name`` and train it as ``config.training`` says (``checkpoint``: see :func:`fine_tune_dp`).
+                  checkpoint: Path | None = None, executor: Executor | None = None) -> DecoderStageResult:
+    """Build ``config.name`` and train it as ``config.training`` says (``checkpoint``: see :func:`fine_tune_dp`;
+    ``executor``: where its public fit encodes the pool, if it does).
 
     Raises:
         ValueError: The chosen training needs data that was not given (no public pool for a
@@ -64,7 +66,7 @@ def train_decoder(config: DecoderConfig, *, encoder: "ImageEncoder", sample_shap
         if public_samples is None or len(public_samples) == 0:
             raise ValueError(f"decoder training {config.training!r} needs a public pool (data.public); "
                              "without one, set decoder.training: dp and give the decoder stage a budget")
-        public_result = decoder.fit(public_samples, encoder=encoder, seed=seed, progress=progress)
+        public_result = decoder.fit(public_samples, encoder=encoder, seed=seed, progress=progress, executor=executor)
     if config.training in ("public-then-dp", "dp"):
         if private_samples is None:
             raise ValueError(f"decoder training {config.training!r} needs the private samples")

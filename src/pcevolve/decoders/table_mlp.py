@@ -42,6 +42,7 @@ from pcevolve.io import (
 
 if TYPE_CHECKING:
     from pcevolve.encoders.table import TableEncoder
+    from pcevolve.executors import Executor
 
 _PUBLIC = "public_quantiles.npz"
 _SCHEMA = "schema.json"
@@ -109,8 +110,8 @@ class TableGeneratorDecoder(LearnedRoundTrip):
         assert self.schema is not None
         return [len(column.categories) for column in self.schema.columns if column.kind == "categorical"]
 
-    def fit(self, public_samples: np.ndarray, *, encoder: TableEncoder, seed: int,
-            progress: bool = False) -> DecoderTrainingResult:
+    def fit(self, public_samples: np.ndarray, *, encoder: TableEncoder, seed: int, progress: bool = False,
+            executor: Executor | None = None) -> DecoderTrainingResult:
         """Train on (a seeded subset of) the public rows: free, nothing is charged."""
         rows = np.asarray(public_samples, dtype=np.float64)
         if rows.ndim != 2 or rows.shape[1:] != self.sample_shape or len(rows) == 0:

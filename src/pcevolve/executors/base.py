@@ -3,9 +3,11 @@
 * ``encode`` — an encoder over many **public** samples (the public pool for the search basis and the retrieval
   decoder). Row i of the result depends only on sample i and its batch, so shards cut at multiples of the batch
   size concatenate to exactly the local result (:meth:`pcevolve.encoders.encoder.Encoder.encode_both`).
-* ``evaluate_population`` — the DP fitness of every individual of a generation. An individual's fitness is a
-  deterministic function of its vector, the DP release and public data (:class:`~pcevolve.search.SearchProblem`),
-  so where it is computed does not change it.
+* ``map_chunks`` — any function of a shared object and a chunk of rows, over contiguous chunks of the rows (the
+  search: the DP fitness of every individual of a generation, a deterministic function of its vector, the DP release
+  and public data, so where it is computed does not change it).
+
+An executor is handed to what uses it (the run's stages pass theirs on); it knows nothing of what it runs.
 
 Private samples are never handed to an executor: the stages that read them (the representation's DP-SGD, the
 release) run in the head process. What crosses the wire is listed in docs/privacy.md §3.10.
@@ -13,13 +15,13 @@ release) run in the head process. What crosses the wire is listed in docs/privac
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from pcevolve.fitness import FitnessBreakdown
-    from pcevolve.search.problem import SearchProblem
+S = TypeVar("S")
+R = TypeVar("R")
 
 
 class Executor(Protocol):
@@ -34,8 +36,10 @@ class Executor(Protocol):
         """``encoder.encode_both(samples, batch_size=batch_size)``, the same floats wherever it runs."""
         ...
 
-    def evaluate_population(self, problem: SearchProblem, population: np.ndarray) -> list[FitnessBreakdown]:
-        """``problem.evaluate_population(population)``, the same values in the same order wherever it runs."""
+    def map_chunks(self, fn: Callable[[S, np.ndarray], list[R]], shared: S, rows: np.ndarray) -> list[R]:
+        """``fn(shared, chunk)`` over contiguous chunks of ``rows`` (one per worker), the results concatenated in
+        order: ``fn(shared, rows)`` wherever it runs, for a ``fn`` whose result for a row depends on that row alone.
+        ``shared`` is shipped once while it stays the same object."""
         ...
 
     def close(self) -> None:

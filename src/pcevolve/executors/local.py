@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
 if TYPE_CHECKING:
     from pcevolve.config import ExecutorConfig
-    from pcevolve.fitness import FitnessBreakdown
-    from pcevolve.search.problem import SearchProblem
+
+S = TypeVar("S")
+R = TypeVar("R")
 
 
 class LocalExecutor:
@@ -25,8 +27,8 @@ class LocalExecutor:
                progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
         return encoder.encode_both(samples, batch_size=batch_size, progress=progress)
 
-    def evaluate_population(self, problem: SearchProblem, population: np.ndarray) -> list[FitnessBreakdown]:
-        return problem.evaluate_population(population)
+    def map_chunks(self, fn: Callable[[S, np.ndarray], list[R]], shared: S, rows: np.ndarray) -> list[R]:
+        return fn(shared, rows)
 
     def close(self) -> None:
         return None

@@ -8,9 +8,9 @@ real cluster: the same image or virtual environment; see docs/scale.md).
   samples, rounded up to a multiple of the batch size so that the shards' batches are exactly the local run's;
   each shard is told the whole job's size, so it runs the same way (eager or bulk copy) as the local job, with as
   many torch threads as the head uses. Results come back in order and are concatenated.
-* **Population evaluation** ships the search problem once per problem (it changes only when the surrogate is
-  refitted) and splits each generation into ``workers`` contiguous chunks, evaluated single-threaded like the
-  local loop; the breakdowns come back in population order.
+* **Chunks** (the search's population evaluation) ship the shared object once while it is the same (the search
+  problem changes only when the surrogate is refitted) and split the rows into ``workers`` contiguous chunks, each
+  a task run single-threaded like the local loop; the results come back in row order.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from __future__ import annotations
 import logging
 import math
 import os
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -27,8 +28,9 @@ from pcevolve.progress import progress_bar
 
 if TYPE_CHECKING:
     from pcevolve.config import ExecutorConfig
-    from pcevolve.fitness import FitnessBreakdown
-    from pcevolve.search.problem import SearchProblem
+
+S = TypeVar("S")
+R = TypeVar("R")
 
 INSTALL_HINT = RAY_INSTALL_HINT
 
@@ -62,8 +64,8 @@ class _EncoderHolder:
         return self.encoder.encode_both(samples, batch_size=batch_size, job_size=job_size)
 
 
-def _evaluate_chunk(problem: SearchProblem, population: np.ndarray) -> list[FitnessBreakdown]:
-    return problem.evaluate_population(population)
+def _apply(fn: Callable[[Any, np.ndarray], list[Any]], shared: Any, chunk: np.ndarray) -> list[Any]:
+    return fn(shared, chunk)
 
 
 class RayExecutor:
@@ -86,8 +88,8 @@ class RayExecutor:
         self.workers = int(config.workers or max(1, int(ray.cluster_resources().get("CPU", 1))))
         self.shard_rows = int(config.shard_rows)
         self._holder = ray.remote(num_cpus=1)(_EncoderHolder)
-        self._evaluate = ray.remote(num_cpus=1)(_evaluate_chunk)
-        self._problem: tuple[Any, Any] = (None, None)  # (problem, its object reference): put once per problem
+        self._apply = ray.remote(num_cpus=1)(_apply)
+        self._shared: tuple[Any, Any] = (None, None)  # (object, its object reference): put once per object
 
     def encode(self, encoder: Any, samples: np.ndarray, *, batch_size: int,
                progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -118,17 +120,16 @@ class RayExecutor:
             ray.kill(holder)
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
-    def evaluate_population(self, problem: SearchProblem, population: np.ndarray) -> list[FitnessBreakdown]:
+    def map_chunks(self, fn: Callable[[S, np.ndarray], list[R]], shared: S, rows: np.ndarray) -> list[R]:
         ray = self._ray
-        if self._problem[0] is not problem:
-            self._problem = (problem, ray.put(problem))
-        chunks = [rows for rows in np.array_split(np.arange(len(population)), min(self.workers, len(population)))
-                  if len(rows)]
-        results = ray.get([self._evaluate.remote(self._problem[1], population[rows]) for rows in chunks])
-        return [breakdown for part in results for breakdown in part]
+        if self._shared[0] is not shared:
+            self._shared = (shared, ray.put(shared))
+        chunks = [part for part in np.array_split(np.arange(len(rows)), min(self.workers, len(rows))) if len(part)]
+        results = ray.get([self._apply.remote(fn, self._shared[1], rows[part]) for part in chunks])
+        return [result for part in results for result in part]
 
     def close(self) -> None:
-        self._problem = (None, None)
+        self._shared = (None, None)
         if self._started and self._ray.is_initialized():
             self._ray.shutdown()
             self._started = False

@@ -359,7 +359,7 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool, say: 
     if config.executor.name != "local":
         say(f"executor: {config.executor.name} (public encoding and the search's evaluations; private data stays "
             "in this process)")
-    with use_executor(config.executor):
+    with use_executor(config.executor) as context.executor:
         for index, stage in enumerate(STAGES):
             _, seconds[stage.name] = run_stage(stage, context)
             if index == last_private_reader:

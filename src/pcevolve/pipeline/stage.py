@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pcevolve.data import LabeledDataset
     from pcevolve.decoders import Decoder
     from pcevolve.encoders.encoder import Encoder
+    from pcevolve.executors import Executor
     from pcevolve.modalities import Modality
     from pcevolve.pipeline.secure_zone import SecureZone
     from pcevolve.pipeline.stages import SearchResult
@@ -104,6 +105,7 @@ class RunContext:
     products: Products = field(default_factory=Products)
     markers: Markers | None = None
     adopt_from: Path | None = None  # a finished sibling run folder (module docstring: adoption)
+    executor: Executor | None = None  # where the bulk public work runs (local when None)
 
     def __post_init__(self) -> None:
         if self.markers is None:

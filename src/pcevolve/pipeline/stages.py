@@ -127,7 +127,8 @@ def _run_decoder(c: RunContext) -> tuple[Decoder, dict[str, Any]]:
                             public_samples=c.public, private_samples=c.private.samples if reads_private else None,
                             ledger=c.ledger, noise=c.randomness.noise("decoder"),
                             seed=c.randomness.public_seed("decoder"), progress=c.progress,
-                            checkpoint=c.secure.checkpoint_path("decoder"))  # DP training resumes per paid epoch
+                            checkpoint=c.secure.checkpoint_path("decoder"),  # DP training resumes per paid epoch
+                            executor=c.executor)
     trained.decoder.save(c.folder.path / "decoder")
     if trained.dp is not None:
         c.secure.add_timings({"decoder.dp_training": trained.dp.seconds})
@@ -155,7 +156,8 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
     source = len(public) if pool is None else len(pool)
     chosen = np.sort(rng.choice(source, min(source, max(search.roundtrip_public, 2 * dims)), replace=False))
     if pool is None:
-        _, features = bulk_encode(encoder, public[chosen], batch_size=256, progress=c.progress)  # public only
+        _, features = bulk_encode(encoder, public[chosen], batch_size=256, progress=c.progress,
+                                  executor=c.executor)  # public only
     else:  # reuse the index instead of a second encoder pass (44 s of the demo's run at 128 px)
         features = pool[chosen]
     basis = PublicBasis.fit(features, search.basis_dim, fixed_directions=fixed)
@@ -408,7 +410,7 @@ def _evolve(c: RunContext, problem: SearchProblem, *, exact: bool) -> SearchResu
                          round_trip=None if exact else real_round_trip,
                          surrogate_data=None if exact else public_side.pairs,
                          check_every=search.roundtrip_every, check_per_class=search.roundtrip_per_class,
-                         progress=c.progress)
+                         progress=c.progress, executor=c.executor)
     ranked = rank_final(outcome.problem, outcome.engine, search.top_candidates)
     return SearchResult(vectors=np.stack([v for v, _ in ranked]), fitness=np.array([f for _, f in ranked]),
                         baseline_fitness=problem.evaluate(problem.space.baseline()).total,

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from pcevolve.evolution import Evolution, EvolutionSettings
-from pcevolve.executors import current_executor
-from pcevolve.fitness import dp_gaussian_predict
+from pcevolve.executors import Executor, LocalExecutor
+from pcevolve.fitness import FitnessBreakdown, dp_gaussian_predict
 from pcevolve.progress import progress_bar
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.roundtrip import SurrogateData
@@ -59,11 +59,16 @@ class SearchOutcome:
     problem: SearchProblem
 
 
+def evaluate_chunk(problem: SearchProblem, population: np.ndarray) -> list[FitnessBreakdown]:
+    """The breakdowns of a chunk of the population (what an executor runs, wherever it runs)."""
+    return problem.evaluate_population(population)
+
+
 def run_search(problem: SearchProblem, settings: EvolutionSettings, *, seed: int, folder: Path,
                record: Callable[[dict[str, Any]], None],
                round_trip: Callable[[np.ndarray], np.ndarray] | None = None,
                surrogate_data: SurrogateData | None = None, check_every: int = 10, check_per_class: int = 16,
-               progress: bool = False) -> SearchOutcome:
+               progress: bool = False, executor: Executor | None = None) -> SearchOutcome:
     """Run (or resume) the search whose checkpoint lives in ``folder``.
 
     Args:
@@ -79,7 +84,10 @@ def run_search(problem: SearchProblem, settings: EvolutionSettings, *, seed: int
             and the real vs predicted consistency, and the pairs refit the surrogate.
         surrogate_data: The surrogate's training pairs (required with ``round_trip``).
         progress: Show a progress bar over generations.
+        executor: Where each generation is scored (:meth:`~pcevolve.executors.Executor.map_chunks`); local
+            without one.
     """
+    executor = executor if executor is not None else LocalExecutor()
     if round_trip is not None and surrogate_data is None:
         raise ValueError("real round-trip checks need the surrogate's training data")
     bounds = problem.space.bounds()
@@ -97,7 +105,7 @@ def run_search(problem: SearchProblem, settings: EvolutionSettings, *, seed: int
     try:
         while not search.done:
             population = search.ask()
-            breakdowns = current_executor().evaluate_population(problem, population)  # local or a cluster
+            breakdowns = executor.map_chunks(evaluate_chunk, problem, population)  # local or a cluster
             totals = np.array([b.total for b in breakdowns])
             summary = search.tell(totals)
             best_index = int(np.nanargmax(np.where(np.isfinite(totals), totals, -np.inf)))
