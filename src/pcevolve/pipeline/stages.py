@@ -29,7 +29,7 @@ from pcevolve.decoders import Decoder, load_decoder, train_decoder
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.executors import bulk_encode
 from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
-from pcevolve.pipeline.plots import write_fitness_curve
+from pcevolve.plots import write_fitness_curve
 from pcevolve.pipeline.secure_zone import split_training_record
 from pcevolve.pipeline.stage import RunContext, Stage
 from pcevolve.privacy.calibration import stage_selection_epsilon

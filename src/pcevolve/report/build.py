@@ -20,7 +20,7 @@ from pcevolve.evaluation.copies import NEAR_COPY_RMS
 from pcevolve.evaluation.run_evaluation import RunEvaluation
 from pcevolve.evaluation.shipped import path_name, shown_distance
 from pcevolve.io import read_json
-from pcevolve.pipeline.plots import fitness_curve
+from pcevolve.plots import fitness_curve
 from pcevolve.report import figures
 from pcevolve.report.audit import audit_section
 from pcevolve.report.document import (

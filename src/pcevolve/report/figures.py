@@ -16,7 +16,7 @@ import numpy as np
 
 from pcevolve.evaluation.attacks import FPR_LEVELS, AttackResult, MembershipAttack
 from pcevolve.evaluation.shipped import shared_rate
-from pcevolve.pipeline.plots import figure_png, new_figure
+from pcevolve.plots import figure_png, new_figure
 from pcevolve.report.document import SampleGrid
 
 _WORST = "#d62728"

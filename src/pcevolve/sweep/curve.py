@@ -106,7 +106,7 @@ def curve_png(points: Sequence[CurvePoint], *, total_epsilon: float, delta: floa
     The real reference lines are horizontal (they do not depend on ε). The title states the sweep's total: any one
     member chosen after looking at this figure carries it.
     """
-    from pcevolve.pipeline.plots import figure_png, new_figure  # matplotlib: only when a curve is drawn
+    from pcevolve.plots import figure_png, new_figure  # matplotlib: only when a curve is drawn
 
     ordered = sorted(points, key=lambda point: point.epsilon)
     epsilons = [point.epsilon for point in ordered]

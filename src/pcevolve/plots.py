@@ -1,4 +1,4 @@
-"""Figures of a run, drawn with matplotlib's object API on an Agg canvas.
+"""Figures of a run, its report and a sweep, drawn with matplotlib's object API on an Agg canvas.
 
 ``matplotlib.figure.Figure`` is used directly (not ``pyplot``), so importing this module
 changes no global backend or state and needs no display.
