@@ -2,7 +2,8 @@
 
 Modules, one concept each:
 
-* :mod:`~pcevolve.data.dataset` — :class:`LabeledDataset`, :class:`UnlabeledImages`
+* :mod:`~pcevolve.data.dataset` — :class:`LabeledDataset`, and the unlabelled pools' common base
+  (:class:`~pcevolve.data.dataset.UnlabeledSamples`, of which :class:`UnlabeledImages` is one)
 * :mod:`~pcevolve.data.image_folder` — class-folder and flat image folders
 * :mod:`~pcevolve.data.image_files` — decoding, size and mode rules for image files
 * :mod:`~pcevolve.data.idx` — MNIST-style IDX files

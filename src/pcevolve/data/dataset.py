@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -261,7 +261,43 @@ class LabeledDataset:
 
 
 @dataclass(frozen=True, eq=False)
-class UnlabeledImages:
+class UnlabeledSamples:
+    """A public pool: samples without labels, and where each came from (``sources``).
+
+    A subclass names its ``modality``, checks (and may normalise) the samples and sources in ``_checked`` — a
+    ``ValueError`` says what is wrong — and gives the samples' shape for the fingerprint in ``_layout``. The samples
+    are kept as a read-only view.
+    """
+
+    samples: np.ndarray
+    sources: tuple[str, ...]
+    modality: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        samples, sources = self._checked(self.samples, self.sources)
+        object.__setattr__(self, "samples", _readonly(samples))
+        object.__setattr__(self, "sources", sources)
+
+    def _checked(self, samples: Any, sources: Any) -> tuple[np.ndarray, tuple[str, ...]]:
+        raise NotImplementedError
+
+    def _layout(self) -> dict[str, Any]:
+        return {}
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def sample_hashes(self) -> list[str]:
+        """Content hash of each sample (see :mod:`pcevolve.data.hashing`)."""
+        return sample_hashes(self.samples)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Modality, count, shape and an order-independent content hash (no content)."""
+        return {"modality": self.modality, "n_samples": len(self), **self._layout(),
+                "sha256": combined_hash(["unlabeled", *sorted(self.sample_hashes())])}
+
+
+class UnlabeledImages(UnlabeledSamples):
     """The public pool: images without labels.
 
     Attributes:
@@ -269,20 +305,15 @@ class UnlabeledImages:
         sources: The file of each image.
     """
 
-    samples: np.ndarray
-    sources: tuple[str, ...]
+    modality = "image"
 
-    def __post_init__(self) -> None:
-        samples = np.asarray(self.samples)
-        sources = tuple(str(source) for source in self.sources)
+    def _checked(self, samples: Any, sources: Any) -> tuple[np.ndarray, tuple[str, ...]]:
+        samples = np.asarray(samples)
+        sources = tuple(str(source) for source in sources)
         _check_images(samples, "UnlabeledImages")
         if len(samples) != len(sources):
             raise ValueError(f"samples ({len(samples)}) and sources ({len(sources)}) differ in length")
-        object.__setattr__(self, "samples", _readonly(samples))
-        object.__setattr__(self, "sources", sources)
-
-    def __len__(self) -> int:
-        return len(self.sources)
+        return samples, sources
 
     @property
     def image_mode(self) -> str:
@@ -294,21 +325,10 @@ class UnlabeledImages:
         """``(height, width)``."""
         return int(self.samples.shape[1]), int(self.samples.shape[2])
 
-    def sample_hashes(self) -> list[str]:
-        """Content hash of each image."""
-        return sample_hashes(self.samples)
-
     def subset(self, indices: IndexLike) -> UnlabeledImages:
         """A new pool of the given images (integer indices or a boolean mask)."""
         chosen = _as_indices(indices, len(self))
         return UnlabeledImages(samples=self.samples[chosen], sources=tuple(self.sources[i] for i in chosen))
 
-    def fingerprint(self) -> dict[str, Any]:
-        """Count, image shape and an order-independent content hash (no content)."""
-        return {
-            "modality": "image",
-            "n_samples": len(self),
-            "image_size": list(self.image_size),
-            "image_mode": self.image_mode,
-            "sha256": combined_hash(["unlabeled", *sorted(self.sample_hashes())]),
-        }
+    def _layout(self) -> dict[str, Any]:
+        return {"image_size": list(self.image_size), "image_mode": self.image_mode}

@@ -11,43 +11,30 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pcevolve.data.dataset import LabeledDataset, label_text
+from pcevolve.data.dataset import LabeledDataset, UnlabeledSamples, label_text
 from pcevolve.data.errors import DataError, DataProblem, name_some, raise_if_problems
-from pcevolve.data.hashing import combined_hash, sample_hashes
 from pcevolve.data.ordering import natural_key
 from pcevolve.data.table_schema import TableSchema, draft_schema, read_csv_cells
 
 
-@dataclass(frozen=True, eq=False)
-class UnlabeledRows:
+class UnlabeledRows(UnlabeledSamples):
     """The public table: rows without labels, ``float64 (N, F)`` in schema order (see ``table_schema``)."""
 
-    samples: np.ndarray
-    sources: tuple[str, ...]
+    modality = "tabular"
 
-    def __post_init__(self) -> None:
-        samples = np.asarray(self.samples, dtype=np.float64)
-        if samples.ndim != 2 or len(samples) != len(self.sources):
-            raise ValueError(f"expected (N, F) rows with N sources, got {samples.shape} and {len(self.sources)}")
-        view = samples.view()
-        view.setflags(write=False)
-        object.__setattr__(self, "samples", view)
+    def _checked(self, samples: Any, sources: Any) -> tuple[np.ndarray, tuple[str, ...]]:
+        samples = np.asarray(samples, dtype=np.float64)
+        if samples.ndim != 2 or len(samples) != len(sources):
+            raise ValueError(f"expected (N, F) rows with N sources, got {samples.shape} and {len(sources)}")
+        return samples, sources
 
-    def __len__(self) -> int:
-        return len(self.sources)
-
-    def sample_hashes(self) -> list[str]:
-        return sample_hashes(self.samples)
-
-    def fingerprint(self) -> dict[str, Any]:
-        return {"modality": "tabular", "n_samples": len(self), "n_features": int(self.samples.shape[1]),
-                "sha256": combined_hash(["unlabeled", *sorted(self.sample_hashes())])}
+    def _layout(self) -> dict[str, Any]:
+        return {"n_features": int(self.samples.shape[1])}
 
 
 def _column_order(path: Path, header: list[str], schema: TableSchema, *, label: bool) -> list[DataProblem]:

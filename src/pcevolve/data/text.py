@@ -29,9 +29,16 @@ from typing import Any
 
 import numpy as np
 
-from pcevolve.data.dataset import ClassLabel, LabeledDataset, LabelType, label_text, label_type, typed_label
+from pcevolve.data.dataset import (
+    ClassLabel,
+    LabeledDataset,
+    LabelType,
+    UnlabeledSamples,
+    label_text,
+    label_type,
+    typed_label,
+)
 from pcevolve.data.errors import DataError, DataProblem, name_some, not_utf8_problem, raise_if_problems
-from pcevolve.data.hashing import combined_hash, sample_hashes
 from pcevolve.data.tabular import _resolve_labels
 
 #: How a label type is named in messages.
@@ -41,31 +48,17 @@ _YAML_BOOLEANS = "YAML reads unquoted yes/no/on/off as booleans too: quote such 
 _ONE_VALUE = "a label is one value: text, a whole number or true/false"
 
 
-@dataclass(frozen=True, eq=False)
-class UnlabeledTexts:
+class UnlabeledTexts(UnlabeledSamples):
     """The public pool of texts: a 1-D unicode array and the line each came from."""
 
-    samples: np.ndarray
-    sources: tuple[str, ...]
+    modality = "text"
 
-    def __post_init__(self) -> None:
-        samples = np.asarray(self.samples)
-        if samples.ndim != 1 or samples.dtype.kind != "U" or len(samples) != len(self.sources):
+    def _checked(self, samples: Any, sources: Any) -> tuple[np.ndarray, tuple[str, ...]]:
+        samples = np.asarray(samples)
+        if samples.ndim != 1 or samples.dtype.kind != "U" or len(samples) != len(sources):
             raise ValueError(f"expected a 1-D unicode array with one source per text, got {samples.dtype} "
                              f"{samples.shape}")
-        view = samples.view()
-        view.setflags(write=False)
-        object.__setattr__(self, "samples", view)
-
-    def __len__(self) -> int:
-        return len(self.sources)
-
-    def sample_hashes(self) -> list[str]:
-        return sample_hashes(self.samples)
-
-    def fingerprint(self) -> dict[str, Any]:
-        return {"modality": "text", "n_samples": len(self),
-                "sha256": combined_hash(["unlabeled", *sorted(self.sample_hashes())])}
+        return samples, sources
 
 
 def _is_csv(path: Path) -> bool:

@@ -14,8 +14,8 @@ Pure functions of arrays and explicit generators; the report assembles them. Mod
 * ``evaluate`` — :func:`evaluate_run`, the orchestration of all of the above over a run folder;
 * ``run_evaluation`` — :class:`RunEvaluation`, every result of :func:`evaluate_run` and what of it may leave the secure
   zone;
-* ``line_scores`` — a classifier trained on each line and scored on the real test set, shared by the table and text
-  judges;
+* ``line_scores`` — a classifier trained on each line and scored on the real test set, the classes judged and the
+  judgement's lines, shared by the table and text judges;
 * ``table_encoding`` — a table's rows as numbers: one-hot categories, the utility models' and the attack's scaling;
 * ``table_utility``, ``table_fidelity``, ``table_privacy`` — the judges of a table: utility of two fixed models,
   per-column and correlation fidelity, the distance-to-closest-record attack and exact copies;

@@ -1,13 +1,15 @@
-"""A classifier trained on one line (training set) and scored on the real test set: what the table and the text
-judges share.
+"""A classifier trained on one line (training set) and scored on the real test set, and what the table and the text
+judges build on it.
 
 :func:`score_lines` fits every model on every line and scores each on the test set (:class:`ModelResult`, with its
 :class:`ClassScores`): ROC AUC (two classes: the score of the test set's minority class, named, :func:`minority_class`;
-more: the macro one-vs-rest mean), accuracy, macro-F1 and per-class precision, recall and F1. A line of
-:data:`PRIVATE_LINES` was trained on the private samples, a reference the user could not publish:
-:func:`shareable_utility` gives its scores as a shared report may show them, rounded by
-:func:`~pcevolve.evaluation.shipped.shared_rate` (:func:`shared_scores`) and without its size (the exact private
-count).
+more: the macro one-vs-rest mean), accuracy, macro-F1 and per-class precision, recall and F1. Both modalities fit
+through :func:`fit_probabilities` (one thread, a class the line lacks at probability 0) and share the fixed logistic
+regression (:func:`logistic_regression`). A line of :data:`PRIVATE_LINES` was trained on the private samples, a
+reference the user could not publish: :func:`shareable_utility` gives its scores as a shared report may show them,
+rounded by :func:`~pcevolve.evaluation.shipped.shared_rate` (:func:`shared_scores`) and without its size (the exact
+private count). A modality's judgement is a :class:`LinesJudgement` (its classes, their counts and the lines' results,
+and their JSON) of sets whose classes :func:`judged_classes` checked and counted.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
 
 from pcevolve.data import LabeledDataset
 from pcevolve.evaluation.attacks import roc_auc
@@ -25,6 +29,12 @@ from pcevolve.evaluation.shipped import shared_rate
 
 #: Lines trained on the private rows: a reference the user could not publish.
 PRIVATE_LINES = frozenset({"real"})
+#: Logistic regression's fixed recipe (L2, lbfgs), the same in every modality's judges.
+LOGISTIC_C = 1.0
+LOGISTIC_MAX_ITER = 2000
+#: BLAS/OpenMP threads while the models fit: on small sets and a shared machine one thread is faster than several
+#: waiting for each other (the image evaluation measured the same), and the results do not depend on it.
+MODEL_THREADS = 1
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,32 @@ def minority_class(labels: np.ndarray, classes: int) -> int:
     """The class with the fewest rows among those present (the lowest index on a tie)."""
     counts = np.bincount(np.asarray(labels, dtype=np.int64), minlength=classes).astype(np.float64)
     return int(np.where(counts > 0, counts, np.inf).argmin())
+
+
+def logistic_regression() -> LogisticRegression:
+    """A new, unfitted logistic regression of the fixed recipe (:data:`LOGISTIC_C`, :data:`LOGISTIC_MAX_ITER`)."""
+    return LogisticRegression(C=LOGISTIC_C, max_iter=LOGISTIC_MAX_ITER)
+
+
+def fit_probabilities(estimator: Callable[[], Any], x_train: Any, y_train: np.ndarray, x_test: Any, *,
+                      classes: int) -> np.ndarray:
+    """Fit the classifier ``estimator()`` makes (scikit-learn's interface; called once the labels hold two classes)
+    with :data:`MODEL_THREADS` threads → its (N_test, ``classes``) class probabilities (dense or sparse x). A class
+    absent from the training labels gets probability 0, so the columns always mean the same classes.
+
+    Raises:
+        ValueError: Fewer than two classes in the training labels.
+    """
+    present = np.unique(y_train)
+    if len(present) < 2:
+        raise ValueError(f"the training set holds {len(present)} class; a classifier needs at least two")
+    model = estimator()
+    with threadpool_limits(MODEL_THREADS):
+        model.fit(x_train, y_train)
+        proba = model.predict_proba(x_test)
+    out = np.zeros((x_test.shape[0], classes))
+    out[:, model.classes_.astype(np.int64)] = proba
+    return out
 
 
 def class_scores(y_true: np.ndarray, probabilities: np.ndarray, *, positive_class: int) -> ClassScores:
@@ -184,3 +220,54 @@ def score_lines(lines: dict[str, LabeledDataset], test: LabeledDataset, *, line_
             results.append(ModelResult(line, model, class_scores(test.labels, proba, positive_class=positive),
                                        len(train), **names, seconds=time.perf_counter() - started))
     return results
+
+
+def judged_classes(what: str, check: Callable[[str, LabeledDataset], object], synthetic: LabeledDataset,
+                   test: LabeledDataset, private: LabeledDataset | None) -> dict[str, Any]:
+    """The classes of the sets a judge compares, as keyword arguments of a :class:`LinesJudgement`: ``class_names``,
+    the test set's :func:`minority_class` and the synthetic and the test samples per class. Each set is first passed
+    to ``check(its name, set)``, which raises ``ValueError`` for a set the judge cannot read.
+
+    Raises:
+        ValueError: ``check``'s, or a set's classes differ from those before it (read every ``what`` with the same
+            class_names).
+    """
+    names = None
+    for key, dataset in (("synthetic", synthetic), ("test", test), ("private", private)):
+        if dataset is None:
+            continue
+        check(key, dataset)
+        if names is not None and dataset.class_names != names:
+            raise ValueError(f"the {key} set's classes {list(dataset.class_names)} differ from {list(names)}; read "
+                             f"every {what} with the same class_names")
+        names = dataset.class_names
+    classes = len(test.class_names)
+    return {"class_names": test.class_names, "minority_class": minority_class(test.labels, classes),
+            "synthetic_per_class": tuple(np.bincount(synthetic.labels, minlength=classes).tolist()),
+            "test_per_class": tuple(np.bincount(test.labels, minlength=classes).tolist())}
+
+
+class LinesJudgement:
+    """What every modality's judgement holds and shows alike: the judged sets' classes and the lines' results.
+
+    A subclass is a dataclass with the attributes ``class_names``, ``minority_class``, ``synthetic_per_class``,
+    ``test_per_class`` (:func:`judged_classes` gives these four) and ``utility`` (a tuple of :class:`ModelResult`).
+    """
+
+    def result(self, line: str, model: str) -> ModelResult | None:
+        """``model`` trained on ``line``; None when no such result."""
+        return next((r for r in self.utility if r.line == line and r.model == model), None)
+
+    def lines_json(self) -> dict[str, Any]:
+        """What may leave the secure zone of the classes and the lines (``to_json``'s keys ``minority_class`` to
+        ``utility``): the counts per class, the minority class and :func:`shareable_utility`."""
+        names = self.class_names
+        return {"minority_class": names[self.minority_class],
+                "synthetic_per_class": dict(zip(names, self.synthetic_per_class, strict=True)),
+                "test_per_class": dict(zip(names, self.test_per_class, strict=True)),
+                "utility": shareable_utility(self.utility, names)}
+
+    def secure_utility(self) -> list[dict[str, Any]]:
+        """Every line's result with its exact figures and its time (``to_secure_json``'s ``utility``)."""
+        return [{**r.to_json(self.class_names), "seconds": r.seconds} for r in self.utility]
+

@@ -34,7 +34,7 @@ import numpy as np
 from pcevolve.data import LabeledDataset
 from pcevolve.data.table_schema import TableSchema
 from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
-from pcevolve.evaluation.line_scores import ModelResult, minority_class, shareable_utility
+from pcevolve.evaluation.line_scores import LinesJudgement, ModelResult, judged_classes
 from pcevolve.evaluation.table_encoding import _rows
 from pcevolve.evaluation.table_fidelity import (
     ColumnFidelity,
@@ -63,7 +63,7 @@ PRIVATE_FIGURES_CAVEAT = (
 
 
 @dataclass(frozen=True)
-class TableJudgement:
+class TableJudgement(LinesJudgement):
     """Every result of :func:`judge_tables`.
 
     Attributes:
@@ -92,18 +92,10 @@ class TableJudgement:
     seed: int
     seconds: dict[str, float] = field(default_factory=dict)
 
-    def result(self, line: str, model: str) -> ModelResult | None:
-        return next((r for r in self.utility if r.line == line and r.model == model), None)
-
     def to_json(self) -> dict[str, Any]:
         """What may leave the secure zone: no private row count, no exact attack figure, no timing."""
-        names = self.class_names
         return {
-            "class_names": list(names), "feature_names": list(self.feature_names),
-            "minority_class": names[self.minority_class],
-            "synthetic_per_class": dict(zip(names, self.synthetic_per_class, strict=True)),
-            "test_per_class": dict(zip(names, self.test_per_class, strict=True)),
-            "utility": shareable_utility(self.utility, names),
+            "class_names": list(self.class_names), "feature_names": list(self.feature_names), **self.lines_json(),
             "fidelity": {"columns": [c.to_json() for c in self.columns],
                          "mean_tvd": float(np.mean([c.tvd for c in self.columns])),
                          "correlation": self.correlation.to_json(),
@@ -116,25 +108,11 @@ class TableJudgement:
     def to_secure_json(self) -> dict[str, Any]:
         """The exact private-derived figures :meth:`to_json` leaves out or rounds, and the timings."""
         return {"privacy": None if self.privacy is None else self.privacy.to_secure_json(),
-                "utility": [{**r.to_json(self.class_names), "seconds": r.seconds} for r in self.utility],
+                "utility": self.secure_utility(),
                 "fidelity_real_reference": {
                     "tvd": {c.name: c.tvd_real for c in self.columns},
                     "correlation": None if self.correlation_real is None else self.correlation_real.to_json()},
                 "seconds": dict(self.seconds)}
-
-
-def _check_sets(schema: TableSchema, **sets: LabeledDataset | None) -> tuple[str, ...]:
-    names = None
-    for what, dataset in sets.items():
-        if dataset is None:
-            continue
-        _rows(dataset.samples, schema)
-        if names is not None and dataset.class_names != names:
-            raise ValueError(f"the {what} set's classes {list(dataset.class_names)} differ from {list(names)}; read "
-                             "every table with the same class_names")
-        names = dataset.class_names
-    assert names is not None
-    return names
 
 
 def judge_tables(synthetic: LabeledDataset, test: LabeledDataset, schema: TableSchema, *,
@@ -156,8 +134,7 @@ def judge_tables(synthetic: LabeledDataset, test: LabeledDataset, schema: TableS
     Raises:
         ValueError: The sets have different classes or not the schema's columns.
     """
-    names = _check_sets(schema, synthetic=synthetic, test=test, private=private)
-    classes = len(names)
+    classes = judged_classes("table", lambda _, dataset: _rows(dataset.samples, schema), synthetic, test, private)
     seconds: dict[str, float] = {}
     started = time.perf_counter()
     lines = {"synthetic": synthetic, **({} if private is None else {"real": private})}
@@ -174,7 +151,7 @@ def judge_tables(synthetic: LabeledDataset, test: LabeledDataset, schema: TableS
     privacy = None
     if private is not None:
         started = time.perf_counter()
-        members, non_members = membership_split(private.labels, test.labels, classes=classes,
+        members, non_members = membership_split(private.labels, test.labels, classes=len(test.class_names),
                                                 rng=np.random.default_rng([seed, 13]))
         attack = membership_attack(private.samples[members], test.samples[non_members], synthetic.samples, schema,
                                    rng=np.random.default_rng([seed, 17]), resamples=resamples, epsilon=epsilon,
@@ -185,11 +162,8 @@ def judge_tables(synthetic: LabeledDataset, test: LabeledDataset, schema: TableS
                                    private_rows=len(private))
         seconds["privacy"] = time.perf_counter() - started
     return TableJudgement(
-        class_names=names, feature_names=schema.names, minority_class=minority_class(test.labels, classes),
-        synthetic_per_class=tuple(np.bincount(synthetic.labels, minlength=classes).tolist()),
-        test_per_class=tuple(np.bincount(test.labels, minlength=classes).tolist()),
-        utility=tuple(utility), columns=tuple(columns), correlation=correlation, correlation_real=correlation_real,
-        privacy=privacy, seed=seed, seconds=seconds)
+        **classes, feature_names=schema.names, utility=tuple(utility), columns=tuple(columns),
+        correlation=correlation, correlation_real=correlation_real, privacy=privacy, seed=seed, seconds=seconds)
 
 
 def judge_table_files(synthetic_csv: str | os.PathLike[str], test_csv: str | os.PathLike[str],

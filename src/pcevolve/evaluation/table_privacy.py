@@ -9,7 +9,8 @@ in every feature column, to a private row — and, as the chance baseline, to a 
 equal rows happen by chance). All of it reads the private rows: :meth:`PrivacyJudgement.to_json` holds what may leave
 the secure zone — the attack's AUC and success to :data:`AUC_DECIMALS` decimals (an exact AUC is a ratio with
 denominator members × non-members, so it can pin down the private set's size) and only *whether* a private row was
-copied; :meth:`PrivacyJudgement.to_secure_json` the exact figures.
+copied; :meth:`PrivacyJudgement.to_secure_json` the exact figures. The text judge draws its members with
+:func:`membership_split` and shows its attack with :func:`shared_attack` too.
 """
 
 from __future__ import annotations
@@ -63,6 +64,16 @@ def membership_attack(members: np.ndarray, non_members: np.ndarray, synthetic: n
                            epsilon=epsilon, delta=delta)
 
 
+def shared_attack(attack: AttackResult, name: str) -> dict[str, Any]:
+    """The attack called ``name`` as it may leave the secure zone: its AUC, the AUC's interval and its success rounded
+    by :func:`~pcevolve.evaluation.shipped.shared_rate` (:data:`AUC_DECIMALS` decimals), whether it beats what the
+    guarantee allows, and the confidence."""
+    auc, success = attack.auc, attack.success
+    return {"attack": name, "auc": shared_rate(auc.value),
+            "auc_interval": [shared_rate(auc.low), shared_rate(auc.high)], "success": shared_rate(success.value),
+            "exceeds_dp_bound": attack.exceeds_dp_bound, "confidence": attack.confidence, "auc_decimals": AUC_DECIMALS}
+
+
 def _row_keys(rows: np.ndarray) -> list[bytes]:
     # + 0.0 turns -0.0 into 0.0: equal values must have equal bytes.
     return [row.tobytes() for row in np.ascontiguousarray(np.asarray(rows, dtype=np.float64) + 0.0)]
@@ -95,11 +106,7 @@ class PrivacyJudgement:
     def to_json(self) -> dict[str, Any]:
         """Shareable: the AUC and success rounded (:func:`~pcevolve.evaluation.shipped.shared_rate`), whether any
         private row was copied, the test copy count."""
-        auc, success = self.attack.auc, self.attack.success
-        return {"attack": "distance to closest record",
-                "auc": shared_rate(auc.value), "auc_interval": [shared_rate(auc.low), shared_rate(auc.high)],
-                "success": shared_rate(success.value), "exceeds_dp_bound": self.attack.exceeds_dp_bound,
-                "confidence": self.attack.confidence, "auc_decimals": AUC_DECIMALS,
+        return {**shared_attack(self.attack, "distance to closest record"),
                 "private_rows_copied": self.private_copies > 0, "test_rows_copied": self.test_copies}
 
     def to_secure_json(self) -> dict[str, Any]:

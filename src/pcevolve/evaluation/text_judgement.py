@@ -34,13 +34,13 @@ import numpy as np
 
 from pcevolve.data import LabeledDataset
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
-from pcevolve.evaluation.line_scores import ModelResult, minority_class, shareable_utility
+from pcevolve.evaluation.line_scores import LOGISTIC_C, LinesJudgement, ModelResult, judged_classes
 from pcevolve.evaluation.table_privacy import membership_split
 from pcevolve.evaluation.text_distribution import TextMmd, text_mmd
 from pcevolve.evaluation.text_duplicates import text_copies
 from pcevolve.evaluation.text_privacy import ATTACK_RESAMPLES, TextPrivacyJudgement, membership_attack
 from pcevolve.evaluation.text_spaces import LSA_DIMS, MAX_FEATURES, _texts
-from pcevolve.evaluation.text_utility import LOGISTIC_C, utility_lines
+from pcevolve.evaluation.text_utility import utility_lines
 
 #: Most public texts an LSA space is fitted on (seeded choice).
 PUBLIC_MAX = 20_000
@@ -57,7 +57,7 @@ PRIVATE_FIGURES_CAVEAT = (
 
 
 @dataclass(frozen=True)
-class TextJudgement:
+class TextJudgement(LinesJudgement):
     """Every result of :func:`judge_texts`.
 
     Attributes:
@@ -83,17 +83,10 @@ class TextJudgement:
     seed: int
     seconds: dict[str, float] = field(default_factory=dict)
 
-    def result(self, line: str, model: str) -> ModelResult | None:
-        return next((r for r in self.utility if r.line == line and r.model == model), None)
-
     def to_json(self) -> dict[str, Any]:
         """What may leave the secure zone: no private text count, no exact attack figure, no timing."""
-        names = self.class_names
         return {
-            "class_names": list(names), "minority_class": names[self.minority_class],
-            "synthetic_per_class": dict(zip(names, self.synthetic_per_class, strict=True)),
-            "test_per_class": dict(zip(names, self.test_per_class, strict=True)),
-            "utility": shareable_utility(self.utility, names), "lsa_basis": self.lsa_basis,
+            "class_names": list(self.class_names), **self.lines_json(), "lsa_basis": self.lsa_basis,
             "probes": {"tfidf": f"TF-IDF of words and word pairs (sublinear tf, at most {MAX_FEATURES} n-grams) "
                                 f"fitted on each training set, logistic regression (L2, C = {LOGISTIC_C:g})",
                        "lsa": f"the same TF-IDF reduced by truncated SVD to at most {LSA_DIMS} dimensions, fitted on "
@@ -106,24 +99,14 @@ class TextJudgement:
     def to_secure_json(self) -> dict[str, Any]:
         """The exact private-derived figures :meth:`to_json` leaves out or rounds, and the timings."""
         return {"privacy": None if self.privacy is None else self.privacy.to_secure_json(),
-                "utility": [{**r.to_json(self.class_names), "seconds": r.seconds} for r in self.utility],
+                "utility": self.secure_utility(),
                 "distribution": self.distribution.to_secure_json(),
                 "seconds": dict(self.seconds)}
 
 
-def _check_sets(**sets: LabeledDataset | None) -> tuple[str, ...]:
-    names = None
-    for what, dataset in sets.items():
-        if dataset is None:
-            continue
-        if dataset.modality != "text":
-            raise ValueError(f"the {what} set holds {dataset.modality} samples, not texts")
-        if names is not None and dataset.class_names != names:
-            raise ValueError(f"the {what} set's classes {list(dataset.class_names)} differ from {list(names)}; read "
-                             "every file with the same class_names")
-        names = dataset.class_names
-    assert names is not None
-    return names
+def _only_texts(what: str, dataset: LabeledDataset) -> None:
+    if dataset.modality != "text":
+        raise ValueError(f"the {what} set holds {dataset.modality} samples, not texts")
 
 
 def judge_texts(synthetic: LabeledDataset, test: LabeledDataset, *, private: LabeledDataset | None = None,
@@ -144,8 +127,7 @@ def judge_texts(synthetic: LabeledDataset, test: LabeledDataset, *, private: Lab
     Raises:
         ValueError: The sets are not texts, have different classes, or are too small to compare.
     """
-    names = _check_sets(synthetic=synthetic, test=test, private=private)
-    classes = len(names)
+    classes = judged_classes("file", _only_texts, synthetic, test, private)
     pool = None
     if public is not None:
         pool = _texts(public, "public")
@@ -164,7 +146,7 @@ def judge_texts(synthetic: LabeledDataset, test: LabeledDataset, *, private: Lab
     privacy = None
     if private is not None:
         started = time.perf_counter()
-        members, non_members = membership_split(private.labels, test.labels, classes=classes,
+        members, non_members = membership_split(private.labels, test.labels, classes=len(test.class_names),
                                                 rng=np.random.default_rng([seed, 13]))
         attack = membership_attack(private.samples[members], test.samples[non_members], synthetic.samples,
                                    rng=np.random.default_rng([seed, 17]), resamples=resamples, epsilon=epsilon,
@@ -175,10 +157,8 @@ def judge_texts(synthetic: LabeledDataset, test: LabeledDataset, *, private: Lab
                                        test_near=int(chance.near.sum()), private_texts=len(private))
         seconds["privacy"] = time.perf_counter() - started
     return TextJudgement(
-        class_names=names, minority_class=minority_class(test.labels, classes),
-        synthetic_per_class=tuple(np.bincount(synthetic.labels, minlength=classes).tolist()),
-        test_per_class=tuple(np.bincount(test.labels, minlength=classes).tolist()),
-        utility=tuple(utility), lsa_basis="the public texts" if pool is not None else "each training set's own texts",
+        **classes, utility=tuple(utility),
+        lsa_basis="the public texts" if pool is not None else "each training set's own texts",
         distribution=distribution, privacy=privacy, seed=seed, seconds=seconds)
 
 

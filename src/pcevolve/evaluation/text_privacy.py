@@ -19,13 +19,9 @@ from typing import Any
 import numpy as np
 
 from pcevolve.evaluation.attacks import AttackResult, evaluate_attack
-from pcevolve.evaluation.shipped import shared_rate
-from pcevolve.evaluation.table_privacy import AUC_DECIMALS
+from pcevolve.evaluation.table_privacy import ATTACK_RESAMPLES, shared_attack
 from pcevolve.evaluation.text_duplicates import NEAR_DUPLICATE_COSINE
 from pcevolve.evaluation.text_spaces import CosineSpace, best_cosine
-
-#: Bootstrap resamples of the attack's statistics.
-ATTACK_RESAMPLES = 200
 
 
 def membership_attack(members: np.ndarray, non_members: np.ndarray, synthetic: np.ndarray, *,
@@ -66,11 +62,7 @@ class TextPrivacyJudgement:
     def to_json(self) -> dict[str, Any]:
         """Shareable: the AUC and success rounded (:func:`~pcevolve.evaluation.shipped.shared_rate`), whether any
         private text was copied, the test copy counts."""
-        auc, success = self.attack.auc, self.attack.success
-        return {"attack": "closest synthetic text (TF-IDF cosine similarity)",
-                "auc": shared_rate(auc.value), "auc_interval": [shared_rate(auc.low), shared_rate(auc.high)],
-                "success": shared_rate(success.value), "exceeds_dp_bound": self.attack.exceeds_dp_bound,
-                "confidence": self.attack.confidence, "auc_decimals": AUC_DECIMALS,
+        return {**shared_attack(self.attack, "closest synthetic text (TF-IDF cosine similarity)"),
                 "near_duplicate_cosine": self.threshold,
                 "private_texts_copied": self.private_exact > 0, "private_texts_near_copied": self.private_near > 0,
                 "test_texts_copied": self.test_exact, "test_texts_near_copied": self.test_near}

@@ -26,6 +26,8 @@ from sklearn.feature_extraction.text import (
 from sklearn.preprocessing import normalize
 from threadpoolctl import threadpool_limits
 
+from pcevolve.evaluation.line_scores import MODEL_THREADS
+
 #: Word n-grams of every TF-IDF here: words and word pairs.
 NGRAMS = (1, 2)
 #: Most n-grams a probe's TF-IDF keeps (the most frequent of its fitting texts): bounds memory on large corpora.
@@ -34,9 +36,6 @@ MAX_FEATURES = 50_000
 LSA_DIMS = 128
 #: Hashed n-gram slots of the copy and attack space: collisions among a corpus's n-grams are negligible at 2^20.
 HASH_FEATURES = 2**20
-#: BLAS/OpenMP threads while the probes fit: on small sets and a shared machine one thread is faster than several
-#: waiting for each other, and the results do not depend on it.
-MODEL_THREADS = 1
 _BLOCK = 256
 
 

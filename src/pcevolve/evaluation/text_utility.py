@@ -7,7 +7,8 @@ the ROC AUC, as the table judges define it).
 
 - ``"tfidf"`` — TF-IDF of words and word pairs (1–2-grams, sublinear term frequency ``1 + log tf``, rows of unit
   length, at most :data:`~pcevolve.evaluation.text_spaces.MAX_FEATURES` n-grams: the most frequent of the training
-  texts), fitted on that line's training texts, then logistic regression (L2, C = :data:`LOGISTIC_C`).
+  texts), fitted on that line's training texts, then logistic regression (L2, C =
+  :data:`~pcevolve.evaluation.line_scores.LOGISTIC_C`).
 - ``"lsa"`` (the *LSA probe*) — the same TF-IDF followed by a truncated SVD to
   :data:`~pcevolve.evaluation.text_spaces.LSA_DIMS` dimensions (latent semantic analysis,
   :class:`~pcevolve.evaluation.text_spaces.LsaSpace`), fitted on the public texts when given (one space for every
@@ -23,41 +24,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from threadpoolctl import threadpool_limits
 
 from pcevolve.data import LabeledDataset
-from pcevolve.evaluation.line_scores import ModelResult, score_lines
-from pcevolve.evaluation.text_spaces import MODEL_THREADS, LsaSpace, tfidf_vectorizer
+from pcevolve.evaluation.line_scores import ModelResult, fit_probabilities, logistic_regression, score_lines
+from pcevolve.evaluation.text_spaces import LsaSpace, tfidf_vectorizer
 
 #: The utility probes, in report order, with their names in the report.
 MODELS: dict[str, str] = {"tfidf": "TF-IDF + logistic regression", "lsa": "LSA probe"}
 #: The training sets of the probes, in report order.
 LINES: dict[str, str] = {"synthetic": "synthetic texts (delivered)",
                          "real": "private texts (real reference, not DP)"}
-#: Logistic regression's fixed recipe.
-LOGISTIC_C = 1.0
-LOGISTIC_MAX_ITER = 2000
-
-
-def fit_probabilities(x_train: Any, y_train: np.ndarray, x_test: Any, *, classes: int) -> np.ndarray:
-    """Logistic regression (the fixed recipe) → (N_test, ``classes``) class probabilities (dense or sparse x).
-
-    A class absent from the training labels gets probability 0, so the columns always mean the same classes.
-
-    Raises:
-        ValueError: Fewer than two classes in the training labels.
-    """
-    present = np.unique(y_train)
-    if len(present) < 2:
-        raise ValueError(f"the training set holds {len(present)} class; a classifier needs at least two")
-    estimator = LogisticRegression(C=LOGISTIC_C, max_iter=LOGISTIC_MAX_ITER)
-    with threadpool_limits(MODEL_THREADS):
-        estimator.fit(x_train, y_train)
-        proba = estimator.predict_proba(x_test)
-    out = np.zeros((x_test.shape[0], classes))
-    out[:, estimator.classes_.astype(np.int64)] = proba
-    return out
 
 
 def probe_matrices(model: str, train: np.ndarray, test: np.ndarray, *, lsa: LsaSpace | None = None,
@@ -82,6 +58,6 @@ def utility_lines(lines: dict[str, LabeledDataset], test: LabeledDataset, *, pub
     def probabilities(model: str, train: LabeledDataset) -> np.ndarray:
         # A ValueError here (one class only, or no word at all in the training texts) is a result with an error.
         x_train, x_test = probe_matrices(model, train.samples, test.samples, lsa=shared, seed=seed)
-        return fit_probabilities(x_train, train.labels, x_test, classes=classes)
+        return fit_probabilities(logistic_regression, x_train, train.labels, x_test, classes=classes)
 
     return score_lines(lines, test, line_labels=LINES, models=MODELS, probabilities=probabilities)

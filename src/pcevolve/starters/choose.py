@@ -33,10 +33,11 @@ from pcevolve.starters.common import (
     StarterError,
     check_splits,
     classes_choice,
-    data_notes,
     declared_classes,
     finish_starter,
     run_name,
+    screen_findings,
+    split_choices,
 )
 from pcevolve.data import (
     DataError,
@@ -145,9 +146,7 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
         Choice("data.private", str(paths.private.resolve()), f"{k} classes, one folder each"),
         classes_choice(private_set.class_names, "the class folders of data.private", "image",
                        "a class folder not in the list is an error"),
-        Choice("data.public", str(paths.public.resolve()), f"{pool_size} unlabelled public images"),
-        Choice("data.test", None if paths.test is None else str(paths.test.resolve()),
-               "real held-out images for `pcevolve evaluate` (never used by the run)"),
+        *split_choices(paths, pool_size, "image"),
         Choice("data.full", None if paths.full is None else str(paths.full.resolve()),
                "a larger real labelled set: the evaluation's upper reference line (never used by the run)"),
         Choice("data.image_size", size, f"every image is read at {size} x {size}, the public pool's most common "
@@ -178,11 +177,8 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
         Choice("privacy.delta", DEFAULT_DELTA, "the probability that the ε guarantee fails; keep it well below one "
                                                "over the number of private samples"),
     ]
-    counts = ", ".join(f"{cls} {n}" for cls, n in private_set.class_counts().items())
-    findings = ((f"private: {len(private_set)} images in {k} classes ({counts}) — checked (these counts stay on "
-                 "this screen; the config does not record them)"),
-                f"public: {pool_size} images, read at {size} x {size} {mode}",
-                *(f"{label}: {len(extras[str(p)])} images, same classes — checked"
-                  for label, p in (("test", paths.test), ("full", paths.full)) if p is not None),
-                *data_notes(private_set, public_set, "image"))
-    return finish_starter(paths, choices, overrides, findings, len(private_set))
+    read_as = f"public: {pool_size} images, read at {size} x {size} {mode}"
+    found = screen_findings(private_set, public_set, "image", read_as,
+                            *(f"{label}: {len(extras[str(p)])} images, same classes — checked"
+                              for label, p in (("test", paths.test), ("full", paths.full)) if p is not None))
+    return finish_starter(paths, choices, overrides, found, len(private_set))

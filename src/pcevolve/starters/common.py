@@ -1,5 +1,6 @@
 """What every starter shares (images, tables, texts): the choices and why each was made, the data's paths, the
-checks of the splits, and turning the choices into a commented, validated config (:func:`finish_starter`).
+declared classes, the checks of the splits and what they found, and turning the choices into a commented, validated
+config (:func:`finish_starter`).
 
 :mod:`pcevolve.starters` chooses for images and hands tables and texts to
 :mod:`pcevolve.starters.table` and :mod:`pcevolve.starters.text`; all three build on this module.
@@ -19,7 +20,7 @@ from typing import Any
 import yaml
 
 from pcevolve.config.loader import parse_config, with_dotted
-from pcevolve.config.schema import RunConfig, class_names_from
+from pcevolve.config.schema import ClassLabel, RunConfig, class_names_from
 from pcevolve.data import (
     DataError,
     LabeledDataset,
@@ -165,14 +166,15 @@ def run_name(private: Path) -> str:
     return _NAME.sub("-", folder.name).strip("-._") or "run"
 
 
-def declared_classes(overrides: Mapping[str, Any] | None) -> tuple[str, ...] | None:
-    """The classes the user declared (``--set data.classes=[...]``), to read the private data against; ``None``
+def declared_classes(overrides: Mapping[str, Any] | None, *, typed: bool = False) -> tuple[ClassLabel, ...] | None:
+    """The classes the user declared (``--set data.classes=[...]``), to read the private data against — with their
+    JSON types when ``typed``, as a text run reads them (:func:`~pcevolve.config.schema.class_names_from`); ``None``
     when they are to be proposed from the data."""
     value = (overrides or {}).get("data.classes")
     if value is None:
         return None
     try:
-        return class_names_from(value)
+        return class_names_from(value, typed=typed)
     except ValueError as error:
         raise StarterError(f"data.classes: {error}") from None
 
@@ -189,18 +191,32 @@ def classes_choice(names: tuple[str, ...], found_in: str, noun: str, outside: st
 def check_splits(private: LabeledDataset, public: Any, extras: Mapping[str, Any], paths: DataPaths) -> None:
     """Refuse a sample shared between the evaluation sets (``extras``: test, full) and the private set or the pool,
     which would make the evaluation read its own training data. Between the private set and the pool a shared sample
-    is no error: :func:`data_notes` warns about it."""
+    is no error: :func:`screen_findings` warns about it."""
     overlap = find_duplicates({str(paths.private): private, str(paths.public): public, **extras},
                               may_share=[(str(paths.private), str(paths.public))])
     if overlap:
         raise DataError(overlap)
 
 
-def data_notes(private: LabeledDataset, public: Any, noun: str) -> tuple[str, ...]:
-    """What the private data shows about the assumptions (pool overlap, small classes), for the screen only."""
+def screen_findings(private: LabeledDataset, public: Any, noun: str, *checked: str) -> tuple[str, ...]:
+    """What the checks found, for the screen only: the private set's counts (the config never records them), what
+    was ``checked`` of the other splits, and what the private data shows about the assumptions (pool overlap, small
+    classes)."""
+    counts = ", ".join(f"{cls} {n}" for cls, n in private.class_counts().items())
     overlap, small = pool_overlap_warning(pool_overlap(private, public), noun), small_classes_note(private, noun)
-    return (f"warning: {overlap}" if overlap else f"no {noun} is shared between the private set and the public pool",
+    return (f"private: {len(private)} {noun}s in {len(private.class_names)} classes ({counts}) — checked (these "
+            "counts stay on this screen; the config does not record them)", *checked,
+            f"warning: {overlap}" if overlap else f"no {noun} is shared between the private set and the public pool",
             *((f"note: {small}",) if small else ()))
+
+
+def split_choices(paths: DataPaths, pool: int, noun: str) -> list[Choice]:
+    """``data.public`` (the pool, of ``pool`` ``noun``s) and ``data.test`` (held out for ``pcevolve evaluate``)."""
+    public, test = paths.public, paths.test
+    assert public is not None  # no starter goes on without a pool
+    return [Choice("data.public", str(public.resolve()), f"{pool} unlabelled public {noun}s"),
+            Choice("data.test", None if test is None else str(test.resolve()),
+                   f"real held-out {noun}s for `pcevolve evaluate` (never used by the run)")]
 
 
 def file_run_choices(paths: DataPaths, name: str | None, modality: str, what: str) -> list[Choice]:

@@ -17,11 +17,12 @@ from pcevolve.starters.common import (
     StarterError,
     check_splits,
     classes_choice,
-    data_notes,
     declared_classes,
     file_run_choices,
     finish_starter,
     retrieval_choices,
+    screen_findings,
+    split_choices,
 )
 from pcevolve.data import DataError, DataProblem
 from pcevolve.data.table_schema import TableSchema, draft_schema, read_csv_cells
@@ -74,9 +75,7 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
         Choice("data.private", str(paths.private.resolve()), f"{k} classes in column {label!r}"),
         classes_choice(private.class_names, f"the values of column {label!r} in {paths.private.name}", "row",
                        "a label outside the list is an error naming its row"),
-        Choice("data.public", str(paths.public.resolve()), f"{len(public)} unlabelled public rows"),
-        Choice("data.test", None if paths.test is None else str(paths.test.resolve()),
-               "real held-out rows for `pcevolve evaluate` (never used by the run)"),
+        *split_choices(paths, len(public), "row"),
         Choice("data.full", None, "not used for tables"),
         Choice("data.label_column", label, "the class label of each private row"),
         Choice("data.schema_file", None if paths.schema is None else str(paths.schema.resolve()),
@@ -89,10 +88,7 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
         *retrieval_choices("row", pool=used, classes=k, basis=basis, epsilon=epsilon,
                            encoder_why="the table encoder trains on the public table only"),
     ]
-    counts = ", ".join(f"{cls} {n}" for cls, n in private.class_counts().items())
-    findings = (f"private: {len(private)} rows in {k} classes ({counts}) — checked (these counts stay on this "
-                "screen; the config does not record them)",
-                f"public: {len(public)} rows, {len(schema.columns)} columns — checked against the schema",
-                *((f"test: {len(extras[str(paths.test)])} rows — checked",) if paths.test is not None else ()),
-                *data_notes(private, public, "row"))
-    return finish_starter(paths, choices, overrides, findings, len(private))
+    found = screen_findings(private, public, "row",
+                            f"public: {len(public)} rows, {len(schema.columns)} columns — checked against the schema",
+                            *(f"test: {len(test)} rows — checked" for test in extras.values()))
+    return finish_starter(paths, choices, overrides, found, len(private))

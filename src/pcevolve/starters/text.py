@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pcevolve.config.schema import ClassLabel, class_names_from
 from pcevolve.starters.common import (
     Choice,
     DataPaths,
@@ -19,10 +18,12 @@ from pcevolve.starters.common import (
     StarterError,
     check_splits,
     classes_choice,
-    data_notes,
+    declared_classes,
     file_run_choices,
     finish_starter,
     retrieval_choices,
+    screen_findings,
+    split_choices,
 )
 from pcevolve.data import DataError, DataProblem
 from pcevolve.data.text import fields_of, read_labeled_texts, read_unlabeled_texts
@@ -42,18 +43,6 @@ def text_basis(pool: int) -> int:
     hundred texts keeps 16: its principal directions beyond those are mostly its own sampling noise.
     """
     return TEXT_BASIS_LARGE if pool >= TEXT_BASIS_POOL else 16
-
-
-def _declared_classes(overrides: Mapping[str, Any]) -> tuple[ClassLabel, ...] | None:
-    """The classes the user declared (``--set data.classes=[...]``) with their types, as a text run reads them;
-    ``None`` when they are to be proposed from the private labels."""
-    value = overrides.get("data.classes")
-    if value is None:
-        return None
-    try:
-        return class_names_from(value, typed=True)
-    except ValueError as error:
-        raise StarterError(f"data.classes: {error}") from None
 
 
 def _pool_text_field(public: Path, text_field: str, label_field: str, chosen: object) -> str | None:
@@ -88,7 +77,7 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
                            f"in field {text_field!r} (another: --set data.public_text_column=FIELD) and no label. "
                            "Give it with --public FILE.jsonl")
     private = read_labeled_texts(paths.private, text_field=text_field, label_field=label_field,
-                                 class_names=_declared_classes(overrides), min_per_class=0)
+                                 class_names=declared_classes(overrides, typed=True), min_per_class=0)
     pool_field = _pool_text_field(paths.public, text_field, label_field, overrides.get("data.public_text_column"))
     public = read_unlabeled_texts(paths.public, text_field=pool_field or text_field, label_field=label_field)
     extras: dict[str, Any] = {}
@@ -107,9 +96,7 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
         classes_choice(private.class_labels, f"the values of field {label_field!r} in {paths.private.name}, with "
                        "their JSON type (0 a number, \"0\" text: the delivered file writes them so)", "text",
                        "a label outside the list, or of another type, is an error naming its line"),
-        Choice("data.public", str(paths.public.resolve()), f"{len(public)} unlabelled public texts"),
-        Choice("data.test", None if paths.test is None else str(paths.test.resolve()),
-               "real held-out texts for `pcevolve evaluate` (never used by the run)"),
+        *split_choices(paths, len(public), "text"),
         Choice("data.full", None, "not used for texts"),
         Choice("data.text_column", text_field, "the field holding each text"),
         Choice("data.public_text_column", pool_field,
@@ -120,10 +107,6 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
         *retrieval_choices("text", pool=used, classes=k, basis=text_basis(used), epsilon=epsilon,
                            encoder_why="the sentence encoder is used as pretrained"),
     ]
-    counts = ", ".join(f"{cls} {n}" for cls, n in private.class_counts().items())
-    findings = (f"private: {len(private)} texts in {k} classes ({counts}) — checked (these counts stay on this "
-                "screen; the config does not record them)",
-                f"public: {len(public)} texts — checked",
-                *((f"test: {len(extras[str(paths.test)])} texts — checked",) if paths.test is not None else ()),
-                *data_notes(private, public, "text"))
-    return finish_starter(paths, choices, overrides, findings, len(private))
+    found = screen_findings(private, public, "text", f"public: {len(public)} texts — checked",
+                            *(f"test: {len(test)} texts — checked" for test in extras.values()))
+    return finish_starter(paths, choices, overrides, found, len(private))
