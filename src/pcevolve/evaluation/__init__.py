@@ -20,6 +20,8 @@ Pure functions of arrays and explicit generators; the report assembles them. Mod
 * ``table_utility``, ``table_fidelity``, ``table_privacy`` — the judges of a table: utility of two fixed models,
   per-column and correlation fidelity, the distance-to-closest-record attack and exact copies;
 * ``table_judgement`` — :func:`judge_tables` / :func:`judge_table_files`, those judges together;
+* ``file_run`` — a table's or a text's run judged from its files: reading, checks, the judges, the evaluation
+  and what of it may leave the secure zone, with what differs per modality handed in;
 * ``table_run`` — :func:`evaluate_table_run`, those judges over a tabular run folder;
 * ``text_spaces`` — the spaces texts are compared in: normalised words and word pairs as TF-IDF, LSA, hashed TF-IDF;
 * ``text_duplicates`` — exact and near copies of texts, and verbatim passages shared with them;

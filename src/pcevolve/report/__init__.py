@@ -8,11 +8,13 @@ Modules (one concept each):
 * ``render`` — a document → self-contained HTML, and → Markdown;
 * ``safety`` — the refusal to write any private sample or near copy of one (images), any private row (tables), or
   any private text or near duplicate of one (texts);
-* ``write`` — check, render, write atomically;
+* ``write`` — check, render, write atomically, and a run's report with its secure figures;
+* ``file_report`` — the report of a table or text run: its document and the sections both share (headline, per
+  class, utility, privacy, settings), each given what its modality says differently;
 * ``table`` — a tabular run's evaluation → its document, and its writer;
 * ``text`` — a text run's evaluation → its document, and its writer;
-* ``per_class``, ``marginals``, ``neighbours`` — what the table and text reports share: the per-class section, the
-  distributions they draw (columns, text lengths), and synthetic samples beside their nearest public ones;
+* ``marginals``, ``neighbours`` — what the table and text reports draw: the distributions (columns, text lengths),
+  and synthetic samples beside their nearest public ones;
 * ``judges`` — :data:`~pcevolve.report.judges.JUDGES`, the judge of each modality (its evaluation, then its
   report), which ``pcevolve evaluate`` dispatches to.
 """
@@ -30,5 +32,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                "check_no_private_texts"],
     "table": ["build_table_document", "write_table_report"],
     "text": ["build_text_document", "write_text_report"],
-    "write": ["write_document", "write_report"],
+    "write": ["write_document", "write_report", "write_run_report"],
 })

@@ -9,7 +9,8 @@ than it ships there (rates as whole percents, AUCs with two decimals); files are
 figures are drawn from the evaluation's samples instead, as the image report draws its own: the column histograms
 (synthetic and test rows only) and the attack's ROC curve, at fixed false-positive rates with rounded rates
 (:func:`~pcevolve.report.figures.shared_roc`), so that its steps do not show the member count. The previewed rows are
-synthetic and public rows, and the writer refuses the report if one of them equals a private row.
+synthetic and public rows, and the writer refuses the report if one of them equals a private row. The document's
+frame and the sections it shares with the text report are :mod:`~pcevolve.report.file_report`'s.
 """
 
 from __future__ import annotations
@@ -20,40 +21,21 @@ from typing import Any
 
 import numpy as np
 
-from pcevolve.evaluation.shipped import path_name
-from pcevolve.evaluation.table_run import TableRunEvaluation
 from pcevolve.evaluation.table_fidelity import TVD_BINS
 from pcevolve.evaluation.table_privacy import exact_copies
+from pcevolve.evaluation.table_run import TableRunEvaluation
 from pcevolve.evaluation.table_utility import LINES, MODELS
-from pcevolve.io import atomic_write_json
-from pcevolve.report import figures
-from pcevolve.report.audit import audit_section
-from pcevolve.report.build import (
-    attack_roc_plot,
-    fitness_section,
-    ledger_section,
-    num,
-    pct,
-    shared_pct,
-    sweep_note,
-)
-from pcevolve.report.document import (
-    Document,
-    Paragraph,
-    Plot,
-    RowPreview,
-    Section,
-    Table,
-)
+from pcevolve.report import figures, file_report
+from pcevolve.report.build import num
+from pcevolve.report.document import Document, Paragraph, Plot, RowPreview, Section, Table
 from pcevolve.report.marginals import column_marginals, farthest_columns
 from pcevolve.report.neighbours import pairs_section, row_pairs, spread
-from pcevolve.report.per_class import per_class_section
-from pcevolve.report.wording import attack_warning
-from pcevolve.report.write import write_document
-from pcevolve.run_folder import RunFolder
+from pcevolve.report.write import write_run_report
 
 #: Synthetic rows per class in the preview.
 PREVIEW_PER_CLASS = 5
+#: How the report names a tabular run's samples.
+WORDS = file_report.SampleWords(sample="row", synthetic="table", private="private table", run="table")
 _DASH = "—"
 
 
@@ -63,38 +45,16 @@ def build_table_document(evaluation: TableRunEvaluation, *, preview_per_class: i
     # Rows equal to a private row are left out of every preview: the safety check would refuse the whole report.
     allowed = np.ones(len(evaluation.synthetic), dtype=bool)
     allowed[exact_copies(evaluation.synthetic.samples, evaluation.private.samples)] = False
-    sections = (_headline(evaluation, data), per_class_section(data, MODELS, unit="rows"), _utility(data),
-                _fidelity(evaluation, data), _privacy(evaluation, data),
-                _preview(evaluation, allowed, preview_per_class), _pairs(evaluation, allowed), ledger_section(data),
-                audit_section(data), fitness_section(evaluation.folder), _settings(data))
-    judged = data["data"]["test"]
-    return Document(title=f"pcevolve evaluation — table run {evaluation.config.name}", sections=sections,
-                    subtitle=f"{path_name(evaluation.folder)} · synthetic table judged on {sum(judged['per_class'])} "
-                             f"real test rows ({judged['path']}) · (ε, δ) = ({evaluation.epsilon:.3f}, "
-                             f"{evaluation.delta:g})")
-
-
-def _auc(value: float | None) -> str:
-    return _DASH if value is None else f"{value:.3f}"
+    return file_report.file_run_document(
+        evaluation, data, WORDS, MODELS, headline=_headline(evaluation, data), utility=_utility(data),
+        distance=_fidelity(evaluation, data), privacy=_privacy(evaluation, data),
+        preview=_preview(evaluation, allowed, preview_per_class), pairs=_pairs(evaluation, allowed),
+        settings=_settings(data))
 
 
 def _fixed(value: float | None) -> str:
     """Distances in [0, 1] with three decimals, so that a column of them lines up (``num`` would drop zeros)."""
     return _DASH if value is None else f"{value:.3f}"
-
-
-def _result(data: dict[str, Any], line: str, model: str) -> dict[str, Any] | None:
-    return next((r for r in data["judgement"]["utility"] if r["line"] == line and r["model"] == model), None)
-
-
-def _metric(result: dict[str, Any] | None, key: str, *, percent: bool = True) -> str:
-    """A model's score; for the real reference (trained on the private rows, its scores shipped with two decimals)
-    a whole percent or an AUC with two decimals."""
-    if result is None or result.get(key) is None:
-        return _DASH
-    if result["reference_only"]:
-        return shared_pct(result[key]) if percent else f"{result[key]:.2f}"
-    return pct(result[key]) if percent else _auc(result[key])
 
 
 def _auc_meaning(judgement: dict[str, Any]) -> str:
@@ -108,83 +68,41 @@ def _auc_meaning(judgement: dict[str, Any]) -> str:
 
 def _headline(evaluation: TableRunEvaluation, data: dict[str, Any]) -> Section:
     judgement = data["judgement"]
-    names = judgement["class_names"]
-    per_class = judgement["synthetic_per_class"]
-    claim = (f"released under (ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g}) differential privacy, as the "
-             "run's privacy ledger accounts it" if data["dp"] else
-             f"NOT differentially private: the run used reproducible noise (ε {evaluation.epsilon:.3f} would hold "
-             "only if nobody could regenerate the noise, and anyone with the run's config can)")
-    delivered = ", ".join(f"{name}: {count}" for name, count in per_class.items())
-    blocks: list[Any] = [Paragraph(f"Synthetic table: {sum(per_class.values())} rows in {len(names)} classes "
-                                   f"({delivered}), {claim}.", tone="text" if data["dp"] else "warning")]
-    if (note := sweep_note(data)) is not None:
-        blocks.append(note)
-    trees_syn, trees_real = _result(data, "synthetic", "gbdt"), _result(data, "real", "gbdt")
-    logit_syn, logit_real = _result(data, "synthetic", "logistic"), _result(data, "real", "logistic")
     fidelity, privacy = judgement["fidelity"], judgement["privacy"]
     real_tvd = [c["tvd_real_reference"] for c in fidelity["columns"] if c["tvd_real_reference"] is not None]
     real_corr = fidelity["correlation_real_reference"]
-    rows = [
-        ("ROC AUC, gradient-boosted trees", _metric(trees_syn, "auc", percent=False),
-         _metric(trees_real, "auc", percent=False), "higher is better"),
-        ("ROC AUC, logistic regression", _metric(logit_syn, "auc", percent=False),
-         _metric(logit_real, "auc", percent=False), "higher is better"),
-        ("accuracy / macro-F1, gradient-boosted trees",
-         f"{_metric(trees_syn, 'accuracy')} / {_metric(trees_syn, 'macro_f1')}",
-         f"{_metric(trees_real, 'accuracy')} / {_metric(trees_real, 'macro_f1')}", "higher is better"),
-        ("accuracy / macro-F1, logistic regression",
-         f"{_metric(logit_syn, 'accuracy')} / {_metric(logit_syn, 'macro_f1')}",
-         f"{_metric(logit_real, 'accuracy')} / {_metric(logit_real, 'macro_f1')}", "higher is better"),
+    distances = (
         ("mean total-variation distance per column", _fixed(fidelity["mean_tvd"]),
          _fixed(float(np.mean(real_tvd))) if real_tvd else _DASH, "lower is closer to the real test rows"),
         ("mean correlation difference", _fixed(fidelity["correlation"]["mean_abs_difference"]),
          _DASH if real_corr is None else _fixed(real_corr["mean_abs_difference"]),
          "lower is closer to the real test rows"),
-    ]
-    if privacy is not None:
-        rows.append(("membership attack AUC", f"{privacy['auc']:.2f}", _DASH, "0.5: the attacker cannot tell"))
-        rows.append(("synthetic rows copied from the private table", "YES" if privacy["private_rows_copied"] else
-                     "none", _DASH, "should be none"))
-    blocks.append(Table(("measure", "synthetic rows", "real reference (private rows, not DP)", "reading"),
-                        tuple(rows),
-                        caption="Models trained on the synthetic rows, or on the private rows as a reference, and "
-                                "tested on the real test rows; distances to the test rows' columns. The reference "
-                                "shows what the private rows themselves would give — it cannot be published."))
-    blocks.append(Paragraph(_auc_meaning(judgement), tone="note"))
-    if privacy is not None:
-        if privacy["private_rows_copied"]:
-            blocks.append(Paragraph("Some synthetic rows equal a private row in every column: they disclose that "
-                                    "person's record. Remove them before sharing the table (see Privacy).",
-                                    tone="warning"))
-        warning = attack_warning(privacy, "row")
-        if warning:
-            blocks.append(Paragraph(warning, tone="warning"))
-        blocks.append(Paragraph(data["caveat"], tone="note"))
-    return Section("Headline", tuple(blocks), anchor="headline")
+    )
+    copied = privacy is not None and privacy["private_rows_copied"]
+    return file_report.headline_section(
+        evaluation, data, WORDS, MODELS,
+        scores=(("ROC AUC", ("auc",)), ("accuracy / macro-F1", ("accuracy", "macro_f1"))), distances=distances,
+        copies=(("synthetic rows copied from the private table", "YES" if copied else "none"),),
+        caption="Models trained on the synthetic rows, or on the private rows as a reference, and tested on the real "
+                "test rows; distances to the test rows' columns. The reference shows what the private rows "
+                "themselves would give — it cannot be published.",
+        note=Paragraph(_auc_meaning(judgement), tone="note"),
+        copied="Some synthetic rows equal a private row in every column: they disclose that person's record. Remove "
+               "them before sharing the table (see Privacy)." if copied else None)
 
 
 def _utility(data: dict[str, Any]) -> Section:
-    judgement = data["judgement"]
-    private_size = sum(data["data"]["private"]["per_class_dp_estimate"] or [])
-    rows = []
-    for result in judgement["utility"]:
-        size = (f"≈ {private_size} (noisy DP count)" if result["train_size"] is None else str(result["train_size"]))
-        rows.append((result["label"], result["model_label"], _metric(result, "auc", percent=False),
-                     _metric(result, "accuracy"), _metric(result, "macro_f1"), size,
-                     result["error"] or ""))
-    lines = Table(("trained on", "model", "ROC AUC", "accuracy", "macro-F1", "training rows", "note"), tuple(rows),
-                  highlight=tuple(i for i, r in enumerate(judgement["utility"]) if r["line"] == "synthetic"),
-                  caption="Every model on every training set, tested on the same real test rows. Rows trained on "
-                          "the synthetic set are highlighted.")
-    return Section("Utility", (
-        lines, Paragraph(_auc_meaning(judgement), tone="note"),
-        Paragraph("Both models are fixed in advance and never tuned on the test rows: gradient-boosted trees "
-                  "(scikit-learn's HistGradientBoostingClassifier with its default settings) and logistic regression "
-                  "(L2 penalty, C = 1). Categorical columns are one-hot encoded; numeric columns are standardised "
-                  "with the mean and standard deviation of each model's own training set. The real reference is "
-                  "trained on the private rows: it shows what they would give, is not differentially private, and "
-                  "its size is given by the run's noisy count.", tone="note"),
-    ), anchor="utility")
+    return file_report.utility_section(
+        data, WORDS, model="model", scores=(("ROC AUC", "auc"), ("accuracy", "accuracy"), ("macro-F1", "macro_f1")),
+        caption="Every model on every training set, tested on the same real test rows. Rows trained on the synthetic "
+                "set are highlighted.",
+        notes=(Paragraph(_auc_meaning(data["judgement"]), tone="note"),
+               Paragraph("Both models are fixed in advance and never tuned on the test rows: gradient-boosted trees "
+                         "(scikit-learn's HistGradientBoostingClassifier with its default settings) and logistic "
+                         "regression (L2 penalty, C = 1). Categorical columns are one-hot encoded; numeric columns are "
+                         "standardised with the mean and standard deviation of each model's own training set. The real "
+                         "reference is trained on the private rows: it shows what they would give, is not "
+                         "differentially private, and its size is given by the run's noisy count.", tone="note")))
 
 
 def _fidelity(evaluation: TableRunEvaluation, data: dict[str, Any]) -> Section:
@@ -239,34 +157,25 @@ def _marginals(evaluation: TableRunEvaluation, columns: list[dict[str, Any]]) ->
 def _privacy(evaluation: TableRunEvaluation, data: dict[str, Any]) -> Section:
     privacy = data["judgement"]["privacy"]
     if privacy is None:
-        return Section("Privacy", (Paragraph("No private rows were given, so no attack was run."),), anchor="privacy")
-    low, high = privacy["auc_interval"]
-    bound = {True: "yes — stronger than the guarantee allows", False: "no", None: _DASH}[privacy["exceeds_dp_bound"]]
-    table = Table(("check", "result"), (
-        ("membership attack AUC", f"{privacy['auc']:.2f} ({privacy['confidence']:.0%} interval {low:.2f}–{high:.2f})"),
-        ("best-threshold success (share of right guesses)", f"{privacy['success']:.0%}"),
-        ("attack beats the ε-DP bound at a low false-positive rate", bound),
-        ("synthetic rows equal to a private row", "YES — at least one" if privacy["private_rows_copied"] else "none"),
-        ("synthetic rows equal to a test row (what chance gives)", str(privacy["test_rows_copied"])),
-    ), highlight=(3,) if privacy["private_rows_copied"] else ())
-    return Section("Privacy", (
-        Paragraph("The membership attack plays the part of someone who holds the synthetic table and wants to know "
-                  "whether a given person's row was in the private table. It scores each real row by how close it "
-                  "lies to its nearest synthetic row (closer: more likely a member), and is tried on private rows "
-                  "and on as many real test rows that were never used. Its AUC is the chance that it ranks a random "
-                  "private row above a random unused row: 0.5 means it cannot tell them apart — what a private "
-                  "synthetic table should show — and 1.0 means it always can. Distances are measured with numeric "
-                  "columns standardised and a changed category counting as much as one standard deviation."),
-        table,
-        attack_roc_plot("distance to closest record", evaluation.judgement.privacy.attack, epsilon=evaluation.epsilon,
-                        delta=evaluation.delta),
-        Paragraph("An exact copy compares every column (not the label). Rows equal to a test row show how often equal "
-                  "rows occur by chance in this table: with few, coarse columns they are common and harmless. The "
-                  "AUC is rounded to two decimals and copies are reported only as present or not, because exact "
-                  "values would reveal the size of the private table; they are in the run's "
-                  "secure/evaluation.json.", tone="note"),
-        Paragraph(privacy["caveat"], tone="note"),
-    ), anchor="privacy")
+        return file_report.no_attack_section(WORDS)
+    copied = privacy["private_rows_copied"]
+    copies = (("synthetic rows equal to a private row", "YES — at least one" if copied else "none", copied),
+              ("synthetic rows equal to a test row (what chance gives)", str(privacy["test_rows_copied"]), False))
+    attack = Paragraph(
+        "The membership attack plays the part of someone who holds the synthetic table and wants to know whether a "
+        "given person's row was in the private table. It scores each real row by how close it lies to its nearest "
+        "synthetic row (closer: more likely a member), and is tried on private rows and on as many real test rows "
+        "that were never used. Its AUC is the chance that it ranks a random private row above a random unused row: "
+        "0.5 means it cannot tell them apart — what a private synthetic table should show — and 1.0 means it always "
+        "can. Distances are measured with numeric columns standardised and a changed category counting as much as "
+        "one standard deviation.")
+    note = Paragraph(
+        "An exact copy compares every column (not the label). Rows equal to a test row show how often equal rows "
+        "occur by chance in this table: with few, coarse columns they are common and harmless. The AUC is rounded to "
+        "two decimals and copies are reported only as present or not, because exact values would reveal the size of "
+        "the private table; they are in the run's secure/evaluation.json.", tone="note")
+    return file_report.privacy_section(evaluation, privacy, copies, attack=attack,
+                                       scored_by="distance to closest record", note=note)
 
 
 def _preview(evaluation: TableRunEvaluation, allowed: np.ndarray, per_class: int) -> Section:
@@ -293,49 +202,29 @@ def _pairs(evaluation: TableRunEvaluation, allowed: np.ndarray) -> Section:
 
 
 def _settings(data: dict[str, Any]) -> Section:
-    described = data["data"]
-    private = described["private"]["per_class_dp_estimate"]
-    sets = [("synthetic", described["synthetic"]["path"], str(sum(described["synthetic"]["per_class"]))),
-            ("private", str(described["private"]["path"]), _DASH if private is None else
-             f"≈ {sum(private)} (noisy DP count)"),
-            ("test", described["test"]["path"], str(sum(described["test"]["per_class"])))]
-    if described["public"] is not None:
-        sets.append(("public", str(described["public"]["path"]), str(described["public"]["rows"])))
-    schema = described["schema"]
+    schema = data["data"]["schema"]
     columns = tuple((c["name"], c["kind"], (f"{len(c['categories'])} categories" if c["kind"] == "categorical" else
                                            f"{num(c['low'])} to {num(c['high'])}"
                                            + (", whole numbers" if c.get("integer") else "")))
                     for c in schema["columns"])
-    return Section("Settings and data", (
-        Table(("set", "path", "rows"), tuple(sets),
-              caption="The private table's exact size and the evaluation's timings stay in the run's "
-                      "secure/evaluation.json."),
+    return file_report.settings_section(
+        data, WORDS,
         Table(("column", "kind", "values (from public data)"), columns,
               caption=f"The table's columns; the label column is {schema['label_column']!r}."),
         Table(("setting", "value"), (("seed", str(data["judgement"]["seed"])),
                                      ("models", ", ".join(MODELS.values())),
                                      ("training sets", ", ".join(LINES.values())),
-                                     ("numeric cells per column", str(TVD_BINS)))),
-    ), anchor="settings")
+                                     ("numeric cells per column", str(TVD_BINS)))))
 
 
 def write_table_report(evaluation: TableRunEvaluation, *, folder: str | os.PathLike[str] | None = None,
                        preview_per_class: int = PREVIEW_PER_CLASS) -> Path:
-    """Build and write the report of a tabular evaluation into ``folder`` (default ``RUN/report``).
-
-    The exact private figures the report leaves out go to ``RUN/secure/evaluation.json``; with the default folder,
-    the report's files get the run's start time, so their times do not reveal how long the evaluation took.
+    """Build and write the report of a tabular evaluation into ``folder`` (default ``RUN/report``), and its exact
+    private figures into ``RUN/secure/evaluation.json`` (:func:`~pcevolve.report.write.write_run_report`).
 
     Raises:
         PrivateSampleInReport: A previewed row equals a private row; nothing was written.
     """
-    run = evaluation.folder
-    target = Path(folder) if folder is not None else run / "report"
     document = build_table_document(evaluation, preview_per_class=preview_per_class)
-    written = write_document(target, document, private_rows=evaluation.private.samples,
-                             evaluation_json=evaluation.to_json())
-    (run / "secure").mkdir(exist_ok=True)
-    atomic_write_json(run / "secure" / "evaluation.json", evaluation.to_secure_json())
-    if folder is None and (run / "manifest.json").is_file():
-        RunFolder(run).settle_times()
-    return written
+    return write_run_report(evaluation, evaluation.folder, document, folder=folder,
+                            private_rows=evaluation.private.samples)

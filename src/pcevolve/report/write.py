@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pcevolve.evaluation.file_run import FileRunEvaluation
 from pcevolve.evaluation.run_evaluation import RunEvaluation
 from pcevolve.io import (
     atomic_directory,
@@ -85,17 +86,24 @@ def write_document(folder: str | os.PathLike[str], document: Document, *, privat
 
 def write_report(evaluation: RunEvaluation, *, folder: str | os.PathLike[str] | None = None,
                  grid_per_class: int = GRID_PER_CLASS) -> Path:
-    """Build and write the report of an evaluation into ``folder`` (default ``RUN/report``).
-
-    The exact private figures the report leaves out go to ``RUN/secure/evaluation.json``; with the
-    default folder, the report's files get the run's start time, so their times do not reveal how
-    long the evaluation on the private data took.
-    """
-    run = evaluation.inputs.folder
-    target = Path(folder) if folder is not None else run / "report"
+    """Build and write the report of an image evaluation (:func:`write_run_report`)."""
     document = build_document(evaluation, grid_per_class=grid_per_class)
-    written = write_document(target, document, private=evaluation.inputs.private.samples,
-                             evaluation_json=evaluation.to_json())
+    return write_run_report(evaluation, evaluation.inputs.folder, document, folder=folder,
+                            private=evaluation.inputs.private.samples)
+
+
+def write_run_report(evaluation: RunEvaluation | FileRunEvaluation, run: Path, document: Document, *,
+                     folder: str | os.PathLike[str] | None = None, **private: np.ndarray) -> Path:
+    """Write a run's ``document`` with its ``evaluation.json`` into ``folder`` (default ``RUN/report``; checked against
+    the ``private`` samples, as :func:`write_document` names them), then the exact private figures the report leaves
+    out into ``RUN/secure/evaluation.json``. With the default folder, the report's files get the run's start time, so
+    their times do not reveal how long the evaluation on the private data took.
+
+    Raises:
+        PrivateSampleInReport: The document shows a private sample (or a near copy); nothing was written.
+    """
+    target = Path(folder) if folder is not None else run / "report"
+    written = write_document(target, document, evaluation_json=evaluation.to_json(), **private)
     (run / "secure").mkdir(exist_ok=True)
     atomic_write_json(run / "secure" / "evaluation.json", evaluation.to_secure_json())
     if folder is None and (run / "manifest.json").is_file():
