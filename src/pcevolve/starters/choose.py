@@ -20,6 +20,15 @@ from typing import Any
 
 import numpy as np
 
+from pcevolve.data import (
+    DataError,
+    DataProblem,
+    describe_images,
+    read_image_folder,
+    read_unlabeled_images,
+)
+from pcevolve.data.image_files import list_folder
+from pcevolve.data.kinds import check_run_kinds
 from pcevolve.starters.common import (
     DEFAULT_DELTA,
     ENCODER_INPUT_SIZE,
@@ -39,15 +48,6 @@ from pcevolve.starters.common import (
     screen_findings,
     split_choices,
 )
-from pcevolve.data import (
-    DataError,
-    DataProblem,
-    describe_images,
-    read_image_folder,
-    read_unlabeled_images,
-)
-from pcevolve.data.image_files import list_folder
-from pcevolve.data.kinds import check_run_kinds
 
 __all__ = ["choose_config"]
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pcevolve.data import DataError, DataProblem
+from pcevolve.data.table_schema import TableSchema, draft_schema, read_csv_cells
+from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
 from pcevolve.starters.common import (
     Choice,
     DataPaths,
@@ -24,9 +27,6 @@ from pcevolve.starters.common import (
     screen_findings,
     split_choices,
 )
-from pcevolve.data import DataError, DataProblem
-from pcevolve.data.table_schema import TableSchema, draft_schema, read_csv_cells
-from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
 
 
 def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,

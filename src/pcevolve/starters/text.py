@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pcevolve.data import DataError, DataProblem
+from pcevolve.data.text import fields_of, read_labeled_texts, read_unlabeled_texts
 from pcevolve.starters.common import (
     Choice,
     DataPaths,
@@ -25,8 +27,6 @@ from pcevolve.starters.common import (
     screen_findings,
     split_choices,
 )
-from pcevolve.data import DataError, DataProblem
-from pcevolve.data.text import fields_of, read_labeled_texts, read_unlabeled_texts
 
 #: From this many public texts on, the search works in TEXT_BASIS_LARGE principal directions instead of 16.
 TEXT_BASIS_POOL = 2000
