@@ -13,10 +13,10 @@ import typer
 import yaml
 
 from pcevolve.config import ConfigError, check_budget
-from pcevolve.starters import Starter, StarterError, choose_config
 from pcevolve.data import DataError
 from pcevolve.data.errors import problem_lines
 from pcevolve.io import atomic_write_text
+from pcevolve.starters import Starter, StarterError, choose_config
 
 PRIVATE_HELP = ("Private labelled data: images, one folder per class, or a CSV table with a label column (or a "
                 "folder made by `pcevolve data prepare`).")

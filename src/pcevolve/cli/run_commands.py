@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pcevolve.catalog.modalities import MODALITY_TRAITS
 from pcevolve.cli.init_commands import (
     EPSILON_HELP,
     FULL_HELP,
@@ -26,7 +27,6 @@ from pcevolve.cli.init_commands import (
     starter_or_exit,
     with_label_column,
 )
-from pcevolve.catalog.modalities import MODALITY_TRAITS
 from pcevolve.config import ConfigError, RunConfig, load_config, with_settings
 from pcevolve.data import DataError
 from pcevolve.randomness import FLOATING_POINT_NOTE, NOT_DP_WARNING

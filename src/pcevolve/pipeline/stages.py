@@ -29,9 +29,9 @@ from pcevolve.decoders import Decoder, load_decoder, train_decoder
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.executors import bulk_encode
 from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
-from pcevolve.plots import write_fitness_curve
 from pcevolve.pipeline.secure_zone import split_training_record
 from pcevolve.pipeline.stage import RunContext, Stage
+from pcevolve.plots import write_fitness_curve
 from pcevolve.privacy.calibration import stage_selection_epsilon
 from pcevolve.privacy.cluster_vote import cluster_spread, public_clusters, variance_directions
 from pcevolve.privacy.statistics import RandomFourierFeatures
