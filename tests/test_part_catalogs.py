@@ -6,18 +6,18 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from pcevolve.decoders import DECODERS
 from pcevolve.catalog.decoders import DECODER_TRAITS, LLM_DECODER, DecoderTraits
+from pcevolve.catalog.encoders import BACKBONE_BLOCKS
+from pcevolve.catalog.executors import EXECUTOR_NAMES
+from pcevolve.catalog.modalities import MODALITY_TRAITS
+from pcevolve.catalog.search import CROSSOVER_NAMES, MUTATION_NAMES
+from pcevolve.decoders import DECODERS
 from pcevolve.decoders.round_trips import RetrievalRoundTrip
 from pcevolve.decoders.text_variation import TextVariationDecoder
 from pcevolve.encoders import BACKBONES
-from pcevolve.catalog.encoders import BACKBONE_BLOCKS
-from pcevolve.modalities import MODALITIES
-from pcevolve.catalog.modalities import MODALITY_TRAITS
-from pcevolve.catalog.executors import EXECUTOR_NAMES
-from pcevolve.catalog.search import CROSSOVER_NAMES, MUTATION_NAMES
 from pcevolve.evolution import CROSSOVERS, MUTATIONS
 from pcevolve.executors import EXECUTORS
+from pcevolve.modalities import MODALITIES
 
 
 def test_every_decoder_is_catalogued_with_what_its_class_says() -> None:

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from pcevolve.cli.main import app
 from pcevolve.config import config_hash, load_config
-from pcevolve.starters import StarterError, choose_config, run_name
 from pcevolve.data import DataError, prepare_demo
+from pcevolve.starters import StarterError, choose_config, run_name
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from pcevolve.config import DataConfig, config_hash, parse_config
-from pcevolve.starters import choose_config
 from pcevolve.data import DataError
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
 from pcevolve.data.writers import write_texts_jsonl
 from pcevolve.modalities.text import TEXT, text_fields
+from pcevolve.starters import choose_config
 
 GOOD = ["a warm and funny film", "a joy from start to finish", "brilliant acting, clever script"]
 BAD = ["a dull and tedious mess", "clumsy writing, wooden acting", "badly shot and slow"]

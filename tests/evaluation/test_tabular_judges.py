@@ -19,13 +19,13 @@ from pcevolve.config import dump_config, parse_config
 from pcevolve.data import LabeledDataset
 from pcevolve.data.table_schema import Column, TableSchema
 from pcevolve.evaluation import judge_table_files, judge_tables
-from pcevolve.report.judges import JUDGES
-from pcevolve.evaluation.shipped import shared_distance, shared_rate, shipped_violations
 from pcevolve.evaluation.line_scores import class_scores, minority_class
+from pcevolve.evaluation.shipped import shared_distance, shared_rate, shipped_violations
 from pcevolve.evaluation.table_fidelity import column_binning, column_fidelity, correlation_difference
 from pcevolve.evaluation.table_privacy import AUC_DECIMALS, exact_copies, membership_split
 from pcevolve.io import atomic_write_json
 from pcevolve.privacy import BudgetLedger, GaussianRelease
+from pcevolve.report.judges import JUDGES
 
 CLASSES = ("no", "yes")
 COLOURS = ("red", "green", "blue")

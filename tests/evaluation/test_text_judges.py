@@ -17,7 +17,6 @@ from pcevolve.cli import evaluate_commands
 from pcevolve.config import dump_config, parse_config
 from pcevolve.data import LabeledDataset
 from pcevolve.evaluation import judge_text_files, judge_texts
-from pcevolve.report.judges import JUDGES
 from pcevolve.evaluation.shipped import shared_distance, shared_rate, shipped_violations
 from pcevolve.evaluation.table_privacy import AUC_DECIMALS
 from pcevolve.evaluation.text_distribution import text_mmd
@@ -25,6 +24,7 @@ from pcevolve.evaluation.text_duplicates import NEAR_DUPLICATE_COSINE, text_copi
 from pcevolve.evaluation.text_spaces import LsaSpace, normalise
 from pcevolve.io import atomic_write_json
 from pcevolve.privacy import BudgetLedger, GaussianRelease
+from pcevolve.report.judges import JUDGES
 
 CLASSES = ("cooking", "sport")  # sorted: the order read_labeled_texts gives them
 SHARED = tuple(f"common{i}" for i in range(40))

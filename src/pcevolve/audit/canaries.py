@@ -19,8 +19,8 @@ import numpy as np
 from pcevolve.audit.canary_scores import copied_canaries
 from pcevolve.config import RunConfig
 from pcevolve.modalities import MODALITIES
-from pcevolve.search.assembly import load_public_features
 from pcevolve.run_folder import RunFolder
+from pcevolve.search.assembly import load_public_features
 from pcevolve.search.basis import PublicBasis
 from pcevolve.search.release import StatisticsRelease
 

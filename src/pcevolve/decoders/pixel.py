@@ -28,10 +28,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from pcevolve.decoders.base import DecoderTrainingResult
-from pcevolve.encoders.reencode import reencode_check
 from pcevolve.decoders.image_generator import NetworkImageDecoder
 from pcevolve.encoders.pixel_view import PixelLayout, cosine_matrix
 from pcevolve.encoders.preprocess import pixel_view, to_float_images
+from pcevolve.encoders.reencode import reencode_check
 from pcevolve.progress import progress_bar
 
 if TYPE_CHECKING:
