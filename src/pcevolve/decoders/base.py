@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from safetensors.torch import load_file
@@ -24,6 +24,9 @@ from safetensors.torch import save as save_safetensors
 
 from pcevolve.config import DecoderConfig
 from pcevolve.io import atomic_write_bytes, atomic_write_json, read_json
+
+if TYPE_CHECKING:
+    from pcevolve.executors import Executor
 
 #: Every decoder folder's metadata file; its ``name`` picks the class that loads the folder.
 META_FILE = "decoder.json"
@@ -70,9 +73,9 @@ class Decoder(Protocol):
     trainable_under_dp: ClassVar[bool]
 
     def fit(self, public_samples: np.ndarray, *, encoder: Any, seed: int, progress: bool = False,
-            executor: Any = None) -> DecoderTrainingResult:
-        """Train on public samples only (free); ``encoder`` supplies the features to invert; ``executor``
-        (:class:`pcevolve.executors.Executor`, local when None) is where it may encode the public pool in bulk."""
+            executor: Executor | None = None) -> DecoderTrainingResult:
+        """Train on public samples only (free); ``encoder`` supplies the features to invert; ``executor`` (local
+        when None) is where it may encode the public pool in bulk."""
         ...
 
     def decode(self, features: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:

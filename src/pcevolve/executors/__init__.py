@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pcevolve.catalog.executors import RAY_INSTALL_HINT
 from pcevolve.executors.base import Executor
 from pcevolve.executors.local import LocalExecutor
-from pcevolve.executors.ray_cluster import INSTALL_HINT as RAY_INSTALL_HINT
 from pcevolve.executors.ray_cluster import RayExecutor, RayUnavailable
 from pcevolve.registry import Registry
 

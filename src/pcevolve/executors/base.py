@@ -20,8 +20,8 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 
-S = TypeVar("S")
-R = TypeVar("R")
+S = TypeVar("S")  # what map_chunks shares with every chunk
+R = TypeVar("R")  # what it returns per row
 
 
 class Executor(Protocol):

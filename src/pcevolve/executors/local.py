@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from pcevolve.executors.base import R, S
+
 if TYPE_CHECKING:
     from pcevolve.config import ExecutorConfig
-
-S = TypeVar("S")
-R = TypeVar("R")
 
 
 class LocalExecutor:

@@ -19,20 +19,17 @@ import logging
 import math
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from pcevolve.catalog.executors import RAY_INSTALL_HINT
+from pcevolve.executors.base import R, S
 from pcevolve.progress import progress_bar
 
 if TYPE_CHECKING:
     from pcevolve.config import ExecutorConfig
 
-S = TypeVar("S")
-R = TypeVar("R")
-
-INSTALL_HINT = RAY_INSTALL_HINT
 
 
 class RayUnavailable(RuntimeError):
@@ -43,7 +40,7 @@ def _ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise RayUnavailable(f"executor: ray needs Ray on this machine and on the cluster: {INSTALL_HINT}") from None
+        raise RayUnavailable(f"executor: ray needs Ray on this machine and on the cluster: {RAY_INSTALL_HINT}") from None
     return ray
 
 
