@@ -1,7 +1,7 @@
 """What each decoder can do, as plain data: read by the config's checks without building (or importing) a decoder.
 
 The decoder classes (:data:`pcevolve.decoders.registry.DECODERS`) carry the same facts as class attributes;
-``tests/decoders/test_decoder_catalog.py`` holds the two equal, so a new decoder is added in both or the tests fail.
+``tests/test_part_catalogs.py`` holds the two equal, so a new decoder is added in both or the tests fail.
 This module imports no part of pcevolve: a config is validated without loading torch.
 """
 

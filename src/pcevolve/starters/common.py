@@ -2,10 +2,9 @@
 declared classes, the checks of the splits and what they found, and turning the choices into a commented, validated
 config (:func:`finish_starter`).
 
-:mod:`pcevolve.starters` chooses for images and hands tables and texts to
+:mod:`pcevolve.starters.choose` chooses for images and hands tables and texts to
 :mod:`pcevolve.starters.table` and :mod:`pcevolve.starters.text`; all three build on this module.
 """
-
 
 from __future__ import annotations
 
@@ -83,18 +82,18 @@ class DataPaths:
                 full: str | Path | None = None) -> DataPaths:
         root = Path(private)
         manifest = root / "dataset.json"
-        if root.is_dir() and manifest.is_file() and read_json(manifest).get("format") == "pcevolve.text-demo":
+        prepared = read_json(manifest) if root.is_dir() and manifest.is_file() else None
+        if prepared is not None and prepared.get("format") == "pcevolve.text-demo":
             return cls(root / "private.jsonl", Path(public) if public else root / "public.jsonl",
                        Path(test) if test else root / "test.jsonl", None if full is None else Path(full),
-                       label_column=str(read_json(manifest).get("label_column", "label")))
-        if root.is_dir() and manifest.is_file() and read_json(manifest).get("format") == "pcevolve.table-demo":
-            table = read_json(manifest)
+                       label_column=str(prepared.get("label_column", "label")))
+        if prepared is not None and prepared.get("format") == "pcevolve.table-demo":
             return cls(root / "private.csv", Path(public) if public else root / "public.csv",
                        Path(test) if test else root / "test.csv", None if full is None else Path(full),
-                       label_column=str(table.get("label_column", "label")),
+                       label_column=str(prepared.get("label_column", "label")),
                        schema=root / "schema.yaml" if (root / "schema.yaml").is_file() else None)
-        if root.is_dir() and manifest.is_file():
-            splits = read_json(manifest).get("splits", {})
+        if prepared is not None:
+            splits = prepared.get("splits", {})
 
             def split(name: str, given: str | Path | None) -> Path | None:
                 if given is not None:
