@@ -176,7 +176,7 @@ def outside_separation(private: np.ndarray, pool: np.ndarray, truth: np.ndarray,
 def search_coordinates(run: Path, private: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The private images and the pool in the run's search coordinates (its encoder, then its public basis)."""
     from pcevolve.decoders import load_decoder
-    from pcevolve.modalities import IMAGE
+    from pcevolve.modalities.image.parts import IMAGE
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.assembly import load_public_features
 

@@ -58,7 +58,11 @@ def _imports(path: Path) -> set[str]:
 
 
 def _part(path: Path) -> str:
+    """The part a source file belongs to: its top folder (or module); a modality's package
+    (``modalities/<name>/``) is a part of its own, ``modalities/<name>/``, found by name and never imported."""
     relative = path.relative_to(PACKAGE)
+    if relative.parts[0] == "modalities" and len(relative.parts) > 2:
+        return "modalities/<name>/"
     return relative.parts[0] if len(relative.parts) > 1 else relative.stem
 
 
@@ -225,3 +229,41 @@ def test_every_import_goes_down_the_documented_layers() -> None:
               if _part(MODULES[target]) in level and level[_part(MODULES[target])] > level[_part(path)]}
     assert not upward, "imports up the layers of docs/architecture.md: " + "; ".join(sorted(upward))
 
+
+
+# --- modality packages: found by name, never imported -------------------------------------------------------------
+
+def _modality_package(module: str) -> str | None:
+    """``pcevolve.modalities.<name>`` for a module of a modality's package, else None."""
+    package = ".".join(module.split(".")[:3])
+    is_package = package.startswith("pcevolve.modalities.") and package in MODULES and \
+        MODULES[package].name == "__init__.py"
+    return package if is_package else None
+
+
+def test_no_module_imports_a_modality_package() -> None:
+    """The catalogue's registry line is how pcevolve finds a modality: only the package's own modules import it."""
+    broken = {f"{name} imports {target}" for name, path in MODULES.items() for target in _module_imports(path)
+              if (package := _modality_package(target)) is not None and _modality_package(name) != package}
+    assert not broken, "a modality's package is found through pcevolve.catalog.modalities only: " + \
+        "; ".join(sorted(broken))
+
+
+def test_a_modality_runs_without_its_judges() -> None:
+    """What a run executes of a modality (its spec and the parts module it names, with the package modules these
+    import) imports no judge: the evaluation, the report and the audit never feed a run."""
+    from pcevolve.catalog.modalities import MODALITY_PACKAGES, modality_spec
+
+    broken = set()
+    for name, package in MODALITY_PACKAGES.items():
+        todo, seen = [package, modality_spec(name).parts.partition(":")[0]], set()
+        while todo:
+            module = todo.pop()
+            if module in seen or module not in MODULES:
+                continue
+            seen.add(module)
+            imported = _module_imports(MODULES[module])
+            broken |= {f"{module} imports {target}" for target in imported
+                       if target.split(".")[1] in JUDGES}
+            todo += [target for target in imported if _modality_package(target) == package]
+    assert not broken, "a modality's run parts must not depend on its judges: " + "; ".join(sorted(broken))

@@ -9,7 +9,7 @@ import sys
 from pcevolve.catalog.decoders import DECODER_TRAITS, LLM_DECODER, DecoderTraits
 from pcevolve.catalog.encoders import BACKBONE_BLOCKS
 from pcevolve.catalog.executors import EXECUTOR_NAMES
-from pcevolve.catalog.modalities import MODALITY_TRAITS
+from pcevolve.catalog.modalities import HOOKS, MODALITY_PACKAGES, MODALITY_TRAITS, modality_spec
 from pcevolve.catalog.search import CROSSOVER_NAMES, MUTATION_NAMES
 from pcevolve.decoders import DECODERS
 from pcevolve.decoders.round_trips import RetrievalRoundTrip
@@ -24,7 +24,7 @@ def test_every_decoder_is_catalogued_with_what_its_class_says() -> None:
     assert set(DECODER_TRAITS) == set(DECODERS)
     for name, part in DECODERS.items():
         assert DECODER_TRAITS[name] == DecoderTraits(
-            tuple(part.modalities), trainable_under_dp=part.trainable_under_dp,
+            part.modalities, trainable_under_dp=part.trainable_under_dp,
             needs_pixel_view=getattr(part, "needs_pixel_view", False),
             retrieval=issubclass(part, RetrievalRoundTrip)), name
     assert LLM_DECODER == TextVariationDecoder.name
@@ -34,7 +34,9 @@ def test_every_modality_and_backbone_is_catalogued() -> None:
     assert set(MODALITIES) == set(MODALITY_TRAITS)
     assert all(MODALITIES[name].name == name and MODALITIES[name].traits is MODALITY_TRAITS[name]
                for name in MODALITIES)
-    assert {m for traits in DECODER_TRAITS.values() for m in traits.modalities} == set(MODALITY_TRAITS)
+    listed = {m for traits in DECODER_TRAITS.values() for m in traits.modalities or ()}
+    assert listed <= set(MODALITY_TRAITS)
+    assert all(any(traits.makes(m) for traits in DECODER_TRAITS.values()) for m in MODALITY_TRAITS)
     assert {name: spec.n_blocks for name, spec in BACKBONES.items()} == BACKBONE_BLOCKS
 
 
@@ -59,3 +61,16 @@ def test_budget_plan_loads_no_torch() -> None:
     code = ("from pcevolve.cli.main import app\ntry:\n    app(['budget', 'plan', '--config', 'configs/demo.yaml'])\n"
             "except SystemExit as e:\n    assert not e.code, e.code")
     assert _loaded(code)[0] == "False"
+
+
+def test_every_modality_spec_names_its_parts() -> None:
+    """Each package in the registry holds a spec of its own name whose every part can be imported, and no two
+    modalities claim the same kind of private data when no config says which."""
+    for name in MODALITY_PACKAGES:
+        spec = modality_spec(name)
+        assert spec.name == name
+        assert all(callable(spec.load(hook)) or hook == "parts" for hook in HOOKS), name
+        assert spec.load("parts").name == name
+        assert spec.files.accepts and set(spec.files.fixes) <= {"public", "test", "full", "any"}
+    defaults = [modality_spec(name).files.default_for for name in MODALITY_PACKAGES]
+    assert len([kind for kind in defaults if kind]) == len({kind for kind in defaults if kind})

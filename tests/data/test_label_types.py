@@ -23,7 +23,7 @@ from pcevolve.data.table_schema import draft_schema
 from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
 from pcevolve.data.text import read_labeled_texts
 from pcevolve.data.writers import write_table_csv, write_texts_jsonl
-from pcevolve.modalities.text import TEXT, text_fields
+from pcevolve.modalities.text.parts import TEXT, text_fields
 
 TEXTS = ["a warm film", "a dull film", "a funny film", "a slow film", "a clever film", "a stale film"]
 

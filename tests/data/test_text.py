@@ -13,7 +13,7 @@ from pcevolve.config import DataConfig, config_hash, parse_config
 from pcevolve.data import DataError
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
 from pcevolve.data.writers import write_texts_jsonl
-from pcevolve.modalities.text import TEXT, text_fields
+from pcevolve.modalities.text.parts import TEXT, text_fields
 from pcevolve.starters import choose_config
 
 GOOD = ["a warm and funny film", "a joy from start to finish", "brilliant acting, clever script"]

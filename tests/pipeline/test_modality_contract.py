@@ -24,7 +24,7 @@ from pcevolve.run_folder import outputs_digest
 #: modality -> the fixture giving its tiny config builder
 TINY_CONFIGS = {"image": "tiny_config", "tabular": "table_config", "text": "text_config"}
 PAIRS = [(modality, decoder) for modality in MODALITIES for decoder, part in sorted(DECODERS.items())
-         if modality in part.modalities]
+         if part.modalities is None or modality in part.modalities]
 #: decoder -> settings that keep its contract run small (the LLM rewrites a tenth of the texts, briefly)
 DECODER_SETTINGS = {"llm-variation": {"decoder.variation": {"share": 0.1, "candidates": 2, "max_new_tokens": 24}}}
 

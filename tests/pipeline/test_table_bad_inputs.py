@@ -80,7 +80,7 @@ def test_a_public_table_with_the_label_column_is_refused(table_copy, table_confi
 
 def test_the_schema_is_built_without_opening_the_private_table(table_data, table_config, monkeypatch):
     """The layout (schema) comes from public data only: opening the private file while building it fails."""
-    from pcevolve.modalities import TABULAR
+    from pcevolve.modalities.tabular.parts import TABULAR
 
     config = table_config()
     private = os.path.realpath(config.data.private)

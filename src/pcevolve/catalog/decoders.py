@@ -16,23 +16,28 @@ class DecoderTraits:
     """One decoder's capabilities, as the config's cross-part checks need them.
 
     Attributes:
-        modalities: The ``data.modality`` values it makes samples for.
+        modalities: The ``data.modality`` values it makes samples for; None: every modality (it returns samples of
+            the public pool, whatever they are).
         trainable_under_dp: Whether ``decoder.training`` may train it on the private data under DP-SGD.
         needs_pixel_view: Whether it reads the image the features' pixel view holds (``representation.pixel_view``).
         retrieval: Whether it returns samples of the public pool (and so has a pool to label and cut into
             class territories, which the private verdict judges).
     """
 
-    modalities: tuple[str, ...]
+    modalities: tuple[str, ...] | None
     trainable_under_dp: bool
     needs_pixel_view: bool = False
     retrieval: bool = False
+
+    def makes(self, modality: str) -> bool:
+        """Whether it makes samples of ``modality``."""
+        return self.modalities is None or modality in self.modalities
 
 
 #: By ``decoder.name``.
 DECODER_TRAITS: dict[str, DecoderTraits] = {
     "conv": DecoderTraits(("image",), trainable_under_dp=True),
-    "nearest-public": DecoderTraits(("image", "tabular", "text"), trainable_under_dp=False, retrieval=True),
+    "nearest-public": DecoderTraits(None, trainable_under_dp=False, retrieval=True),
     "pixel-view": DecoderTraits(("image",), trainable_under_dp=False, needs_pixel_view=True),
     "table-mlp": DecoderTraits(("tabular",), trainable_under_dp=False),
     "llm-variation": DecoderTraits(("text",), trainable_under_dp=False, retrieval=True),

@@ -36,7 +36,7 @@ from pcevolve.data import (
 )
 from pcevolve.data.errors import problem_lines
 from pcevolve.data.image_folder import looks_like_class_folders
-from pcevolve.data.kinds import MODALITY_OF, Kind, kind_of, private_context, split_kind_problem
+from pcevolve.data.kinds import Kind, kind_of, modality_of, private_context, split_kind_problem
 from pcevolve.data.prepare_table import TABLE_SOURCES, prepare_table_demo
 from pcevolve.data.prepare_text import prepare_text_demo
 from pcevolve.data.table_schema import TableSchema, draft_schema, merge_schemas
@@ -414,7 +414,7 @@ def _kinds(targets: list[Path]) -> tuple[list[DataProblem], dict[Path, Kind]]:
         return problems, kinds
     context = private_context(targets[0], first)
     for target in targets[1:]:
-        problem = (split_kind_problem(target, kinds[target], "any", MODALITY_OF[first], context)
+        problem = (split_kind_problem(target, kinds[target], "any", modality_of(first), context)
                    if target in kinds else None)
         if problem is not None:
             problems.append(problem)

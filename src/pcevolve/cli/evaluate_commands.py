@@ -7,15 +7,14 @@ with the text and label fields; without ``--test`` the run's ``data.test`` is us
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from pcevolve.catalog.modalities import MODALITY_TRAITS
+from pcevolve.catalog.modalities import MODALITY_TRAITS, modality_spec
 from pcevolve.evaluation.settings import EvaluationSettings
 
 if TYPE_CHECKING:  # imported by the commands that use them (see cli/main.py)
@@ -50,9 +49,8 @@ def evaluate(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     console = Console()
-    headline = _HEADLINES.get(verdict.modality)
-    if headline is not None:
-        headline(verdict.evaluation, console)
+    # How the run's modality sums its evaluation up on the console (its spec's headline; the files are the judge's).
+    modality_spec(verdict.modality).load("headline")(verdict.evaluation, console)
     folder = verdict.report
     console.print(f"report: {folder / 'report.html'} · {folder / 'report.md'} · {folder / 'evaluation.json'}; "
                   f"exact private figures and timings: {verdict.secure}", soft_wrap=True, highlight=False)
@@ -188,9 +186,6 @@ def _number(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-#: How each modality's evaluation is summed up on the console (the files are the judge's).
-_HEADLINES: dict[str, Callable[[Any, Console], None]] = {"image": print_headline, "tabular": print_table_headline,
-                                                          "text": print_text_headline}
 
 
 if __name__ == "__main__":  # python -m pcevolve.cli.evaluate_commands RUN_DIR --test PATH

@@ -44,8 +44,8 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         if name not in registry:
             problems.append(f"{key}: unknown {registry.kind} {name!r}; known: {', '.join(sorted(registry))}")
 
-    if decoder.name in decoders and config.data.modality not in decoders[decoder.name].modalities:
-        serving = sorted(name for name, part in decoders.items() if config.data.modality in part.modalities)
+    if decoder.name in decoders and not decoders[decoder.name].makes(config.data.modality):
+        serving = sorted(name for name, part in decoders.items() if part.makes(config.data.modality))
         problems.append(f"decoder.name: decoder {decoder.name!r} does not make {config.data.modality} samples; "
                         f"for data.modality {config.data.modality!r} use one of: {', '.join(serving)}")
     if config.executor.name == "ray" and importlib.util.find_spec("ray") is None:

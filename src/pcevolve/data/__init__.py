@@ -19,7 +19,7 @@ each naming its file or ``file.csv:row N``.
 """
 
 from pcevolve.data.assumptions import pool_overlap, pool_overlap_warning, small_classes_note
-from pcevolve.data.dataset import LabeledDataset, Modality, UnlabeledImages
+from pcevolve.data.dataset import LabeledDataset, UnlabeledImages
 from pcevolve.data.duplicates import check_disjoint, find_duplicates
 from pcevolve.data.errors import DataError, DataProblem, DataWarning
 from pcevolve.data.idx import read_idx, read_idx_dataset, write_idx
@@ -38,7 +38,6 @@ __all__ = [
     "DataWarning",
     "ImageInfo",
     "LabeledDataset",
-    "Modality",
     "SourceNotFoundError",
     "UnlabeledImages",
     "check_disjoint",

@@ -3,8 +3,9 @@
 Invariants (checked on construction, relied on everywhere downstream):
 
 * ``samples``, ``labels`` and ``sources`` have one entry per sample, in the same order.
-* Images are ``uint8`` — ``(N, H, W)`` for mode ``"L"``, ``(N, H, W, 3)`` for ``"RGB"``;
-  tabular samples are ``float64`` ``(N, F)`` and finite; text is a 1-D unicode array.
+* The samples have their modality's form (its ``sample_form``, :mod:`pcevolve.catalog.modalities`): images are
+  ``uint8`` — ``(N, H, W)`` for mode ``"L"``, ``(N, H, W, 3)`` for ``"RGB"``; rows are ``float64`` ``(N, F)`` and
+  finite, with one feature name per column; texts are a 1-D unicode array.
 * ``labels`` are ``int64`` indices into ``class_names``; a class name is text. A JSON Lines file's labels have a
   JSON type, kept as ``label_type`` (``class_labels`` gives each class back with it), so that a delivered file
   writes ``0`` where the input had ``0`` and ``"0"`` where it had ``"0"``.
@@ -21,10 +22,8 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from pcevolve.catalog.modalities import MODALITY_TRAITS, SampleForm
 from pcevolve.data.hashing import combined_hash, sample_hashes
-
-Modality = Literal["image", "tabular", "text"]
-MODALITIES: tuple[str, ...] = ("image", "tabular", "text")
 
 IndexLike = Sequence[int] | np.ndarray
 
@@ -104,9 +103,9 @@ class LabeledDataset:
             or text ``str (N,)``.
         labels: ``int64 (N,)`` indices into ``class_names``.
         class_names: One name per class; a class may have zero samples (e.g. after ``subset``).
-        modality: ``"image"``, ``"tabular"`` or ``"text"``.
+        modality: A ``data.modality`` (``"image"``, ``"tabular"``, ``"text"`` …); its samples' form is checked.
         sources: Where each sample came from (``path`` or ``file.csv:row 17``), for error messages.
-        feature_names: Column names of tabular samples (empty for other modalities).
+        feature_names: Column names of samples that are rows (empty for other forms).
         label_type: The labels' JSON type — the declared classes', else the file's (``"text"`` for anything but
             JSON Lines): each class name is the text form of a label of that type (see :attr:`class_labels`).
     """
@@ -114,7 +113,7 @@ class LabeledDataset:
     samples: np.ndarray
     labels: np.ndarray
     class_names: tuple[str, ...]
-    modality: Modality
+    modality: str
     sources: tuple[str, ...]
     feature_names: tuple[str, ...] = field(default=())
     label_type: LabelType = "text"
@@ -125,8 +124,8 @@ class LabeledDataset:
         class_names = tuple(str(name) for name in self.class_names)
         sources = tuple(str(source) for source in self.sources)
         feature_names = tuple(str(name) for name in self.feature_names)
-        if self.modality not in MODALITIES:
-            raise ValueError(f"modality must be one of {MODALITIES}, got {self.modality!r}")
+        if self.modality not in MODALITY_TRAITS:
+            raise ValueError(f"modality must be one of {tuple(MODALITY_TRAITS)}, got {self.modality!r}")
         if not class_names:
             raise ValueError("class_names must not be empty")
         if len(set(class_names)) != len(class_names):
@@ -140,9 +139,10 @@ class LabeledDataset:
             )
         if labels.size and (labels.min() < 0 or labels.max() >= len(class_names)):
             raise ValueError(f"labels must lie in 0..{len(class_names) - 1}")
-        if self.modality == "image":
+        form = self._form
+        if form == "images":
             _check_images(samples, "LabeledDataset")
-        elif self.modality == "tabular":
+        elif form == "rows":
             if samples.ndim != 2 or samples.dtype.kind != "f":
                 raise ValueError(f"tabular samples must be a float (N, F) array, got {samples.dtype} {samples.shape}")
             samples = samples.astype(np.float64, copy=False)
@@ -152,9 +152,9 @@ class LabeledDataset:
                 feature_names = tuple(f"feature_{i}" for i in range(samples.shape[1]))
             if len(feature_names) != samples.shape[1]:
                 raise ValueError(f"{len(feature_names)} feature_names for {samples.shape[1]} features")
-        elif samples.ndim != 1 or samples.dtype.kind != "U":
+        elif form == "texts" and (samples.ndim != 1 or samples.dtype.kind != "U"):
             raise ValueError(f"text samples must be a 1-D unicode array, got {samples.dtype} {samples.shape}")
-        if self.modality != "tabular" and feature_names:
+        if form != "rows" and feature_names:
             raise ValueError("feature_names are only meaningful for tabular data")
         if self.label_type not in LABEL_TYPES:
             raise ValueError(f"label_type must be one of {LABEL_TYPES}, got {self.label_type!r}")
@@ -170,6 +170,11 @@ class LabeledDataset:
         return len(self.labels)
 
     @property
+    def _form(self) -> SampleForm:
+        """How this modality's samples are held (its traits' ``sample_form``)."""
+        return MODALITY_TRAITS[self.modality].sample_form
+
+    @property
     def class_labels(self) -> tuple[ClassLabel, ...]:
         """Each class as the file writes its label: ``class_names`` with their JSON type (``label_type``)."""
         return tuple(typed_label(name, self.label_type) for name in self.class_names)
@@ -177,12 +182,12 @@ class LabeledDataset:
     @property
     def image_mode(self) -> str | None:
         """``"L"`` or ``"RGB"`` for images, ``None`` otherwise."""
-        return _image_mode(self.samples) if self.modality == "image" else None
+        return _image_mode(self.samples) if self._form == "images" else None
 
     @property
     def image_size(self) -> tuple[int, int] | None:
         """``(height, width)`` for images, ``None`` otherwise."""
-        return (int(self.samples.shape[1]), int(self.samples.shape[2])) if self.modality == "image" else None
+        return (int(self.samples.shape[1]), int(self.samples.shape[2])) if self._form == "images" else None
 
     def class_counts(self) -> dict[str, int]:
         """Samples per class, in class order, including classes with zero samples."""
@@ -252,10 +257,10 @@ class LabeledDataset:
             "class_counts": self.class_counts(),
             "sha256": combined_hash(header + pairs),
         }
-        if self.modality == "image":
+        if self._form == "images":
             result["image_size"] = list(self.image_size or ())
             result["image_mode"] = self.image_mode
-        if self.modality == "tabular":
+        if self._form == "rows":
             result["n_features"] = len(self.feature_names)
         return result
 

@@ -6,9 +6,10 @@ split's kind goes with the private data's (:func:`split_kind_problem`). A mismat
 JSONL test file for a table run — is then one line naming both paths and what to give instead, rather than what a
 reader of the wrong kind would make of the file (a JSON line read as a CSV header, 200 rows without a column).
 
-The private data's kind decides the run's modality: image folders make an image run, a CSV table a table run, a
-JSONL file a text run. Texts may also come as CSV files (a CSV with a text column), so a text run accepts both for
-its pool and test set; whether such a CSV has the text field is the text reader's business, not the kind's.
+Without a config, the private data's kind decides the run's modality (:func:`modality_of`): image folders make an
+image run, a CSV table a table run, a JSONL file a text run. Which kinds a modality accepts for its pool and test set
+is its spec's (:class:`pcevolve.catalog.modalities.ModalityFiles`): texts may also come as CSV files (a CSV with a
+text column), so a text run accepts both; whether such a CSV has the text field is the text reader's business.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pcevolve.catalog.modalities import MODALITY_TRAITS
+from pcevolve.catalog.modalities import MODALITY_PACKAGES, modality_spec
 from pcevolve.data.errors import DataError, DataProblem, raise_if_problems
 from pcevolve.data.image_files import is_image_name
 
@@ -28,30 +29,15 @@ Role = Literal["public", "test", "full", "any"]
 READS = ("it reads image folders (one folder per class, or a flat folder for a public pool), .csv tables (or texts "
          "in a CSV with a text column) and .jsonl texts (one JSON object per line)")
 
-#: The run modality that private data of each kind makes.
-MODALITY_OF: dict[Kind, str] = {"images": "image", "csv": "tabular", "jsonl": "text"}
-
-#: The kinds each modality reads for its pool and its test or full set.
-ACCEPTS: dict[str, tuple[Kind, ...]] = {"image": ("images",), "tabular": ("csv",), "text": ("jsonl", "csv")}
-
 # How a path of each kind is named when it is the wrong one, and when it is the private data.
 _GIVEN = {"images": "a folder", "csv": "a CSV file", "jsonl": "a JSONL file"}
 _PRIVATE = {"images": "image folders", "csv": "a CSV table", "jsonl": "JSONL texts"}
-_RUN = {"image": "an image run", "tabular": "a table run", "text": "a text run"}
 
-# What to give instead, by the run's modality and the split's role ("any": data check's --against, pool or test).
-_FIX: dict[tuple[str, Role], str] = {
-    ("image", "public"): "give a flat folder of unlabelled images (no class subfolders)",
-    ("image", "test"): "give a folder with one folder of images per class",
-    ("image", "full"): "give a folder with one folder of images per class",
-    ("image", "any"): "give an image folder (a flat folder for a public pool, one folder per class for labelled data)",
-    ("tabular", "public"): "give a CSV table with the private table's columns and no label column",
-    ("tabular", "test"): "give a CSV table with the private table's columns and its label column",
-    ("tabular", "any"): "give a CSV table with the same columns (a public pool without the label column)",
-    ("text", "public"): "give a JSONL file of unlabelled texts (or a CSV file with a text column)",
-    ("text", "test"): "give a JSONL file of labelled texts (or a CSV file with text and label columns)",
-    ("text", "any"): "give a JSONL file of texts (or a CSV file with a text column)",
-}
+
+def modality_of(kind: Kind) -> str:
+    """The modality of a run whose private data is of ``kind`` and whose config does not say (the modality whose
+    spec is the default for that kind)."""
+    return next(name for name in MODALITY_PACKAGES if modality_spec(name).files.default_for == kind)
 
 
 def _unread_file(path: Path) -> str:
@@ -100,7 +86,8 @@ def private_context(path: str | Path, kind: Kind) -> str:
 
 def run_context(folder: str | Path, modality: str) -> str:
     """``runs/x is a table run``: what a mismatched test set is set against in ``pcevolve evaluate``."""
-    return f"{folder} is {_RUN.get(modality, f'a {modality} run')}"
+    run = modality_spec(modality).files.run if modality in MODALITY_PACKAGES else f"a {modality} run"
+    return f"{folder} is {run}"
 
 
 def split_kind_problem(path: str | Path, kind: Kind, role: Role, modality: str, context: str) -> DataProblem | None:
@@ -109,19 +96,20 @@ def split_kind_problem(path: str | Path, kind: Kind, role: Role, modality: str, 
     Args:
         path, kind: The split and its kind (:func:`kind_of`).
         role: ``public`` (the unlabelled pool), ``test`` or ``full`` (labelled), ``any`` (either: data check).
-        modality: The run's modality (:data:`MODALITY_OF` of the private data's kind, or a run's config).
+        modality: The run's modality (:func:`modality_of` the private data's kind, or a run's config).
         context: What decided the modality, for the message (:func:`private_context`, :func:`run_context`).
 
     Returns:
         One problem naming ``path``, the other side (``context``) and what to give instead.
     """
-    traits = MODALITY_TRAITS.get(modality)
-    if role == "full" and (traits is None or not traits.full_real_reference):
+    spec = modality_spec(modality) if modality in MODALITY_PACKAGES else None
+    if role == "full" and (spec is None or not spec.traits.full_real_reference):
         return DataProblem(str(path), f"is given as a full real set, which only an image run uses as its upper "
                                       f"reference line, but {context}: leave --full out")
-    if kind in ACCEPTS.get(modality, ()):
+    if spec is not None and kind in spec.files.accepts:
         return None
-    fix = _FIX.get((modality, role), "give data of the private data's kind")
+    fallback = "give data of the private data's kind"
+    fix = fallback if spec is None else spec.files.fixes.get(role, fallback)
     return DataProblem(str(path), f"is {_GIVEN[kind]} but {context}: {fix}")
 
 
@@ -137,7 +125,7 @@ def check_run_kinds(private: str | Path, splits: Mapping[Role, str | Path | None
     private_kind = _kind_or_problem(private, problems)
     given = [(role, Path(path), _kind_or_problem(path, problems)) for role, path in splits.items() if path is not None]
     if private_kind is not None:
-        modality, context = MODALITY_OF[private_kind], private_context(private, private_kind)
+        modality, context = modality_of(private_kind), private_context(private, private_kind)
         problems += [problem for role, path, kind in given if kind is not None
                      and (problem := split_kind_problem(path, kind, role, modality, context)) is not None]
     raise_if_problems(problems)

@@ -67,8 +67,8 @@ class Decoder(Protocol):
     """Feature vectors → samples. Implementations register under ``DecoderConfig.name``."""
 
     name: ClassVar[str]
-    #: The ``data.modality`` values whose samples it makes (checked when a config is loaded).
-    modalities: ClassVar[tuple[str, ...]]
+    #: The ``data.modality`` values whose samples it makes, None for every one (checked when a config is loaded).
+    modalities: ClassVar[tuple[str, ...] | None]
     #: Whether ``decoder.training`` may be ``public-then-dp`` / ``dp`` (checked when a config is loaded).
     trainable_under_dp: ClassVar[bool]
 

@@ -79,7 +79,7 @@ class NearestPublicDecoder(RetrievalRoundTrip):
     """
 
     name: ClassVar[str] = "nearest-public"
-    modalities: ClassVar[tuple[str, ...]] = ("image", "tabular", "text")
+    modalities: ClassVar[tuple[str, ...] | None] = None  # a pool sample of any modality
 
     def __init__(self, config: DecoderConfig, *, feature_dim: int, sample_shape: tuple[int, ...], seed: int) -> None:
         self.config = config

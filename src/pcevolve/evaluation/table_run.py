@@ -19,7 +19,7 @@ from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
 from pcevolve.evaluation.file_run import FileRunEvaluation, FileRunFiles, FileRunKind, evaluate_file_run
 from pcevolve.evaluation.inputs import EvaluationError, one_line
 from pcevolve.evaluation.table_judgement import PRIVATE_FIGURES_CAVEAT, TableJudgement, judge_tables
-from pcevolve.modalities.tabular import table_schema
+from pcevolve.modalities import MODALITIES
 
 #: How a tabular run is named in its evaluation's messages and JSON.
 TABLE_RUN = FileRunKind(modality="tabular", synthetic_file="synthetic.csv", noun="table", plural=False,
@@ -42,7 +42,7 @@ class TableRunEvaluation(FileRunEvaluation[TableJudgement]):
 def _open_tables(folder: Path, config: RunConfig) -> FileRunFiles:
     """The run's tables, read with its schema, and the table judges."""
     try:
-        schema = table_schema(config.data)
+        schema = MODALITIES.get_part(config.data.modality).layout(config.data)
     except (DataError, ValueError, OSError) as error:
         raise EvaluationError(f"table schema of run {folder}: {one_line(error)}") from None
     return FileRunFiles(

@@ -1,9 +1,10 @@
 """What a modality supplies to a run: readers, a sample layout, an encoder, and the writer of the synthetic set.
 
 Everything else — the DP release, the search, the fitness, the ledger — works on feature vectors and is the same
-for every modality. A modality's decoders are the entries of :data:`pcevolve.decoders.DECODERS` that list it in
-their ``modalities``; its judges (``pcevolve evaluate``) are the entry of the same name in
-:data:`pcevolve.report.judges.JUDGES` (kept there so that nothing a run executes imports the judges).
+for every modality. A modality's decoders are the entries of :data:`pcevolve.decoders.DECODERS` that make its
+samples (their ``modalities``; the nearest public sample serves every modality); its judge (``pcevolve
+evaluate``), its console summary and its sweep point are parts its spec names apart from this one, so that nothing
+a run executes imports the judges.
 
 Privacy contract of the readers: ``read_public`` and ``layout`` read public data and the config only; a layout
 (an image shape, a table schema) must never be learnt from private samples, since it shapes every released file.

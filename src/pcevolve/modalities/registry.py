@@ -1,10 +1,6 @@
-"""The modalities by ``data.modality`` (the one registry line a new modality adds)."""
+"""The modalities' run parts by ``data.modality``, each imported from its package when first asked for."""
 
+from pcevolve.catalog.modalities import ByModality
 from pcevolve.modalities.base import Modality
-from pcevolve.modalities.image import IMAGE
-from pcevolve.modalities.tabular import TABULAR
-from pcevolve.modalities.text import TEXT
-from pcevolve.registry import Registry
 
-MODALITIES: Registry[Modality] = Registry("modality", {IMAGE.name: IMAGE, TABULAR.name: TABULAR,
-                                                         TEXT.name: TEXT})
+MODALITIES: ByModality[Modality] = ByModality("modality", lambda spec: spec.load("parts"))

@@ -1,8 +1,9 @@
 """The judges of ``pcevolve evaluate``, one per modality: :data:`JUDGES`, keyed by a run's ``data.modality``.
 
 A judge evaluates a finished run folder, writes ``RUN/report/`` (shareable) and ``RUN/secure/evaluation.json``
-(exact private-derived figures), and returns a :class:`Verdict`. To judge a new modality, write its judge and add
-it to :data:`JUDGES` below (the run side, :data:`pcevolve.modalities.MODALITIES`, never imports this package).
+(exact private-derived figures), and returns a :class:`Verdict`. A modality's spec names its judge (its ``judge``,
+:mod:`pcevolve.catalog.modalities`): the image, table and text judges are below, and :data:`JUDGES` finds each by
+``data.modality`` (the run side, :data:`pcevolve.modalities.MODALITIES`, never imports this package).
 
 Each judge joins an evaluation (:mod:`pcevolve.evaluation`) to its report, so it lives above both: the evaluation
 never imports the report. The report's writers are imported inside each judge: they load the plotting libraries.
@@ -16,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pcevolve.catalog.modalities import ByModality
 from pcevolve.config import ConfigError, RunConfig, load_config
 from pcevolve.evaluation.evaluate import EvaluationSettings, evaluate_run
 from pcevolve.evaluation.inputs import EvaluationError, one_line
 from pcevolve.evaluation.table_run import evaluate_table_run
 from pcevolve.evaluation.text_run import evaluate_text_run
-from pcevolve.registry import Registry
 
 #: Files every finished run folder holds, whatever its modality.
 RUN_FILES = ("config.yaml", "ledger.json")
@@ -112,8 +113,8 @@ def judge_text_run(request: JudgeRequest) -> Verdict:
                            test_name="TEST.jsonl")
 
 
-JUDGES: Registry[Judge] = Registry("judge", {"image": judge_image_run, "tabular": judge_table_run,
-                                             "text": judge_text_run})
+#: The judge of each modality, by ``data.modality`` (the one its spec names).
+JUDGES: ByModality[Judge] = ByModality("judge", lambda spec: spec.load("judge"))
 
 
 def read_run_config(run_dir: str | os.PathLike[str]) -> tuple[Path, RunConfig]:

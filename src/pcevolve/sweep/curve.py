@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pcevolve.catalog.modalities import modality_spec
 
 
 @dataclass(frozen=True)
@@ -43,25 +44,41 @@ class CurvePoint:
 
 
 def curve_point(name: str, epsilon: float, evaluation: dict[str, Any]) -> CurvePoint:
-    """The point of the member ``name`` run at ``epsilon``, from its ``report/evaluation.json`` (any modality)."""
-    modality = evaluation.get("modality", "image")
-    if modality == "image":
-        spent = float(evaluation["headline"]["epsilon"])
-        lines = evaluation["headline"]["lines"]
-        figures = {"CNN accuracy": "cnn_accuracy", "linear probe accuracy": "probe_accuracy"}
+    """The point of the member ``name`` run at ``epsilon``, from its ``report/evaluation.json`` (any modality: the
+    reader its spec names, :func:`image_point`, :func:`table_point` and :func:`text_point` for the built-in ones)."""
+    return modality_spec(evaluation.get("modality", "image")).load("curve_point")(name, epsilon, evaluation)
 
-        def line(key: str) -> dict[str, float | None]:
-            return {label: lines[key].get(item) for label, item in figures.items()}
 
-        references = {label: line(key) for key, label in (("fewshot", "few-shot real (private)"),
-                                                          ("full", "full real")) if key in lines}
-        strongest = evaluation["headline"]["attack_success"]
-        attack = f"{strongest['attack']} ({strongest['space']} space)"
-        return CurvePoint(name, epsilon, spent, line("synthetic"), references, attack, strongest["value"])
+def image_point(name: str, epsilon: float, evaluation: dict[str, Any]) -> CurvePoint:
+    """An image run's point: the CNN's and the linear probe's accuracy, with the few-shot and full real lines."""
+    spent = float(evaluation["headline"]["epsilon"])
+    lines = evaluation["headline"]["lines"]
+    figures = {"CNN accuracy": "cnn_accuracy", "linear probe accuracy": "probe_accuracy"}
+
+    def line(key: str) -> dict[str, float | None]:
+        return {label: lines[key].get(item) for label, item in figures.items()}
+
+    references = {label: line(key) for key, label in (("fewshot", "few-shot real (private)"),
+                                                      ("full", "full real")) if key in lines}
+    strongest = evaluation["headline"]["attack_success"]
+    attack = f"{strongest['attack']} ({strongest['space']} space)"
+    return CurvePoint(name, epsilon, spent, line("synthetic"), references, attack, strongest["value"])
+
+
+def table_point(name: str, epsilon: float, evaluation: dict[str, Any]) -> CurvePoint:
+    """A table run's point: each fixed model's ROC AUC, with the private rows as the real line."""
+    return _judgement_point(name, epsilon, evaluation, score="auc", unit="AUC")
+
+
+def text_point(name: str, epsilon: float, evaluation: dict[str, Any]) -> CurvePoint:
+    """A text run's point: each probe's accuracy, with the private texts as the real line."""
+    return _judgement_point(name, epsilon, evaluation, score="accuracy", unit="accuracy")
+
+
+def _judgement_point(name: str, epsilon: float, evaluation: dict[str, Any], *, score: str, unit: str) -> CurvePoint:
+    """The point of a run whose judgement lists its utility lines (tables, texts): ``score`` of each model."""
     spent = float(evaluation["epsilon"])
     judgement = evaluation["judgement"]
-    score = "auc" if modality == "tabular" else "accuracy"
-    unit = "AUC" if score == "auc" else "accuracy"
     metrics: dict[str, float | None] = {}
     references: dict[str, dict[str, float | None]] = {}
     for entry in judgement["utility"]:

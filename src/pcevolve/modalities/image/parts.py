@@ -1,4 +1,5 @@
-"""Images: class folders in, a pretrained backbone fine-tuned contrastively, class folders of PNGs out."""
+"""The image modality's parts (:data:`IMAGE`): image folders read at the config's size and mode, the backbone
+encoder, class folders of PNGs written."""
 
 from __future__ import annotations
 

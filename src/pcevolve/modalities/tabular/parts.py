@@ -1,5 +1,5 @@
-"""Tables: CSV files in (a labelled private table, an unlabelled public table), a contrastive MLP over the encoded
-columns, ``synthetic.csv`` out with exactly the schema's columns, categories and bounds, and the label column."""
+"""The table modality's parts (:data:`TABULAR`): the schema from public data, CSV tables read and written in it,
+the contrastive MLP encoder."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Texts: JSONL (or CSV) in — labelled private texts, an unlabelled public pool — the packaged sentence encoder
-(used as pretrained, or with an adapter trained under DP when the representation stage has a budget),
-``synthetic.jsonl`` out with the input's own field names and each label with the declared class's JSON type."""
+"""The text modality's parts (:data:`TEXT`): JSON Lines (or CSV) texts read and written with the config's fields,
+the packaged sentence encoder."""
 
 from __future__ import annotations
 
