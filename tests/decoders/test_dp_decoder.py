@@ -45,7 +45,7 @@ def test_charges_the_decoder_stage_and_stays_within_it(encoder):
     before = _weights(decoder)
     ledger = _ledger(1.0)
     result = fine_tune_dp(decoder, _images(40), encoder=encoder, ledger=ledger,
-                          noise=GeneratorNoise(np.random.default_rng(0)), seed=0)
+                          noise=GeneratorNoise(np.random.default_rng(0)))
     assert result.steps == 2 * 4 and result.sampling_probability == pytest.approx(0.25)
     assert [e.stage for e in ledger.history] == ["decoder", "decoder"]
     assert 0.0 < ledger.spent("decoder") <= 1.0 + 1e-9 and result.stage_epsilon == ledger.spent("decoder")
@@ -59,7 +59,7 @@ def test_zero_budget_refuses_before_training(encoder):
     ledger = _ledger(0.0)
     with pytest.raises(BudgetExceeded):
         fine_tune_dp(decoder, _images(40), encoder=encoder, ledger=ledger,
-                     noise=GeneratorNoise(np.random.default_rng(0)), seed=0)
+                     noise=GeneratorNoise(np.random.default_rng(0)))
     assert ledger.history == ()
     assert all(torch.equal(v, before[k]) for k, v in decoder.network.state_dict().items())
 
@@ -71,6 +71,6 @@ def test_given_sigma_past_the_stage_budget_is_refused_before_training(encoder):
     ledger = _ledger(0.5)
     with pytest.raises(BudgetExceeded):
         fine_tune_dp(decoder, _images(40), encoder=encoder, ledger=ledger,
-                     noise=GeneratorNoise(np.random.default_rng(0)), seed=0)
+                     noise=GeneratorNoise(np.random.default_rng(0)))
     assert ledger.history == ()
     assert all(torch.equal(v, before[k]) for k, v in decoder.network.state_dict().items())

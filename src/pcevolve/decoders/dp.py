@@ -71,7 +71,7 @@ def per_sample_gradients(network: torch.nn.Module, features: torch.Tensor,
 
 
 def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, encoder: "ImageEncoder",
-                 ledger: BudgetLedger, noise: NoiseSource, seed: int, progress: bool = False,
+                 ledger: BudgetLedger, noise: NoiseSource, progress: bool = False,
                  checkpoint: Path | None = None) -> DPDecoderResult:
     """DP-SGD fine-tuning of ``decoder.network`` on private samples, paid from the ledger's ``decoder`` stage.
 
@@ -81,7 +81,6 @@ def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, en
         encoder: The frozen encoder giving each private sample's feature.
         ledger: Pays for every epoch before it runs.
         noise: Gaussian noise and Poisson sampling (secure mode in production).
-        seed: Unused by the private part (all its randomness comes from ``noise``); kept for symmetry.
         progress: Show a progress bar.
         checkpoint: File for a checkpoint after every paid epoch; training resumes from it and the ledger
             (:mod:`pcevolve.privacy.dpsgd_resume`: a paid, interrupted epoch is never paid again).
@@ -93,7 +92,6 @@ def fine_tune_dp(decoder: "ConvImageDecoder", private_samples: np.ndarray, *, en
         BudgetExceeded: The stage cannot pay for the planned steps; raised before any step runs
             (a stage budget of 0 always refuses).
     """
-    del seed
     config = decoder.config
     samples = np.asarray(private_samples)
     if samples.dtype != np.uint8 or samples.shape[1:] != decoder.sample_shape:

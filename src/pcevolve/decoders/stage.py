@@ -70,6 +70,6 @@ def train_decoder(config: DecoderConfig, *, encoder: "ImageEncoder", sample_shap
     if config.training in ("public-then-dp", "dp"):
         if private_samples is None:
             raise ValueError(f"decoder training {config.training!r} needs the private samples")
-        dp_result = fine_tune_dp(decoder, private_samples, encoder=encoder, ledger=ledger, noise=noise, seed=seed,
+        dp_result = fine_tune_dp(decoder, private_samples, encoder=encoder, ledger=ledger, noise=noise,
                                  progress=progress, checkpoint=checkpoint)
     return DecoderStageResult(decoder=decoder, public=public_result, dp=dp_result)

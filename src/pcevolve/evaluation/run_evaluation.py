@@ -44,7 +44,6 @@ SEED_FIGURES: dict[str, Any] = {
     "synthetic_aug_over_fewshot": {"value": 24.6, "unit": "%", "text": "+24.6%"},
     "attack_success": {"value": 0.512, "unit": "fraction", "text": "51.2%"},
 }
-ATTACK_SPACES = ("pixel", "independent")
 FEATURE_SPACES = ("search", "independent")
 #: Sets of :attr:`RunEvaluation.distribution` that are the private images (their distances are rounded to ship).
 PRIVATE_SETS = frozenset({"fewshot"})

@@ -75,7 +75,6 @@ class LsaSpace:
         self.svd = TruncatedSVD(self.dims, algorithm="randomized", random_state=seed)
         with threadpool_limits(MODEL_THREADS):
             self.svd.fit(matrix)
-        self.corpus_size = len(corpus)
 
     def transform(self, texts: Sequence[str] | np.ndarray) -> np.ndarray:
         """(N,) texts → float64 (N, dims); a text with no known n-gram is the zero vector."""

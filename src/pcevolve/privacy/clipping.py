@@ -8,22 +8,16 @@ within the bound are returned unchanged. Zero rows stay zero.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from pcevolve.privacy.noise import check_positive
 
 if TYPE_CHECKING:
     import torch
 
 _SAFETY_ULPS = 64.0  # far above the rounding error of a norm (pairwise summation)
-
-
-def _check_bound(max_norm: float) -> float:
-    value = float(max_norm)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"max_norm must be positive and finite, got {max_norm!r}")
-    return value
 
 
 def clip_rows(x: np.ndarray, max_norm: float) -> np.ndarray:
@@ -39,7 +33,7 @@ def clip_rows(x: np.ndarray, max_norm: float) -> np.ndarray:
     Raises:
         ValueError: ``x`` is not 2-D or holds non-finite values.
     """
-    bound = _check_bound(max_norm)
+    bound = check_positive("max_norm", max_norm)
     rows = np.asarray(x, dtype=np.float64)
     if rows.ndim != 2:
         raise ValueError(f"expected a 2-D array (samples × features), got shape {rows.shape}")
@@ -59,7 +53,7 @@ def clip_rows_torch(x: "torch.Tensor", max_norm: float) -> "torch.Tensor":
     """
     import torch
 
-    bound = _check_bound(max_norm)
+    bound = check_positive("max_norm", max_norm)
     if x.ndim < 1 or not torch.is_floating_point(x):
         raise ValueError("expected a floating-point tensor with a leading sample dimension")
     if not bool(torch.isfinite(x).all()):

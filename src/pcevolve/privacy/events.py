@@ -58,14 +58,18 @@ class PrivacyEvent:
     """Base of all events. Subclasses are frozen dataclasses with a unique ``kind``."""
 
     kind: ClassVar[str] = ""
+    #: The field that holds the repetition count; None for an event that cannot be repeated.
+    repetition_field: ClassVar[str | None] = None
 
     @property
     def repetitions(self) -> int:
         """How many times the mechanism described by this event was applied."""
-        return 1
+        return 1 if self.repetition_field is None else getattr(self, self.repetition_field)
 
     def with_repetitions(self, repetitions: int) -> "PrivacyEvent":
         """The same mechanism applied ``repetitions`` times."""
+        if self.repetition_field is not None:
+            return dataclasses.replace(self, **{self.repetition_field: repetitions})
         if repetitions != 1:
             raise ValueError(f"{self.kind} events cannot be repeated")
         return self
@@ -90,19 +94,13 @@ class GaussianRelease(PrivacyEvent):
     """
 
     kind: ClassVar[str] = "gaussian_release"
+    repetition_field: ClassVar[str] = "count"
     noise_multiplier: float
     count: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "noise_multiplier", _positive_finite("noise_multiplier", self.noise_multiplier))
         _positive_int("count", self.count)
-
-    @property
-    def repetitions(self) -> int:
-        return self.count
-
-    def with_repetitions(self, repetitions: int) -> "GaussianRelease":
-        return dataclasses.replace(self, count=repetitions)
 
 
 @dataclass(frozen=True)
@@ -114,19 +112,13 @@ class LaplaceRelease(PrivacyEvent):
     """
 
     kind: ClassVar[str] = "laplace_release"
+    repetition_field: ClassVar[str] = "count"
     noise_multiplier: float
     count: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "noise_multiplier", _positive_finite("noise_multiplier", self.noise_multiplier))
         _positive_int("count", self.count)
-
-    @property
-    def repetitions(self) -> int:
-        return self.count
-
-    def with_repetitions(self, repetitions: int) -> "LaplaceRelease":
-        return dataclasses.replace(self, count=repetitions)
 
 
 @dataclass(frozen=True)
@@ -138,19 +130,13 @@ class ExponentialSelection(PrivacyEvent):
     """
 
     kind: ClassVar[str] = "exponential_selection"
+    repetition_field: ClassVar[str] = "count"
     epsilon: float
     count: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", _positive_finite("epsilon", self.epsilon))
         _positive_int("count", self.count)
-
-    @property
-    def repetitions(self) -> int:
-        return self.count
-
-    def with_repetitions(self, repetitions: int) -> "ExponentialSelection":
-        return dataclasses.replace(self, count=repetitions)
 
 
 @dataclass(frozen=True)
@@ -162,6 +148,7 @@ class SubsampledGaussianSteps(PrivacyEvent):
     """
 
     kind: ClassVar[str] = "subsampled_gaussian_steps"
+    repetition_field: ClassVar[str] = "steps"
     sampling_probability: float
     noise_multiplier: float
     steps: int = 1
@@ -173,13 +160,6 @@ class SubsampledGaussianSteps(PrivacyEvent):
         object.__setattr__(self, "sampling_probability", q)
         object.__setattr__(self, "noise_multiplier", _positive_finite("noise_multiplier", self.noise_multiplier))
         _positive_int("steps", self.steps)
-
-    @property
-    def repetitions(self) -> int:
-        return self.steps
-
-    def with_repetitions(self, repetitions: int) -> "SubsampledGaussianSteps":
-        return dataclasses.replace(self, steps=repetitions)
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from pcevolve.privacy.events import Neighbouring, PostProcessing, PrivacyEvent, 
 from pcevolve.privacy.ledger_entry import LedgerEntry
 from pcevolve.privacy.ledger_errors import BudgetExceeded, LedgerError
 from pcevolve.privacy.ledger_file import LedgerFile
+from pcevolve.privacy.noise import check_positive
 
 if TYPE_CHECKING:
     from pcevolve.config import PrivacyConfig
@@ -96,9 +97,7 @@ class BudgetLedger(LedgerFile):
         pld_discretization: float | None = None,
         clock: Callable[[], str] | None = None,
     ) -> None:
-        total = float(total_epsilon)
-        if not (math.isfinite(total) and total > 0):
-            raise ValueError(f"total_epsilon must be positive and finite, got {total_epsilon!r}")
+        total = check_positive("total_epsilon", total_epsilon)
         if not (0.0 < float(delta) < 1.0):
             raise ValueError(f"delta must be in (0, 1), got {delta!r}")
         if not stages:

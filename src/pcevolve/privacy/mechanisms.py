@@ -17,7 +17,6 @@ Rules that must never change:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -30,17 +29,10 @@ from pcevolve.privacy.events import (
     Neighbouring,
     check_neighbouring,
 )
-from pcevolve.privacy.noise import NoiseSource, as_noise_source
+from pcevolve.privacy.noise import NoiseSource, as_noise_source, check_positive
 
 if TYPE_CHECKING:
     from pcevolve.privacy.ledger import BudgetLedger
-
-
-def _positive(name: str, value: float) -> float:
-    number = float(value)
-    if not (math.isfinite(number) and number > 0):
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    return number
 
 
 def _exact_value(value: np.ndarray | float) -> np.ndarray:
@@ -74,8 +66,8 @@ class _AdditiveNoiseMechanism:
     neighbouring: Neighbouring = field(default="add_remove", kw_only=True)
 
     def __post_init__(self) -> None:
-        _positive("sensitivity", self.sensitivity)
-        _positive("noise_multiplier", self.noise_multiplier)
+        check_positive("sensitivity", self.sensitivity)
+        check_positive("noise_multiplier", self.noise_multiplier)
         check_neighbouring(self.neighbouring)
 
     @property
@@ -194,8 +186,8 @@ class ExponentialMechanism:
     monotone: bool = field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
-        _positive("epsilon", self.epsilon)
-        _positive("utility_sensitivity", self.utility_sensitivity)
+        check_positive("epsilon", self.epsilon)
+        check_positive("utility_sensitivity", self.utility_sensitivity)
         check_neighbouring(self.neighbouring)
         if self.monotone and self.neighbouring != "add_remove":
             raise ValueError("a monotone exponential mechanism needs add/remove neighbours: replacing a record can "

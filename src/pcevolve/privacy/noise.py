@@ -56,11 +56,12 @@ class NoiseSource(abc.ABC):
         """Independent Laplace(0, scale) draws."""
 
 
-def _check_scale(scale: float) -> float:
-    value = float(scale)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"noise scale must be positive and finite, got {scale!r}")
-    return value
+def check_positive(name: str, value: float) -> float:
+    """``value`` as a float; ValueError naming ``name`` unless it is positive and finite."""
+    number = float(value)
+    if not (math.isfinite(number) and number > 0):
+        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    return number
 
 
 class GeneratorNoise(NoiseSource):
@@ -81,10 +82,10 @@ class GeneratorNoise(NoiseSource):
         return np.where(u == 0.0, 0.5 / _TWO_53, u)
 
     def normal(self, scale: float, size: int | tuple[int, ...]) -> np.ndarray:
-        return self.generator.normal(0.0, _check_scale(scale), size)
+        return self.generator.normal(0.0, check_positive("noise scale", scale), size)
 
     def laplace(self, scale: float, size: int | tuple[int, ...]) -> np.ndarray:
-        return self.generator.laplace(0.0, _check_scale(scale), size)
+        return self.generator.laplace(0.0, check_positive("noise scale", scale), size)
 
 
 class SecureNoise(NoiseSource):
@@ -100,7 +101,7 @@ class SecureNoise(NoiseSource):
         return ((words.astype(np.float64) + 0.5) / _TWO_53).reshape(shape)
 
     def normal(self, scale: float, size: int | tuple[int, ...]) -> np.ndarray:
-        scale = _check_scale(scale)
+        scale = check_positive("noise scale", scale)
         shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
         count = int(np.prod(shape, dtype=np.int64))
         pairs = (count + 1) // 2
@@ -110,7 +111,7 @@ class SecureNoise(NoiseSource):
         return scale * z.reshape(shape)
 
     def laplace(self, scale: float, size: int | tuple[int, ...]) -> np.ndarray:
-        scale = _check_scale(scale)
+        scale = check_positive("noise scale", scale)
         centred = self.uniform(size) - 0.5  # in (-1/2, 1/2), never exactly 0
         return -scale * np.sign(centred) * np.log1p(-2.0 * np.abs(centred))  # inverse CDF
 

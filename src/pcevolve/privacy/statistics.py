@@ -302,10 +302,6 @@ class ClassStatisticsRelease:
         """The ledger event of one release."""
         return GaussianRelease(self.noise_multiplier)
 
-    def kappa(self) -> float:
-        """κ of the module docstring: 1 for add/remove, max(2, Σ w_c (r_c/a_c)²) for replace-one."""
-        return release_kappa(self.shares, neighbouring=self.neighbouring)  # type: ignore[arg-type]
-
     def noise_stds(self) -> dict[str, float]:
         """Noise std s_c on each coordinate of each component."""
         return component_noise_stds(self.noise_multiplier, self.shares, clip_norm=self.clip_norm,  # type: ignore[arg-type]
