@@ -96,6 +96,8 @@ class ModalitySpec:
 
     def load(self, hook: str) -> Any:
         """The part ``hook`` names (one of :data:`HOOKS`), imported now."""
+        if hook not in HOOKS:
+            raise ValueError(f"a modality has no part {hook!r}; its parts: {', '.join(HOOKS)}")
         module, _, attribute = getattr(self, hook).partition(":")
         return getattr(importlib.import_module(module), attribute)
 

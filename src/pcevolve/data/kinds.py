@@ -36,8 +36,15 @@ _PRIVATE = {"images": "image folders", "csv": "a CSV table", "jsonl": "JSONL tex
 
 def modality_of(kind: Kind) -> str:
     """The modality of a run whose private data is of ``kind`` and whose config does not say (the modality whose
-    spec is the default for that kind)."""
-    return next(name for name in MODALITY_PACKAGES if modality_spec(name).files.default_for == kind)
+    spec is the default for that kind).
+
+    Raises:
+        ValueError: No modality is the default for ``kind`` (a config's ``data.modality`` must then say which).
+    """
+    for name in MODALITY_PACKAGES:
+        if modality_spec(name).files.default_for == kind:
+            return name
+    raise ValueError(f"no modality reads private data of kind {kind!r} by default: set data.modality")
 
 
 def _unread_file(path: Path) -> str:
