@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcevolve.catalog.decoders import DECODER_TRAITS
 from pcevolve.config import RunConfig, check_budget, load_config, with_settings
 
 if TYPE_CHECKING:
@@ -180,11 +181,13 @@ class Synthesizer:
             raise ValueError("fit() on in-memory data needs a config, or at least settings={\"data.modality\": "
                              "\"tabular\" | \"text\" | \"image\", \"data.classes\": [...]}: the settings are "
                              "chosen from the data only when it is given as paths")
-        # The defaults are an image run's; their conv decoder draws images only. A table or texts get the decoder
-        # `pcevolve init` chooses for them from files: each synthetic sample a public one chosen for its class.
-        retrieval = ({"decoder.name": "nearest-public"} if self._overrides["data.modality"] != "image" else {})
-        return with_settings(RunConfig(), {"data.test": None, "data.full": None, **retrieval, **self._overrides,
-                                           **paths}, source="settings")
+        # The defaults are an image run's; their conv decoder draws images only. Samples it cannot draw (a table's,
+        # texts) get the decoder `pcevolve init` chooses for them from files: each a public one chosen for its class.
+        defaults = RunConfig()
+        draws = DECODER_TRAITS[defaults.decoder.name].makes(self._overrides["data.modality"])
+        retrieval = {} if draws else {"decoder.name": "nearest-public"}
+        return with_settings(defaults, {"data.test": None, "data.full": None, **retrieval, **self._overrides,
+                                        **paths}, source="settings")
 
     def _plan_inputs(self, private: Data | None, public: Data | None, test: PathLike | None,
                      full: PathLike | None, *, folder: Callable[[RunConfig], Path] | None = None
