@@ -4,7 +4,10 @@ Every extension point a config names by key (backbones, decoders, mutation and c
 operators) is a :class:`Registry`, filled in its own subpackage — never by import side
 effects elsewhere. A config is checked, when it is loaded, against the catalogue of every registry it names
 (:mod:`pcevolve.catalog`: the same keys as plain data, held equal to the registries by the tests), so an unknown
-key is refused before any privacy budget is spent, without importing the parts.
+key is refused before any privacy budget is spent, without importing the parts. The modalities are the one
+registry filled by name instead: each is a package that :data:`pcevolve.catalog.modalities.MODALITY_PACKAGES`
+lists, and :class:`~pcevolve.catalog.modalities.ByModality` answers for its parts as a :class:`Registry` does
+(``get_part``, :class:`UnknownKey` listing the known keys).
 """
 
 from __future__ import annotations

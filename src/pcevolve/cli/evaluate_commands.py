@@ -186,7 +186,5 @@ def _number(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-
-
 if __name__ == "__main__":  # python -m pcevolve.cli.evaluate_commands RUN_DIR --test PATH
     typer.run(evaluate)
