@@ -1,9 +1,9 @@
 """Adding a modality touches only its package plus one registry line.
 
 A toy modality, ``vectors`` (fixed-length numeric vectors in CSV files), is written as a package outside pcevolve
-(``toy_vectors`` in a temporary folder on ``sys.path``): its spec, its run parts (a reader of labelled private and
-unlabelled public CSV files, a real encoder fitted on the public pool only, the writer and reader of its
-``synthetic.csv``), its judge, its console headline and its point on a sweep's curve. The one line that adds it is
+(``toy_vectors`` in a temporary folder on ``sys.path``): its spec, its config check, its run parts (a reader of
+labelled private and unlabelled public CSV files, a real encoder fitted on the public pool only, the writer and
+reader of its ``synthetic.csv``), its judge, its console headline and its point on a sweep's curve. The one line that adds it is
 its entry in :data:`~pcevolve.catalog.modalities.MODALITY_PACKAGES`; then the config takes it, ``pcevolve run`` runs
 it end to end (delivering public pool vectors), ``pcevolve evaluate`` judges it with its judge, and a sweep's
 curve reads its point — with nothing in pcevolve edited.
@@ -50,7 +50,19 @@ SPEC = ModalitySpec(
     judge="toy_vectors.judge:judge_vectors_run",
     headline="toy_vectors.judge:print_vectors_headline",
     curve_point="toy_vectors.judge:vectors_point",
+    config_problems="toy_vectors.checks:config_problems",
 )
+'''
+
+TOY_CHECKS = '''
+"""What only the vectors modality knows to refuse in a config (run when a config is loaded: imports no torch)."""
+
+
+def config_problems(config):
+    """The encoder draws its random Fourier features for at most 128 dimensions (its map is kept in memory)."""
+    width = config.representation.feature_dim
+    return [] if width <= 128 else [f"representation.feature_dim: a vector run's random Fourier features are drawn "
+                                    f"for at most 128 dimensions, got {width}"]
 '''
 
 TOY_PARTS = '''
@@ -326,7 +338,7 @@ def vectors_point(name: str, epsilon: float, evaluation: dict[str, Any]) -> Curv
     return CurvePoint(name, epsilon, float(evaluation["epsilon"]), {FIGURE: evaluation["synthetic"]["accuracy"]})
 '''
 
-TOY_PACKAGE = {"__init__.py": TOY_INIT, "parts.py": TOY_PARTS, "judge.py": TOY_JUDGE}
+TOY_PACKAGE = {"__init__.py": TOY_INIT, "checks.py": TOY_CHECKS, "parts.py": TOY_PARTS, "judge.py": TOY_JUDGE}
 CLASSES = ["left", "right"]
 COLUMNS = ["x0", "x1", "x2", "x3"]
 
@@ -396,7 +408,7 @@ def vectors(tmp_path_factory):
 
 def test_the_package_is_the_whole_modality(vectors):
     files = sorted(path.name for path in vectors["package"].iterdir() if path.suffix == ".py")
-    assert files == ["__init__.py", "judge.py", "parts.py"]
+    assert files == ["__init__.py", "checks.py", "judge.py", "parts.py"]
     assert MODALITY_PACKAGES["vectors"] == "toy_vectors"
     # Every registry by modality finds the toy's parts from that line alone.
     parts, judge = importlib.import_module("toy_vectors.parts"), importlib.import_module("toy_vectors.judge")
@@ -419,6 +431,13 @@ def test_the_config_takes_the_new_modality_and_refuses_an_unknown_one(vectors, t
                        encoding="utf-8")
     with pytest.raises(ConfigError, match=r"unknown modality 'voxels'; known: .*vectors"):
         load_config(unknown)
+
+    # The modality's own checks refuse what only it knows it cannot do, when the config is loaded.
+    narrow = tmp_path / "narrow.yaml"
+    narrow.write_text(yaml.safe_dump(with_dotted(_mapping(vectors["root"]), {"representation.feature_dim": 256})),
+                      encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"representation.feature_dim: a vector run's random Fourier features"):
+        load_config(narrow)
 
     # Without its line the same file is refused: the registry line is what adds the modality.
     monkeypatch.delitem(MODALITY_PACKAGES, "vectors")

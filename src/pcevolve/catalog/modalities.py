@@ -27,8 +27,10 @@ SampleForm = Literal["images", "rows", "texts", "arrays"]
 
 #: The parts a modality's spec names: its run parts (a :class:`pcevolve.modalities.Modality`), its judge for
 #: ``pcevolve evaluate`` (a :data:`pcevolve.report.judges.Judge`), the console summary of its evaluation
-#: (``(evaluation, console) -> None``) and its point on a sweep's curve (``(name, ε, evaluation JSON) -> point``).
-HOOKS = ("parts", "judge", "headline", "curve_point")
+#: (``(evaluation, console) -> None``), its point on a sweep's curve (``(name, ε, evaluation JSON) -> point``) and,
+#: if it has any, its own checks of a config (``(RunConfig) -> list of problems``, each a line starting with the
+#: dotted key; run when a config is loaded, so their module must not import torch).
+HOOKS = ("parts", "judge", "headline", "curve_point", "config_problems")
 
 
 @dataclass(frozen=True)
@@ -93,12 +95,17 @@ class ModalitySpec:
     judge: str
     headline: str
     curve_point: str
+    config_problems: str | None = None
 
     def load(self, hook: str) -> Any:
-        """The part ``hook`` names (one of :data:`HOOKS`), imported now."""
+        """The part ``hook`` names (one of :data:`HOOKS`), imported now; None for ``config_problems`` when the
+        modality has no checks of its own."""
         if hook not in HOOKS:
             raise ValueError(f"a modality has no part {hook!r}; its parts: {', '.join(HOOKS)}")
-        module, _, attribute = getattr(self, hook).partition(":")
+        path = getattr(self, hook)
+        if path is None:
+            return None
+        module, _, attribute = path.partition(":")
         return getattr(importlib.import_module(module), attribute)
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pcevolve.catalog.decoders import DECODER_TRAITS, INSTALL_HINT, LLM_DECODER, missing_parts
 from pcevolve.catalog.encoders import BACKBONE_BLOCKS
 from pcevolve.catalog.executors import EXECUTOR_NAMES, RAY_INSTALL_HINT
-from pcevolve.catalog.modalities import MODALITY_TRAITS, ModalityTraits
+from pcevolve.catalog.modalities import MODALITY_TRAITS, ModalityTraits, modality_spec
 from pcevolve.catalog.search import CROSSOVER_NAMES, MAX_VOTE_CLASSES, MUTATION_NAMES
 from pcevolve.registry import Registry
 
@@ -64,6 +64,9 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         if config.data.public is None and config.data.schema_file is None:
             problems.append("data.schema_file: a table run needs its column types, bounds and categories from public "
                             "data: a public table (data.public) or a schema file (pcevolve data schema drafts one)")
+    if config.data.modality in modalities:  # what only the modality itself knows to refuse
+        own_checks = modality_spec(config.data.modality).load("config_problems")
+        problems += own_checks(config) if own_checks is not None else []
     if rep.backbone in backbones and rep.trainable_blocks is not None:
         blocks = backbones[rep.backbone]
         if rep.trainable_blocks > blocks:
