@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from pcevolve.catalog.decoders import DECODER_TRAITS, LLM_DECODER, DecoderTraits
 from pcevolve.catalog.encoders import BACKBONE_BLOCKS
 from pcevolve.catalog.executors import EXECUTOR_NAMES
@@ -18,6 +20,7 @@ from pcevolve.encoders import BACKBONES
 from pcevolve.evolution import CROSSOVERS, MUTATIONS
 from pcevolve.executors import EXECUTORS
 from pcevolve.modalities import MODALITIES
+from pcevolve.registry import UnknownKey
 
 
 def test_every_decoder_is_catalogued_with_what_its_class_says() -> None:
@@ -75,3 +78,13 @@ def test_every_modality_spec_names_its_parts() -> None:
         assert spec.files.accepts and set(spec.files.fixes) <= {"public", "test", "full", "any"}
     defaults = [modality_spec(name).files.default_for for name in MODALITY_PACKAGES]
     assert len([kind for kind in defaults if kind]) == len({kind for kind in defaults if kind})
+
+
+def test_an_unknown_modality_is_named_with_the_known_ones() -> None:
+    """The registries by modality refuse a name they do not hold (or a value that is not a name) as a Registry does."""
+    for wrong in ("voxels", ["image"], None):
+        assert wrong not in MODALITY_TRAITS and wrong not in MODALITIES
+    with pytest.raises(UnknownKey, match=r"unknown modality 'voxels'; known: image, tabular, text"):
+        MODALITIES.get_part("voxels")
+    with pytest.raises(UnknownKey, match=r"unknown modality \['image'\]"):
+        modality_spec(["image"])  # type: ignore[arg-type]

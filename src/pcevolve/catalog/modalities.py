@@ -123,7 +123,7 @@ def modality_spec(name: str) -> ModalitySpec:
     Raises:
         UnknownKey: No modality of that name; the message lists the known ones.
     """
-    if name not in MODALITY_PACKAGES:
+    if not isinstance(name, str) or name not in MODALITY_PACKAGES:
         raise UnknownKey(f"unknown modality {name!r}; known: {', '.join(sorted(MODALITY_PACKAGES))}")
     return _spec_in(MODALITY_PACKAGES[name])
 
@@ -150,7 +150,7 @@ class ByModality(Mapping[str, T], Generic[T]):
         self._read = read
 
     def __getitem__(self, name: str) -> T:
-        if name not in MODALITY_PACKAGES:
+        if not isinstance(name, str) or name not in MODALITY_PACKAGES:
             raise UnknownKey(f"unknown {self.kind} {name!r}; known: {', '.join(sorted(MODALITY_PACKAGES))}")
         return self._read(modality_spec(name))
 
