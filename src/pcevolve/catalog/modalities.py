@@ -123,9 +123,14 @@ def modality_spec(name: str) -> ModalitySpec:
     Raises:
         UnknownKey: No modality of that name; the message lists the known ones.
     """
+    return _spec_in(_package_of(name, "modality"))
+
+
+def _package_of(name: str, kind: str) -> str:
+    """The package of the modality ``name``, or :class:`UnknownKey` naming ``kind`` and the known modalities."""
     if not isinstance(name, str) or name not in MODALITY_PACKAGES:
-        raise UnknownKey(f"unknown modality {name!r}; known: {', '.join(sorted(MODALITY_PACKAGES))}")
-    return _spec_in(MODALITY_PACKAGES[name])
+        raise UnknownKey(f"unknown {kind} {name!r}; known: {', '.join(sorted(MODALITY_PACKAGES))}")
+    return MODALITY_PACKAGES[name]
 
 
 @functools.cache
@@ -150,9 +155,7 @@ class ByModality(Mapping[str, T], Generic[T]):
         self._read = read
 
     def __getitem__(self, name: str) -> T:
-        if not isinstance(name, str) or name not in MODALITY_PACKAGES:
-            raise UnknownKey(f"unknown {self.kind} {name!r}; known: {', '.join(sorted(MODALITY_PACKAGES))}")
-        return self._read(modality_spec(name))
+        return self._read(_spec_in(_package_of(name, self.kind)))
 
     def __iter__(self) -> Iterator[str]:
         return iter(MODALITY_PACKAGES)
@@ -165,5 +168,7 @@ class ByModality(Mapping[str, T], Generic[T]):
         return self[name]
 
 
+#: Each modality's spec, by ``data.modality`` (``MODALITY_SPECS.get(name)``: None for an unknown one).
+MODALITY_SPECS: ByModality[ModalitySpec] = ByModality("modality", lambda spec: spec)
 #: What each modality is, by ``data.modality`` (read by the config's checks: no part is imported).
 MODALITY_TRAITS: ByModality[ModalityTraits] = ByModality("modality", lambda spec: spec.traits)

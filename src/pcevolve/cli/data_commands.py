@@ -285,14 +285,14 @@ def _summary(path: Path, data: Dataset, *, size: int | None, mode: str | None) -
     from rich.table import Table
 
     table = Table()
-    if isinstance(data, LabeledDataset) and MODALITY_TRAITS[data.modality].sample_form != "images":
+    if isinstance(data, LabeledDataset) and (traits := MODALITY_TRAITS[data.modality]).sample_form != "images":
         table.add_column("class")
         table.add_column("count", justify="right")
         for name, count in data.class_counts().items():
             table.add_row(name, str(count))
         if data.feature_names:
             return f"{path}: {len(data)} rows, {len(data.feature_names)} features", table
-        return f"{path}: {len(data)} {MODALITY_TRAITS[data.modality].noun}s", table
+        return f"{path}: {len(data)} {traits.noun}s", table
     if isinstance(data, UnlabeledRows | UnlabeledTexts):  # a public pool: no classes to count
         table.add_column("class")
         table.add_column("count", justify="right")

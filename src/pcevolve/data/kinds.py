@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pcevolve.catalog.modalities import MODALITY_PACKAGES, modality_spec
+from pcevolve.catalog.modalities import MODALITY_SPECS
 from pcevolve.data.errors import DataError, DataProblem, raise_if_problems
 from pcevolve.data.image_files import is_image_name
 
@@ -41,9 +41,9 @@ def modality_of(kind: Kind) -> str:
     Raises:
         ValueError: No modality is the default for ``kind`` (a config's ``data.modality`` must then say which).
     """
-    for name in MODALITY_PACKAGES:
-        if modality_spec(name).files.default_for == kind:
-            return name
+    for spec in MODALITY_SPECS.values():
+        if spec.files.default_for == kind:
+            return spec.name
     raise ValueError(f"no modality reads private data of kind {kind!r} by default: set data.modality")
 
 
@@ -93,8 +93,8 @@ def private_context(path: str | Path, kind: Kind) -> str:
 
 def run_context(folder: str | Path, modality: str) -> str:
     """``runs/x is a table run``: what a mismatched test set is set against in ``pcevolve evaluate``."""
-    run = modality_spec(modality).files.run if modality in MODALITY_PACKAGES else f"a {modality} run"
-    return f"{folder} is {run}"
+    spec = MODALITY_SPECS.get(modality)
+    return f"{folder} is {spec.files.run if spec is not None else f'a {modality} run'}"
 
 
 def split_kind_problem(path: str | Path, kind: Kind, role: Role, modality: str, context: str) -> DataProblem | None:
@@ -109,7 +109,7 @@ def split_kind_problem(path: str | Path, kind: Kind, role: Role, modality: str, 
     Returns:
         One problem naming ``path``, the other side (``context``) and what to give instead.
     """
-    spec = modality_spec(modality) if modality in MODALITY_PACKAGES else None
+    spec = MODALITY_SPECS.get(modality)
     if role == "full" and (spec is None or not spec.traits.full_real_reference):
         return DataProblem(str(path), f"is given as a full real set, which only an image run uses as its upper "
                                       f"reference line, but {context}: leave --full out")
