@@ -119,13 +119,14 @@ def prepare(folder: Path, *, links: bool = True) -> dict[str, str]:
 
 
 def one_line_run(data: Path, root: Path, name: str, epsilon: float, extra: list[str]) -> tuple[Path, float]:
-    """``pcevolve run PRIVATE --public POOL`` as a user types it (reused once finished)."""
+    """``pcevolve run PRIVATE --public POOL --classes …`` as a user types it (reused once finished)."""
     folder = root / name
     if (folder / "stages" / "delivery.json").exists():
         return folder, float("nan")
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "pcevolve.cli.main", "run", "-q", str(data / "private.jsonl"), "--public",
-                    str(data / "public.jsonl"), "--label-column", "label", "--name", name, "--runs-root", str(root),
+                    str(data / "public.jsonl"), "--label-column", "label", "--classes", ",".join(sorted(OUTLETS)),
+                    "--name", name, "--runs-root", str(root),
                     "--epsilon", str(epsilon), *extra], check=True, stdout=subprocess.DEVNULL)
     return folder, time.perf_counter() - started
 

@@ -164,7 +164,9 @@ class Synthesizer:
                                     name=self._overrides.get("name"), overrides=overrides)
             for line in starter.findings:
                 _log(line)
-            return starter.config
+            # Classes read off the private labels are only a proposal: a run on them is refused, saying how to
+            # declare them (as the command line names its --classes flag).
+            return starter.confirmed(lambda choice: f"Synthesizer(settings={{{choice.key!r}: {choice.value!r}}})")
         paths = {key: str(Path(value).resolve()) for key, value in
                  (("data.private", private), ("data.public", public), ("data.test", test), ("data.full", full))
                  if value is not None}

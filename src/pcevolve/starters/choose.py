@@ -145,7 +145,7 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
                           "privacy noise, which comes from the operating system's secure source"),
         Choice("data.private", str(paths.private.resolve()), f"{k} classes, one folder each"),
         classes_choice(private_set.class_names, "the class folders of data.private", "image",
-                       "a class folder not in the list is an error"),
+                       "a class folder not in the list is an error", proposed=False),
         *split_choices(paths, pool_size, "image"),
         Choice("data.full", None if paths.full is None else str(paths.full.resolve()),
                "a larger real labelled set: the evaluation's upper reference line (never used by the run)"),

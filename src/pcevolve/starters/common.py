@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -59,11 +59,16 @@ class StarterError(ValueError):
 
 @dataclass(frozen=True)
 class Choice:
-    """One setting chosen from the data: its dotted key, value and the reason, in words."""
+    """One setting chosen from the data: its dotted key, value and the reason, in words.
+
+    ``proposed``: the value was read off the private data (the label values of a table or texts), so it is only a
+    proposal for the user to confirm in the file ``init`` writes; a run never starts on it (:meth:`Starter.confirmed`).
+    """
 
     key: str
     value: Any
     why: str
+    proposed: bool = False
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,26 @@ class Starter:
         _emit(self.mapping(), {c.key: c.why for c in self.choices}, lines, prefix="", indent=0)
         return "\n".join(lines) + "\n"
 
+    @property
+    def proposals(self) -> tuple[Choice, ...]:
+        """The choices read off the private data, which only the user can confirm (none once they set them)."""
+        return tuple(choice for choice in self.choices if choice.proposed)
+
+    def confirmed(self, declare: Callable[[Choice], str]) -> RunConfig:
+        """The config, if nothing in it is a proposal read off the private data; else :class:`StarterError`.
+
+        A run on a proposal would let the private data decide what it makes (one more record labelled ``c`` would
+        add a class ``c`` to the delivered set), so the one-line run, the config-less API and a sweep refuse it and
+        say how to declare it instead: ``declare(choice)`` words that for the entry point (a flag, a setting).
+        """
+        if not self.proposals:
+            return self.config
+        lines = [f"{choice.key} must be declared by you, not read off the private data (one record more or less "
+                 f"would change it): declare it with {declare(choice)}" for choice in self.proposals]
+        found = "; ".join(f"{choice.key} found there: {_scalar(choice.value)}" for choice in self.proposals)
+        raise StarterError(" ".join(lines) + f" — check that this is the task's whole list ({found}), or write a "
+                           "config to review with `pcevolve init`")
+
 
 def _nest(choices: tuple[Choice, ...]) -> dict[str, Any]:
     return with_dotted({}, {choice.key: choice.value for choice in choices})
@@ -178,13 +203,29 @@ def declared_classes(overrides: Mapping[str, Any] | None, *, typed: bool = False
         raise StarterError(f"data.classes: {error}") from None
 
 
-def classes_choice(names: tuple[str, ...], found_in: str, noun: str, outside: str) -> Choice:
+def classes_choice(names: tuple[ClassLabel, ...], found_in: str, noun: str, outside: str, *,
+                   proposed: bool) -> Choice:
     """``data.classes`` as ``init`` writes it: the proposal (``found_in`` says from what), for the user to confirm
-    as their declaration of the task's classes; ``outside`` says what happens to data outside it."""
+    as their declaration of the task's classes; ``outside`` says what happens to data outside it. ``proposed``: the
+    names were read off the private labels (not the class folders, which are the user's own layout), so a run
+    refuses them until the user declares them (:meth:`Starter.confirmed`)."""
     return Choice("data.classes", list(names),
                   f"the task's classes, in label order, proposed from {found_in}. This list is your declaration of "
                   "what the task's classes are, not something the run learns from the data: confirm or edit it. A "
-                  f"class with no private {noun}s is allowed (its part of the set is then mostly noise); {outside}")
+                  f"class with no private {noun}s is allowed (its part of the set is then mostly noise); {outside}",
+                  proposed=proposed)
+
+
+def classes_argument(names: Any) -> str:
+    """A class list as ``--classes`` takes it (comma-separated YAML scalars, quoted for the shell where needed):
+    ``bad,good``; ``'"0","1"'`` for the texts "0" and "1" (``0,1`` declares the numbers)."""
+    import shlex
+
+    def one(name: Any) -> str:
+        plain = _scalar(name)
+        return f'"{name}"' if isinstance(name, str) and (plain != name or "," in name) else plain
+
+    return shlex.quote(",".join(one(name) for name in names))
 
 
 def check_splits(private: LabeledDataset, public: Any, extras: Mapping[str, Any], paths: DataPaths) -> None:

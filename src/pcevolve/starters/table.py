@@ -58,7 +58,8 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
     schema = (TableSchema.load(paths.schema) if paths.schema is not None
               else draft_schema(paths.public, label_column=label))
     public = read_unlabeled_table(paths.public, schema)
-    private = read_labeled_table(paths.private, schema, class_names=declared_classes(overrides), min_per_class=0)
+    declared = declared_classes(overrides)
+    private = read_labeled_table(paths.private, schema, class_names=declared, min_per_class=0)
     extras: dict[str, Any] = {}
     if paths.test is not None:
         extras[str(paths.test)] = read_labeled_table(paths.test, schema, class_names=private.class_names,
@@ -74,7 +75,7 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
         *file_run_choices(paths, name, "tabular", "table rows"),
         Choice("data.private", str(paths.private.resolve()), f"{k} classes in column {label!r}"),
         classes_choice(private.class_names, f"the values of column {label!r} in {paths.private.name}", "row",
-                       "a label outside the list is an error naming its row"),
+                       "a label outside the list is an error naming its row", proposed=declared is None),
         *split_choices(paths, len(public), "row"),
         Choice("data.full", None, "not used for tables"),
         Choice("data.label_column", label, "the class label of each private row"),

@@ -76,8 +76,9 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
         raise StarterError("a private JSONL file needs a public pool of texts like it: a JSONL file with the texts "
                            f"in field {text_field!r} (another: --set data.public_text_column=FIELD) and no label. "
                            "Give it with --public FILE.jsonl")
+    declared = declared_classes(overrides, typed=True)
     private = read_labeled_texts(paths.private, text_field=text_field, label_field=label_field,
-                                 class_names=declared_classes(overrides, typed=True), min_per_class=0)
+                                 class_names=declared, min_per_class=0)
     pool_field = _pool_text_field(paths.public, text_field, label_field, overrides.get("data.public_text_column"))
     public = read_unlabeled_texts(paths.public, text_field=pool_field or text_field, label_field=label_field)
     extras: dict[str, Any] = {}
@@ -95,7 +96,8 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
         Choice("data.private", str(paths.private.resolve()), f"{k} classes in field {label_field!r}"),
         classes_choice(private.class_labels, f"the values of field {label_field!r} in {paths.private.name}, with "
                        "their JSON type (0 a number, \"0\" text: the delivered file writes them so)", "text",
-                       "a label outside the list, or of another type, is an error naming its line"),
+                       "a label outside the list, or of another type, is an error naming its line",
+                       proposed=declared is None),
         *split_choices(paths, len(public), "text"),
         Choice("data.full", None, "not used for texts"),
         Choice("data.text_column", text_field, "the field holding each text"),
