@@ -337,3 +337,53 @@ def test_a_sweep_on_a_dataframe_keeps_it_in_the_sweeps_secure_zone(tmp_path) -> 
     for path in folder.rglob("*"):
         if path.is_file() and "secure" not in path.relative_to(folder).parts and path.suffix in (".csv", ".json"):
             assert needle not in path.read_bytes(), f"{path} holds a private row"
+
+
+# --- what comes back is typed by the declarations, never by the private data's own dtypes ------------------------
+
+
+def test_sample_types_a_table_by_its_schema_not_by_the_private_frames_dtypes(tmp_path) -> None:
+    """Every private rate was whole, so pandas held the column as int64; the delivered 1.5 came back as 1 when the
+    private dtypes were recorded and cast to. The label column held one private label only: it comes back as the
+    declared classes."""
+    from pcevolve.config import parse_config
+    from pcevolve.data import LabeledDataset
+    from pcevolve.data.table_schema import Column, TableSchema
+    from pcevolve.in_memory import as_given, plan_inputs
+
+    private = pd.DataFrame({"rate": [12, 14, 13], "kind": ["card", "wire", "card"], "count": [1, 2, 3],
+                            "label": ["ok", "ok", "ok"]})
+    data = parse_config({"data": {"modality": "tabular", "private": "x", "public": "y", "classes": ["fraud", "ok"],
+                                  "label_column": "label"}, "decoder": {"name": "nearest-public"}}, source="<test>").data
+    plan = plan_inputs(data, tmp_path / "run", private, None)
+    assert "dtypes" not in plan.form
+    schema = TableSchema((Column("rate", "numeric", 0.0, 40.0, decimals=1),
+                          Column("kind", "categorical", categories=("card", "wire")),
+                          Column("count", "numeric", 0.0, 9.0, integer=True)), label_column="label")
+    synthetic = LabeledDataset(np.array([[1.5, 0.0, 2.0], [30.25, 1.0, 7.0]]), np.array([0, 1]), ("fraud", "ok"),
+                               "tabular", ("a", "b"), feature_names=("rate", "kind", "count"))
+    frame = as_given(synthetic, plan.form, schema)
+    assert list(frame.columns) == ["rate", "kind", "count", "label"]
+    assert frame["rate"].tolist() == [1.5, 30.2] and str(frame["rate"].dtype) == "float64"
+    assert frame["count"].tolist() == [2, 7] and str(frame["count"].dtype) == "int64"
+    assert frame["kind"].tolist() == ["card", "wire"] and frame["label"].tolist() == ["fraud", "ok"]
+
+
+def test_sample_gives_image_labels_as_the_declared_classes_not_as_wide_as_the_private_ones(tmp_path) -> None:
+    """No private label was longer than 3 characters, so y was '<U3' and a declared class 'horse' came back 'hor'."""
+    from pcevolve.data import LabeledDataset
+    from pcevolve.in_memory import as_given, plan_inputs
+
+    X, _, _ = _digits()
+    y = np.array(["cat", "dog"] * 30)
+    config = _tiny_config(Path("unused"), "labels", **{"data.image_size": 8, "data.classes": ["cat", "dog", "horse"],
+                                                       "data.test": None})
+    plan = plan_inputs(config.data, tmp_path / "run", (X, y), None)
+    assert "label_dtype" not in plan.form
+    synthetic = LabeledDataset(np.zeros((3, 8, 8), np.uint8), np.array([2, 0, 1]), ("cat", "dog", "horse"), "image",
+                               ("a", "b", "c"))
+    _, labels = as_given(synthetic, plan.form, None)
+    assert labels.tolist() == ["horse", "cat", "dog"]
+    numbered = LabeledDataset(np.zeros((2, 8, 8), np.uint8), np.array([1, 0]), ("0", "10"), "image", ("a", "b"))
+    _, labels = as_given(numbered, plan.form, None)
+    assert labels.dtype == np.int64 and labels.tolist() == [10, 0]

@@ -344,10 +344,12 @@ class Synthesizer:
 
         Returns:
             When :meth:`fit` was given paths: a :class:`~pcevolve.data.LabeledDataset`. When it was given in-memory
-            data: a pandas DataFrame for tables and texts (the input's columns, in its order, with its dtypes where
-            the delivered values allow; the label column holds the class labels), or ``(X, y)`` numpy arrays for
-            images (X uint8 in the input's layout, N×S×S or N×S×S×C with S = ``data.image_size``; y the class
-            labels, with the input's dtype where they convert).
+            data: a pandas DataFrame for tables and texts (the input's columns, in its order; a table's columns
+            typed by its schema — whole numbers ``int64``, other numbers ``float64``, categories text — and the label
+            column holding the declared classes, as texts declare them), or ``(X, y)`` numpy arrays for images (X
+            uint8 in the input's layout, N×S×S or N×S×S×C with S = ``data.image_size``; y the declared classes:
+            ``int64`` when every class is a whole number, else text). Nothing about them is read off the private
+            data's own dtypes, which would let the private values shape what is delivered.
 
         Taking fewer is free (post-processing); for more, fit with a larger ``search.synthetic_per_class``.
 

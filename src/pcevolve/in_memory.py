@@ -8,8 +8,13 @@ readers as a file run and ``Synthesizer.resume(folder).fit()`` or ``pcevolve run
 crash. Nothing of it is written outside ``secure/``. A problem the reader finds later (a category the public table
 lacks) is translated back to the same terms by :meth:`InputPlan.translate`.
 
-``form.json`` beside the data remembers the input's shape convention (columns, dtypes, array layout), so that
-``Synthesizer.sample`` can hand the synthetic set back the same way, also after ``Synthesizer.load``.
+``form.json`` beside the data remembers the input's shape convention (its columns in order, the array layout), so
+that ``Synthesizer.sample`` can hand the synthetic set back the same way, also after ``Synthesizer.load``. It records
+nothing read off the private values: the types of what comes back follow the declarations alone — a table's columns
+the schema (a whole-number column as ``int64``, another number as ``float64``, a category as text), the labels the
+declared classes (:func:`declared_labels`). A dtype pandas inferred from the private values (``int64`` because every
+private amount was whole) or a label array's width (``<U3`` because no private label was longer) would let the private
+data shape what is delivered.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import csv
 import io
 import json
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,12 +61,11 @@ def input_folder(run_path: Path) -> Path:
 @dataclass(frozen=True)
 class Records:
     """A table or texts as given: column names in order, each row's cells, and each row's index (a DataFrame's index
-    label, or the position in a list of dicts); ``dtypes`` are a DataFrame's column dtypes (None for a list)."""
+    label, or the position in a list of dicts)."""
 
     columns: tuple[str, ...]
     rows: list[dict[str, Any]]
     index: list[Any]
-    dtypes: dict[str, str] | None = None
 
 
 def _is_frame(value: object) -> bool:
@@ -77,7 +82,7 @@ def records_from(value: object, argument: str) -> Records:
         frame: Any = value
         columns = tuple(str(name) for name in frame.columns)
         rows = [dict(zip(columns, row, strict=True)) for row in frame.itertuples(index=False, name=None)]
-        return Records(columns, rows, list(frame.index), {str(k): str(v) for k, v in frame.dtypes.items()})
+        return Records(columns, rows, list(frame.index))
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and all(
             isinstance(row, Mapping) for row in value):
         columns: dict[str, None] = {}
@@ -244,8 +249,7 @@ def _plan_table(plan: InputPlan, data: DataConfig, argument: str, value: object)
     plan.where[str(target)] = (argument, places)
     plan.columns[argument] = records.columns
     if labelled:
-        plan.form = {"modality": "tabular", "kind": "frame", "columns": list(records.columns),
-                     "dtypes": records.dtypes}
+        plan.form = {"modality": "tabular", "kind": "frame", "columns": list(records.columns)}
     return []
 
 
@@ -313,7 +317,7 @@ def _plan_texts(plan: InputPlan, data: DataConfig, argument: str, value: object)
     plan.where[str(target)] = (argument, {f"line {n}": repr(index) for n, index in enumerate(records.index, 1)})
     if labelled:
         plan.form = {"modality": "text", "kind": "frame", "columns": [name for name in records.columns
-                                                                      if name in fields], "dtypes": records.dtypes}
+                                                                      if name in fields]}
     return []
 
 
@@ -350,8 +354,7 @@ def _plan_images(plan: InputPlan, data: DataConfig, argument: str, value: object
         codes = np.array([classes.index(label_text(_plain(y))) for y in np.asarray(labels, dtype=object)], np.int64)
         plan.writers.append(lambda: _write_class_folders(target, pixels, codes, classes))
         plan.form = {"modality": "image", "kind": "arrays", "ndim": int(images.ndim),
-                     "channels": int(images.shape[3]) if images.ndim == 4 else None,
-                     "label_dtype": str(np.asarray(labels).dtype)}
+                     "channels": int(images.shape[3]) if images.ndim == 4 else None}
     else:
         plan.writers.append(lambda: _write_flat_folder(target, pixels))
     return []
@@ -441,49 +444,49 @@ def _pandas() -> Any:
 
 
 def as_given(synthetic: LabeledDataset, form: Mapping[str, Any], layout: Any) -> Any:
-    """The synthetic set in the input's form: a DataFrame (tables, texts) or ``(X, y)`` arrays (images)."""
+    """The synthetic set in the input's form: a DataFrame (tables, texts) or ``(X, y)`` arrays (images), typed by the
+    declarations only (module docstring)."""
     if form["kind"] == "arrays":
         return _as_arrays(synthetic, form)
     pandas = _pandas()
-    names = [synthetic.class_names[k] for k in synthetic.labels]
     if form["modality"] == "tabular":
-        columns = {column.name: [column.format(v) for v in synthetic.samples[:, i]]
+        columns = {column.name: _table_column(column, synthetic.samples[:, i])
                    for i, column in enumerate(layout.columns)}
-        columns[layout.label_column] = names
+        columns[layout.label_column] = np.asarray([synthetic.class_names[k] for k in synthetic.labels], dtype=object)
     else:
-        declared = dict(zip(synthetic.class_names, layout.as_declared(synthetic.class_names), strict=True))
-        columns = {layout.text: [str(text) for text in synthetic.samples],
-                   layout.label: [declared[name] for name in names]}
+        declared = layout.as_declared(synthetic.class_names)
+        columns = {layout.text: np.asarray([str(text) for text in synthetic.samples], dtype=object),
+                   layout.label: [declared[k] for k in synthetic.labels]}  # pandas types them as declared
     order = [name for name in form["columns"] if name in columns] + [n for n in columns if n not in form["columns"]]
-    frame = pandas.DataFrame({name: columns[name] for name in order})
-    return _with_dtypes(pandas, frame, form.get("dtypes") or {})
+    return pandas.DataFrame({name: columns[name] for name in order})
 
 
-def _with_dtypes(pandas: Any, frame: Any, dtypes: Mapping[str, str]) -> Any:
-    """Each column cast to the dtype it was given with, where its delivered values allow (else as delivered)."""
-    for name, dtype in dtypes.items():
-        if name not in frame.columns:
-            continue
-        column = frame[name]
-        try:
-            if pandas.api.types.is_numeric_dtype(pandas.Series(dtype=dtype)) and column.dtype == object:
-                column = pandas.to_numeric(column)
-            frame[name] = column.astype(dtype)
-        except (TypeError, ValueError):
-            frame[name] = column  # e.g. a number column the schema delivers with decimals: kept as delivered
-    return frame
+def _table_column(column: Any, values: np.ndarray) -> np.ndarray:
+    """One delivered column as the schema types it: its cells as the CSV writes them (:meth:`Column.format`: clipped
+    to the bounds, rounded to its decimals), read back as ``int64`` (a whole-number column), ``float64`` (another
+    number) or text (a category)."""
+    cells = [column.format(value) for value in values]
+    if column.kind == "categorical":
+        return np.asarray(cells, dtype=object)
+    return np.asarray([int(cell) for cell in cells] if column.integer else [float(cell) for cell in cells],
+                      dtype=np.int64 if column.integer else np.float64)
+
+
+def declared_labels(class_names: Sequence[str], labels: np.ndarray) -> np.ndarray:
+    """Each sample's class as the declared classes give it: ``int64`` numbers when every declared class is a whole
+    number (``[0, 1, 2]``, or their text), else text as wide as the longest declared name."""
+    whole = all(re.fullmatch(r"[+-]?\d+", name) for name in class_names)
+    if whole:
+        return np.asarray([int(class_names[k]) for k in labels], dtype=np.int64)
+    width = max((len(name) for name in class_names), default=1)
+    return np.asarray([class_names[k] for k in labels], dtype=f"<U{width}")
 
 
 def _as_arrays(synthetic: LabeledDataset, form: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     images = np.asarray(synthetic.samples, dtype=np.uint8)
     if form["ndim"] == 4 and images.ndim == 3:  # grey as delivered; the input had a channel axis (1 or 3)
         images = np.repeat(images[..., None], form["channels"], axis=3)
-    names = np.asarray(synthetic.class_names)[synthetic.labels]
-    try:
-        labels = names.astype(form["label_dtype"])
-    except (TypeError, ValueError):
-        labels = names
-    return np.ascontiguousarray(images), labels
+    return np.ascontiguousarray(images), declared_labels(synthetic.class_names, synthetic.labels)
 
 
 def looks_in_memory(value: object) -> bool:
