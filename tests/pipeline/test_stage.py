@@ -54,3 +54,24 @@ def test_a_paid_stage_without_marker_is_refused_unless_it_can_resume(tmp_path):
     assert calls == []
     product, _ = run_stage(_stage(calls, resumable=True), _context(tmp_path / "b", ledger))
     assert product == 41 and calls == ["run", "after"]
+
+
+def test_a_stage_reading_a_dp_stages_product_is_never_adopted_from_a_sibling(tmp_path, tiny_config):
+    """A sweep's later run copied the first run's decoder whenever the decoder trained on the public pool alone, but
+    a retrieval decoder's index and a generator's training hold the run's own encoder's features: with a share of ε
+    on the encoder, that is the sibling's DP output, which the later run's ledger never paid for."""
+    from pcevolve.pipeline.stage import _adoptable
+    from pcevolve.pipeline.stages import DECODER, REPRESENTATION
+
+    sibling = tmp_path / "eps-1"
+    (sibling / "stages").mkdir(parents=True)
+    for stage in ("representation", "decoder"):
+        (sibling / "stages" / f"{stage}.json").write_text("{}")
+    for split, public in (({"representation": 0.375, "release": 0.625}, False),
+                          ({"representation": 0.0, "release": 1.0}, True)):
+        for name in ("nearest-public", "conv"):
+            config = tiny_config(**{"privacy.split": split, "decoder.name": name})
+            context = _context(tmp_path / "eps-2", None)
+            context.config, context.adopt_from = config, sibling
+            assert REPRESENTATION.public_under(config) is public
+            assert DECODER.public_under(config) is public and _adoptable(DECODER, context) is public, (split, name)

@@ -10,11 +10,13 @@ Resume rule for a stage that pays: if its ledger stage has spent anything and it
 interrupted after a charge. A ``resumable`` stage (DP-SGD with a checkpoint per paid epoch) continues; any
 other stage is refused, because re-running it would pay again.
 
-Adoption (a sweep's runs): a stage that under the run's config reads no private data and pays nothing
-(``public_when``) computes from the public data, the config and the seed alone. Given a finished sibling run whose
-config differs only in its budget and name (``RunContext.adopt_from``), such a stage copies the sibling's
-``outputs`` and marker instead of computing them again: nothing private moves, and the product is the one the run
-would have computed.
+Adoption (a sweep's runs): a stage that under the run's config reads no private data, pays nothing
+(``public_when``) and reads the products of public stages only (``inputs``, each public in turn) computes from the
+public data, the config and the seed alone. Given a finished sibling run whose config differs only in its budget and
+name (``RunContext.adopt_from``), such a stage copies the sibling's ``outputs`` and marker instead of computing them
+again: nothing private moves, and the product is the one the run would have computed. A stage that reads the product
+of a DP stage (a retrieval decoder's index encoded by an encoder fine-tuned under DP) is never adopted: its outputs
+hold the sibling's DP output, which the run's own ledger never paid for.
 """
 
 from __future__ import annotations
@@ -128,8 +130,9 @@ class Stage:
         after: Tidying once the marker is written (deleting a DP-SGD checkpoint: before the marker, the
             checkpoint is what lets an interrupted stage continue without paying twice).
         outputs: What ``run`` writes in the run folder (relative paths), all that ``load`` needs.
-        public_when: Whether, under a config, the stage reads no private data and pays nothing, so that its
-            outputs are a function of the public data, the config and the seed (adoption, module docstring).
+        public_when: Whether, under a config, the stage itself reads no private data and pays nothing.
+        inputs: The earlier stages whose products ``run`` reads: the stage is public (:meth:`public_under`) only
+            when each of them is.
     """
 
     name: str
@@ -142,6 +145,14 @@ class Stage:
     after: Callable[[RunContext], None] | None = None
     outputs: tuple[str, ...] = ()
     public_when: Callable[[RunConfig], bool] | None = None
+    inputs: tuple[Stage, ...] = ()
+
+    def public_under(self, config: RunConfig) -> bool:
+        """Whether, under ``config``, the stage's outputs are a function of the public data, the config and the seed
+        alone: it reads no private data, pays nothing, and every stage whose product it reads is public too
+        (adoption, module docstring)."""
+        return (self.public_when is not None and self.public_when(config)
+                and all(stage.public_under(config) for stage in self.inputs))
 
 
 def run_stage(stage: Stage, context: RunContext) -> tuple[Any, float]:
@@ -176,8 +187,8 @@ def run_stage(stage: Stage, context: RunContext) -> tuple[Any, float]:
 
 def _adoptable(stage: Stage, context: RunContext) -> bool:
     source = context.adopt_from
-    return (source is not None and stage.public_when is not None and bool(stage.outputs)
-            and stage.public_when(context.config) and (source / "stages" / f"{stage.name}.json").is_file())
+    return (source is not None and bool(stage.outputs) and stage.public_under(context.config)
+            and (source / "stages" / f"{stage.name}.json").is_file())
 
 
 def _adopt(stage: Stage, source: Path, context: RunContext) -> dict[str, Any]:

@@ -140,7 +140,9 @@ DECODER = Stage(
     describe=lambda c: f"{c.config.decoder.name} ({_DECODER_TRAINING[c.config.decoder.training]})",
     run=_run_decoder, load=lambda c, _: load_decoder(c.folder.path / "decoder"),
     after=lambda c: c.secure.checkpoint_path("decoder").unlink(missing_ok=True),
-    outputs=("decoder",), public_when=lambda config: config.decoder.training == "public")
+    # Public training alone is not enough: a retrieval decoder indexes the pool with the run's encoder, and a
+    # generator learns the encoder's features, so the decoder is public only when the encoder is.
+    outputs=("decoder",), public_when=lambda config: config.decoder.training == "public", inputs=(REPRESENTATION,))
 
 
 # --- public features --------------------------------------------------------------------------------------------
