@@ -242,7 +242,7 @@ class Synthesizer:
         elif looks_in_memory(private) or looks_in_memory(public):
             config, plan = self._plan_inputs(private, public, test, full)
             config, folder, resumed = open_run(config, root=self.runs_root,
-                                               write_inputs=lambda _, inputs=plan: inputs.write())
+                                               write_inputs=lambda made, inputs=plan: inputs.write(made.path))
         else:
             config, folder, resumed = open_run(self._config_for(private, public, test, full), root=self.runs_root)
         self.config = config

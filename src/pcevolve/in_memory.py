@@ -162,7 +162,7 @@ class InputPlan:
 
     Attributes:
         settings: ``data.private`` / ``data.public`` → the path the run reads (inside the run folder).
-        writers: One function per file or folder to write, given the run folder's path.
+        writers: One function per file or folder to write, given the folder the run folder is built in.
         where: A written file → (argument, {reader's place suffix ("row 3", "line 2") → the user's index}).
         form: The input's shape convention, written as ``form.json`` (None: the private data was a path).
         columns: Each in-memory table's columns, by argument (so private and public are compared in memory).
@@ -170,18 +170,20 @@ class InputPlan:
 
     run_path: Path
     settings: dict[str, str] = field(default_factory=dict)
-    writers: list[Callable[[], None]] = field(default_factory=list)
+    writers: list[Callable[[Path], None]] = field(default_factory=list)
     where: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
     form: dict[str, Any] | None = None
     columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def write(self) -> None:
-        """Write every input (atomically, each file or folder complete or absent) and ``form.json``."""
-        input_folder(self.run_path).mkdir(parents=True, exist_ok=True)
+    def write(self, base: Path | None = None) -> None:
+        """Write every input (atomically, each file or folder complete or absent) and ``form.json`` into ``base``'s
+        ``secure/input/``: the run folder, or the folder it is being built in (default: :attr:`run_path`)."""
+        base = self.run_path if base is None else base
+        input_folder(base).mkdir(parents=True, exist_ok=True)
         for writer in self.writers:
-            writer()
+            writer(base)
         if self.form is not None:
-            atomic_write_json(input_folder(self.run_path) / FORM_FILE, self.form)
+            atomic_write_json(input_folder(base) / FORM_FILE, self.form)
 
     def translate(self, error: DataError) -> DataError:
         """``error`` with each place in a written file named as the user's data (argument, row index)."""
@@ -245,7 +247,7 @@ def _plan_table(plan: InputPlan, data: DataConfig, argument: str, value: object)
     target = input_folder(plan.run_path) / f"{argument}.csv"
     text, places = _csv_text(records)
     plan.settings[f"data.{argument}"] = str(target)
-    plan.writers.append(lambda: _write_file(target, text.encode("utf-8")))
+    plan.writers.append(lambda base: _write_file(input_folder(base) / target.name, text.encode("utf-8")))
     plan.where[str(target)] = (argument, places)
     plan.columns[argument] = records.columns
     if labelled:
@@ -313,7 +315,7 @@ def _plan_texts(plan: InputPlan, data: DataConfig, argument: str, value: object)
     lines = [json.dumps({name: _plain(row[name]) for name in fields}) for row in records.rows]
     payload = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
     plan.settings[f"data.{argument}"] = str(target)
-    plan.writers.append(lambda: _write_file(target, payload))
+    plan.writers.append(lambda base: _write_file(input_folder(base) / target.name, payload))
     plan.where[str(target)] = (argument, {f"line {n}": repr(index) for n, index in enumerate(records.index, 1)})
     if labelled:
         plan.form = {"modality": "text", "kind": "frame", "columns": [name for name in records.columns
@@ -352,11 +354,12 @@ def _plan_images(plan: InputPlan, data: DataConfig, argument: str, value: object
     if labelled:
         classes = [label_text(name) for name in data.classes or ()]
         codes = np.array([classes.index(label_text(_plain(y))) for y in np.asarray(labels, dtype=object)], np.int64)
-        plan.writers.append(lambda: _write_class_folders(target, pixels, codes, classes))
+        plan.writers.append(lambda base: _write_class_folders(input_folder(base) / target.name, pixels, codes,
+                                                              classes))
         plan.form = {"modality": "image", "kind": "arrays", "ndim": int(images.ndim),
                      "channels": int(images.shape[3]) if images.ndim == 4 else None}
     else:
-        plan.writers.append(lambda: _write_flat_folder(target, pixels))
+        plan.writers.append(lambda base: _write_flat_folder(input_folder(base) / target.name, pixels))
     return []
 
 

@@ -22,14 +22,15 @@ import hashlib
 import importlib.metadata
 import os
 import platform
-from collections.abc import Mapping
+import shutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pcevolve import __version__
 from pcevolve.config import RunConfig, config_hash, dump_config
-from pcevolve.io import append_jsonl, atomic_write_json, read_json, read_jsonl
+from pcevolve.io import append_jsonl, atomic_directory, atomic_write_json, read_json, read_jsonl
 
 _VERSIONED_PACKAGES = ("torch", "numpy", "scipy", "scikit-learn", "opacus", "dp-accounting", "pydantic", "Pillow")
 
@@ -74,31 +75,43 @@ class RunFolder:
         config: RunConfig,
         *,
         data_fingerprints: Mapping[str, Any] | None = None,
-        exist_ok: bool = False,
+        prepare: Callable[[RunFolder], None] | None = None,
     ) -> "RunFolder":
-        """Create ``root/config.name`` and write its config and manifest.
+        """Create ``root/config.name`` with its config, its manifest and what ``prepare`` writes into it, all at once.
+
+        The folder is built under a temporary name beside it and renamed into place complete, so a creation that is
+        killed leaves no run folder (only its temporary sibling, removed by the next creation of that name): nothing
+        half-made can later be opened as a run — a sweep member without its membership file, a run whose in-memory
+        data is missing. ``prepare`` receives the folder under its temporary name; what it writes must not name that
+        path.
 
         Raises:
-            FileExistsError: the folder exists and ``exist_ok`` is false (use resume instead).
+            FileExistsError: the folder exists (resume it instead).
         """
         path = Path(root) / config.name
-        if path.exists() and not exist_ok:
+        if path.exists():
             raise FileExistsError(f"run folder {path} already exists; resume it or choose another name")
-        path.mkdir(parents=True, exist_ok=True)
-        folder = cls(path)
-        dump_config(config, folder.config_path)
-        atomic_write_json(
-            folder.manifest_path,
-            {
-                "pcevolve_version": __version__,
-                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                "config_hash": config_hash(config),
-                "seed": config.seed,
-                "versions": package_versions(),
-                "data": dict(data_fingerprints or {}),
-            },
-        )
-        return folder
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in path.parent.glob(f".{config.name}.*.partial"):  # a creation of this name that was killed
+            shutil.rmtree(stale, ignore_errors=True)
+        with atomic_directory(path) as staging:
+            os.chmod(staging, 0o777 & ~_umask())  # as a folder made by mkdir: the temporary one is private
+            folder = cls(staging)
+            dump_config(config, folder.config_path)
+            atomic_write_json(
+                folder.manifest_path,
+                {
+                    "pcevolve_version": __version__,
+                    "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                    "config_hash": config_hash(config),
+                    "seed": config.seed,
+                    "versions": package_versions(),
+                    "data": dict(data_fingerprints or {}),
+                },
+            )
+            if prepare is not None:
+                prepare(folder)
+        return cls(path)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> "RunFolder":
@@ -133,6 +146,13 @@ class RunFolder:
     def records(self, kind: str | None = None) -> list[dict[str, Any]]:
         """All records, or those of one kind, in the order written."""
         return [r for r in read_jsonl(self.records_path) if kind is None or r.get("kind") == kind]
+
+
+def _umask() -> int:
+    """The process's file-mode creation mask (read by setting it, and setting it back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def outputs_digest(path: str | os.PathLike[str]) -> str:

@@ -252,3 +252,34 @@ def test_a_label_column_for_an_image_config_is_a_usage_error_as_for_run(tiny_con
     config_path = dump_config(tiny_config("img"), tmp_path / "img.yaml")
     code, output = _sweep(tmp_path, config_path, "--epsilons", "1", "--label-column", "label")
     assert code == 2 and "--label-column" in output and not (tmp_path / "runs").exists()
+
+
+def test_a_member_killed_while_its_folder_is_made_leaves_no_folder_to_resume_outside_its_sweep(table_config,
+                                                                                                tmp_path) -> None:
+    """The member's folder appeared before its sweep_member.json: killed in between, `pcevolve run --resume` took the
+    member for a run of its own and `export` stated the run's ε. Now the folder appears with the file or not at all."""
+    import subprocess
+    import sys
+    import textwrap
+
+    config_path = dump_config(table_config("tab"), tmp_path / "tab.yaml")
+    child = textwrap.dedent("""
+        import os, sys
+        import pcevolve.sweep.run as sweep_run
+        from pcevolve.config import load_config
+        from pcevolve.sweep import create_sweep, run_sweep
+
+        sweep_run.write_membership = lambda *args, **kwargs: os._exit(9)  # killed while the member is being made
+        opened, _ = create_sweep(load_config(sys.argv[1]), [1.0, 2.0], root=sys.argv[2])
+        run_sweep(opened, evaluate=False)
+    """)
+    killed = subprocess.run([sys.executable, "-c", child, str(config_path), str(tmp_path / "runs")])
+    assert killed.returncode == 9
+    sweep = tmp_path / "runs" / "tab-sweep"
+    assert (sweep / "ledger.json").is_file() and not (sweep / "eps-1").exists()
+    resumed = CliRunner().invoke(app, ["sweep", "--resume", str(sweep), "--no-evaluate", "-q"])
+    assert resumed.exit_code == 0, resumed.output
+    assert not list(sweep.glob(".eps-1.*"))  # the killed creation's temporary folder went with the next creation
+    assert json.loads((sweep / "eps-1" / "sweep_member.json").read_text())["sweep"] == "tab"
+    refused = CliRunner().invoke(app, ["run", "--resume", str(sweep / "eps-1"), "-q"])
+    assert refused.exit_code == 1 and "pcevolve sweep --resume" in " ".join(refused.output.split())

@@ -87,9 +87,11 @@ def open_run(config: RunConfig | None, *, root: str | Path = "runs", resume: str
              write_inputs: Callable[[RunFolder], None] | None = None) -> tuple[RunConfig, RunFolder, bool]:
     """The run's config and folder: a new folder ``root/config.name``, or the one to resume.
 
-    ``write_inputs`` (a new run only) writes data that the config names inside the new folder — the Python API's
-    in-memory data, into ``secure/input/`` — once the folder exists; such paths are not required to exist before.
-    If it fails, the new folder is removed again (nothing was spent).
+    ``write_inputs`` (a new run only) writes what the new folder holds from the start — the Python API's in-memory
+    data, into ``secure/input/``; a sweep member's membership file — into the folder while it is still built under a
+    temporary name (:meth:`RunFolder.create`): the run folder appears with them or not at all, so a killed start
+    never leaves a folder that could be resumed without them. Paths the config names inside the new folder are not
+    required to exist before. If it fails, nothing is left (nothing was spent).
 
     Raises:
         RunError: The folder exists without ``--resume``, or the config differs from the one
@@ -119,13 +121,7 @@ def open_run(config: RunConfig | None, *, root: str | Path = "runs", resume: str
     if target.exists():
         raise RunError(f"run folder {target} already exists: resume it with `pcevolve run --resume {target}` "
                        "or choose another `name:` in the config")
-    folder = RunFolder.create(root, config)
-    if write_inputs is not None:
-        try:
-            write_inputs(folder)
-        except BaseException:
-            shutil.rmtree(folder.path, ignore_errors=True)
-            raise
+    folder = RunFolder.create(root, config, prepare=write_inputs)
     return config, folder, False
 
 
