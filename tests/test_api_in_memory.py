@@ -162,6 +162,10 @@ def test_image_arrays_fit_and_sample_arrays(image_run) -> None:
     assert labels.dtype == y.dtype and set(labels.tolist()) <= {0, 1, 2}
     run = synth.folder
     assert sorted(p.name for p in (run / "secure" / "input" / "private").iterdir()) == ["0", "1", "2"]
+    # The private images' copy is its owner's alone (the PNG writer made them 0644; secure/ was 0755).
+    copy = run / "secure"
+    assert {p.stat().st_mode & 0o777 for p in [copy, *copy.rglob("*")] if p.is_dir()} == {0o700}
+    assert {p.stat().st_mode & 0o777 for p in copy.rglob("*") if p.is_file()} == {0o600}
     pool = {row.tobytes() for row in np.rint(public * 255).astype(np.uint8)}
     secrets = [row for row in np.rint(X * 255).astype(np.uint8) if row.tobytes() not in pool]
     _assert_nowhere_outside_secure(run, [secrets[0].tobytes()])

@@ -33,7 +33,14 @@ import numpy as np
 
 from pcevolve.data.dataset import ClassLabel, label_text
 from pcevolve.data.errors import DataError, DataProblem, raise_if_problems
-from pcevolve.io import atomic_directory, atomic_write_bytes, atomic_write_json, read_json
+from pcevolve.io import (
+    atomic_directory,
+    atomic_write_bytes,
+    atomic_write_json,
+    private_folder,
+    private_tree,
+    read_json,
+)
 
 if TYPE_CHECKING:
     from pcevolve.config import DataConfig
@@ -179,11 +186,13 @@ class InputPlan:
         """Write every input (atomically, each file or folder complete or absent) and ``form.json`` into ``base``'s
         ``secure/input/``: the run folder, or the folder it is being built in (default: :attr:`run_path`)."""
         base = self.run_path if base is None else base
-        input_folder(base).mkdir(parents=True, exist_ok=True)
+        private_folder(base / "secure")
+        private_folder(input_folder(base))
         for writer in self.writers:
             writer(base)
         if self.form is not None:
             atomic_write_json(input_folder(base) / FORM_FILE, self.form)
+        private_tree(input_folder(base))  # the PNG writer's files too: the copy is its owner's alone
 
     def translate(self, error: DataError) -> DataError:
         """``error`` with each place in a written file named as the user's data (argument, row index)."""

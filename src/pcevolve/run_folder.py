@@ -7,7 +7,8 @@ Layout (later stages add their own files beside these)::
       manifest.json    versions, seed, config hash (no data fingerprint: exact counts are private, see secure/)
       records.jsonl    one JSON object per event or generation, appended and fsynced
       ledger.json      the privacy ledger (written by pcevolve.privacy)
-      secure/          what must never leave the secure zone (pcevolve.pipeline.secure_zone)
+      secure/          what must never leave the secure zone (pcevolve.pipeline.secure_zone): its owner's alone,
+                       made 0700 with the folder, everything in it 0700 / 0600 once a command is done with it
 
 The manifest never holds private content. Records carry no wall-clock time, and
 :meth:`RunFolder.settle_times` gives every file outside ``secure/`` the run's start time:
@@ -30,8 +31,18 @@ from typing import Any
 
 from pcevolve import __version__
 from pcevolve.config import RunConfig, config_hash, dump_config
-from pcevolve.io import append_jsonl, atomic_directory, atomic_write_json, read_json, read_jsonl
+from pcevolve.io import (
+    append_jsonl,
+    atomic_directory,
+    atomic_write_json,
+    private_folder,
+    private_tree,
+    read_json,
+    read_jsonl,
+)
 
+#: The folder of a run that never leaves the secure zone.
+SECURE_FOLDER = "secure"
 _VERSIONED_PACKAGES = ("torch", "numpy", "scipy", "scikit-learn", "opacus", "dp-accounting", "pydantic", "Pillow")
 
 
@@ -67,6 +78,15 @@ class RunFolder:
     @property
     def ledger_path(self) -> Path:
         return self.path / "ledger.json"
+
+    @property
+    def secure_path(self) -> Path:
+        return self.path / SECURE_FOLDER
+
+    def seal_secure(self) -> None:
+        """Make ``secure/`` and everything in it readable by its owner only (folders 0700, files 0600), whatever
+        mode the writers and copies inside it left: a copy of ``secure/`` keeps its modes."""
+        private_tree(self.secure_path)
 
     @classmethod
     def create(
@@ -109,8 +129,10 @@ class RunFolder:
                     "data": dict(data_fingerprints or {}),
                 },
             )
+            private_folder(folder.secure_path)  # before anything private is written into it
             if prepare is not None:
                 prepare(folder)
+            folder.seal_secure()
         return cls(path)
 
     @classmethod
@@ -133,7 +155,7 @@ class RunFolder:
         stamp = self.manifest().get("created")
         created = (_dt.datetime.fromisoformat(stamp).timestamp() if isinstance(stamp, str)
                    else self.manifest_path.stat().st_mtime)
-        secure = self.path / "secure"
+        secure = self.secure_path
         for root, dirs, files in os.walk(self.path, topdown=True):
             here = Path(root)
             dirs[:] = [d for d in dirs if here / d != secure]

@@ -95,6 +95,10 @@ def test_a_correct_run_is_not_refuted_and_only_audit_json_leaves_secure(audited_
         included = int(canaries["included"].sum())
     assert len(list((run / "secure" / "audit" / "private").rglob("audit-canary-*.png"))) == included
     assert (run / "secure" / "audit" / "run" / "release.npz").exists()
+    # The private copy no longer takes the private folder's modes (0644 files): the secure zone is its owner's alone.
+    copy = run / "secure" / "audit"
+    assert {p.stat().st_mode & 0o777 for p in [copy, *copy.rglob("*")] if p.is_dir()} == {0o700}
+    assert {p.stat().st_mode & 0o777 for p in copy.rglob("*") if p.is_file()} == {0o600}
 
     with pytest.raises(TargetExistsError, match="already holds an end-to-end audit"):
         audit_run(run, canaries=CANARIES)  # refused before any work: no second audit folder

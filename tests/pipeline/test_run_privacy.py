@@ -245,3 +245,18 @@ def test_export_refuses_a_ledger_it_cannot_verify(secure_run, tmp_path):
     (keyless / "secure" / "ledger.key").unlink()
     result = CliRunner().invoke(app, ["export", str(keyless), str(tmp_path / "out")])
     assert result.exit_code == 1 and "signature cannot be checked" in result.output
+
+
+def _modes(secure: Path) -> dict[str, int]:
+    return {str(p.relative_to(secure.parent)): p.stat().st_mode & 0o777 for p in [secure, *secure.rglob("*")]
+            if not p.is_symlink()}
+
+
+def test_secure_is_its_owners_alone_whatever_wrote_into_it(secure_run):
+    """secure/ was made 0755 and diagnostics.jsonl (appended) 0644: anyone on the machine could read the private
+    training diagnostics. Every folder in it is now 0700 and every file 0600."""
+    modes = _modes(secure_run / "secure")
+    assert "secure/diagnostics.jsonl" in modes  # the tiny config trains with DP-SGD
+    wrong = {path: oct(mode) for path, mode in modes.items()
+             if mode != (0o700 if (secure_run / path).is_dir() else 0o600)}
+    assert not wrong, wrong

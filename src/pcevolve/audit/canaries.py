@@ -18,6 +18,7 @@ import numpy as np
 
 from pcevolve.audit.canary_scores import copied_canaries
 from pcevolve.config import RunConfig
+from pcevolve.io import private_tree
 from pcevolve.modalities import MODALITIES
 from pcevolve.run_folder import RunFolder
 from pcevolve.search.assembly import load_public_features
@@ -117,7 +118,9 @@ def write_audit_private_set(source: Path, target: Path, images: np.ndarray, clas
 
     if target.exists():
         raise ValueError(f"{target} exists; an audit writes its private set into a new folder")
-    shutil.copytree(source, target)  # the private files as they are: the audit run reads what the run read
+    # The private files as they are (the audit run reads what the run read), without their modes: the copy is the
+    # secure zone's, its owner's alone.
+    shutil.copytree(source, target, copy_function=shutil.copyfile)
     for index in np.flatnonzero(included):
         folder = target / class_names[int(classes[index])]
         folder.mkdir(exist_ok=True)  # a declared class may have no private folder
@@ -125,4 +128,5 @@ def write_audit_private_set(source: Path, target: Path, images: np.ndarray, clas
         if path.exists():
             raise ValueError(f"{source} already holds a file named {path.name}; the audit cannot add its canary")
         Image.fromarray(images[index]).save(path)  # uint8 (H, W) is read as grey, (H, W, 3) as colour
+    private_tree(target)
     return target

@@ -121,6 +121,8 @@ def audit_run(run_folder: str | Path, *, canaries: int = 500, alpha: float = 0.0
             write_audit_part(folder.path, AUDIT_PART, result.to_json())
     except RunFolderInUse as error:
         raise RunError(str(error)) from None
+    finally:
+        folder.seal_secure()  # the audit's private copy, its run and its scores: the owner's alone
     folder.settle_times()  # as after `run` and `evaluate`: no file time outside secure/ says when the audit ended
     say(result.summary())
     return result

@@ -213,6 +213,36 @@ def atomic_directory(path: str | os.PathLike[str], *, overwrite: bool = False) -
     _fsync_dir(target.parent)
 
 
+#: Modes of what only its owner may read: a folder (0700) and a file (0600).
+PRIVATE_FOLDER_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def private_folder(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a folder only its owner can enter (0700), made (with its parents) if missing."""
+    folder = Path(path)
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, PRIVATE_FOLDER_MODE)
+    return folder
+
+
+def private_tree(path: str | os.PathLike[str]) -> None:
+    """Make ``path`` and everything below it its owner's alone: folders 0700, files 0600. Links are left as they are
+    (their modes are their targets'); a missing ``path`` is nothing to do."""
+    root = Path(path)
+    if not root.is_dir() or root.is_symlink():
+        return
+    os.chmod(root, PRIVATE_FOLDER_MODE)
+    for where, folders, files in os.walk(root):
+        here = Path(where)
+        for name in folders:
+            if not (here / name).is_symlink():
+                os.chmod(here / name, PRIVATE_FOLDER_MODE)
+        for name in files:
+            if not (here / name).is_symlink():
+                os.chmod(here / name, PRIVATE_FILE_MODE)
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()

@@ -275,6 +275,8 @@ def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False
                                     adopt_from=_sibling(config, adopt_from))
     except (RunFolderInUse, StageInterrupted) as error:
         raise RunError(str(error)) from None
+    finally:
+        folder.seal_secure()
     # Only once the lock is gone: removing it gives the folder itself the run's end as its modification time, which
     # beside the start on every other file would time the whole run, private stages included.
     folder.settle_times()

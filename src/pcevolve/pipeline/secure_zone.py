@@ -19,7 +19,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pcevolve.io import append_jsonl, atomic_write_bytes, atomic_write_json, read_json
+from pcevolve.io import append_jsonl, atomic_write_bytes, atomic_write_json, private_folder, read_json
+from pcevolve.io.atomic import PRIVATE_FILE_MODE
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.ledger_errors import LedgerError
 from pcevolve.privacy.ledger_file import new_ledger_key
@@ -41,7 +42,7 @@ class SecureZone:
 
     def __init__(self, folder: "RunFolder") -> None:
         self.folder = folder
-        self.root = folder.path / "secure"
+        self.root = folder.secure_path
 
     @property
     def key_path(self) -> Path:
@@ -65,10 +66,10 @@ class SecureZone:
 
     def write_key(self) -> bytes:
         """A new ledger signing key, written to ``secure/ledger.key`` (readable by its owner only)."""
-        self.root.mkdir(exist_ok=True)
+        private_folder(self.root)
         key = new_ledger_key()
         atomic_write_bytes(self.key_path, key.hex().encode("ascii"))
-        os.chmod(self.key_path, 0o600)
+        os.chmod(self.key_path, PRIVATE_FILE_MODE)
         return key
 
     def create_ledger(self, privacy: "PrivacyConfig", caps: dict[str, float]) -> BudgetLedger:
@@ -133,13 +134,14 @@ class SecureZone:
                 raise SecureZoneError(f"the private data at {source} changed since this run started; a resumed "
                                       "run must read the same private data")
             return
-        self.root.mkdir(exist_ok=True)
+        private_folder(self.root)
         atomic_write_json(path, fingerprint)
 
     def record_diagnostics(self, entry: dict[str, Any]) -> None:
-        """Append one record of private training diagnostics (not DP)."""
-        self.root.mkdir(exist_ok=True)
-        append_jsonl(self.root / "diagnostics.jsonl", entry)
+        """Append one record of private training diagnostics (not DP), in a file only its owner can read."""
+        path = private_folder(self.root) / "diagnostics.jsonl"
+        append_jsonl(path, entry)
+        os.chmod(path, PRIVATE_FILE_MODE)
 
     def add_timings(self, seconds: dict[str, float]) -> None:
         """Merge wall-clock seconds of private stages into ``timings.json``."""

@@ -20,6 +20,7 @@ from pcevolve.io import (
     atomic_write_bytes,
     atomic_write_json,
     atomic_write_text,
+    private_folder,
 )
 from pcevolve.report import figures
 from pcevolve.report.build import GRID_PER_CLASS, build_document
@@ -104,8 +105,10 @@ def write_run_report(evaluation: RunEvaluation | FileRunEvaluation, run: Path, d
     """
     target = Path(folder) if folder is not None else run / "report"
     written = write_document(target, document, evaluation_json=evaluation.to_json(), **private)
-    (run / "secure").mkdir(exist_ok=True)
-    atomic_write_json(run / "secure" / "evaluation.json", evaluation.to_secure_json())
+    secure = RunFolder(run)
+    private_folder(secure.secure_path)
+    atomic_write_json(secure.secure_path / "evaluation.json", evaluation.to_secure_json())
+    secure.seal_secure()
     if folder is None and (run / "manifest.json").is_file():
-        RunFolder(run).settle_times()
+        secure.settle_times()
     return written

@@ -210,6 +210,7 @@ def create_sweep(config: RunConfig, epsilons: Sequence[float], *, out: str | os.
         except BaseException:
             shutil.rmtree(target, ignore_errors=True)  # nothing was spent
             raise
+    RunFolder(target).seal_secure()
     SweepFolder(target).settle_times()
     return open_sweep(target), plan
 
