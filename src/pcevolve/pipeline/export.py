@@ -18,20 +18,24 @@ invites mistakes; the export is an allow-list:
 
 The export refuses a run that has not finished, a ledger whose signature does not match the run's key, and a
 run made with reproducible noise (not differentially private) unless that is asked for explicitly. It is built
-under a temporary name and appears complete or not at all, and every file in it gets the run's start time, as
-in the run folder, so its times say nothing about how long a private stage took.
+under a temporary name and appears complete or not at all. Its times say nothing about how long the run took:
+every file in it has the export's own time as its modification time — the time the operating system gives it as its
+change time anyway, which no program can set — and its ``manifest.json`` states the day the run started, not the
+time: a start time beside the export's change times would time the whole run, private stages included, when the
+export follows the run at once (a script that fits, evaluates and exports).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pcevolve.config import RunConfig, dump_config, load_config
-from pcevolve.io import atomic_directory, atomic_write_text
+from pcevolve.io import atomic_directory, atomic_write_json, atomic_write_text
 from pcevolve.modalities import MODALITIES
 from pcevolve.randomness import FLOATING_POINT_NOTE
 from pcevolve.run_folder import RunFolder
@@ -41,7 +45,7 @@ if TYPE_CHECKING:
 
 #: Files of a run folder an export copies as they are (besides the synthetic set and, if asked, the report); the
 #: config is written anew with its data paths shortened.
-COPIED_FILES = ("ledger.json", "manifest.json")
+COPIED_FILES = ("ledger.json",)
 DATA_PATHS = ("private", "public", "test", "full", "schema_file")
 REPORT = "report"
 SWEEP_LEDGER = "sweep-ledger.json"
@@ -130,21 +134,34 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
         for name in copied:
             source = folder.path / name
             if source.is_dir():
-                shutil.copytree(source, staging / name, symlinks=False)
+                shutil.copytree(source, staging / name, symlinks=False, copy_function=shutil.copyfile)
             else:
-                shutil.copy2(source, staging / name)
+                shutil.copyfile(source, staging / name)
         if swept is not None:
-            shutil.copy2(swept.ledger, staging / SWEEP_LEDGER)
+            shutil.copyfile(swept.ledger, staging / SWEEP_LEDGER)
+        atomic_write_json(staging / "manifest.json", _shareable_manifest(folder.manifest()))
         dump_config(_shareable(config), staging / "config.yaml")
         atomic_write_text(staging / "README.txt", _readme(config.name, modality.noun, modality.delivered_name,
                                                           epsilon, ledger.delta, ledger.neighbouring,
                                                           ledger.is_dp, with_report,
                                                           sweep=None if swept is None else (swept, ledger.spent())))
         os.chmod(staging, 0o755)  # the temporary folder is private to its creator; the export is meant to be read
-        RunFolder(staging).settle_times()
-    files = (*copied, *([] if swept is None else [SWEEP_LEDGER]), "config.yaml", "README.txt")
+        _stamp(staging, time.time())
+    files = (*copied, *([] if swept is None else [SWEEP_LEDGER]), "manifest.json", "config.yaml", "README.txt")
     return ExportSummary(path=target, files=files, epsilon=epsilon, delta=ledger.delta, dp=ledger.is_dp,
                          run_epsilon=ledger.spent(), sweep=None if swept is None else swept.sweep)
+
+
+def _shareable_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The run's manifest with its start reduced to the day (module docstring: the export's times)."""
+    created = manifest.get("created")
+    return {**manifest, "created": created[:10] if isinstance(created, str) else None}
+
+
+def _stamp(folder: Path, moment: float) -> None:
+    """Give ``folder`` and everything in it ``moment`` as access and modification time (the export's own time)."""
+    for path in [*folder.rglob("*"), folder]:
+        os.utime(path, (moment, moment), follow_symlinks=False)
 
 
 def _shareable(config: RunConfig) -> RunConfig:
@@ -192,7 +209,7 @@ def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, 
         "  ledger.json     every differentially private release of the run with its epsilon; "
         "`pcevolve ledger show ledger.json` recomputes them",
         "  config.yaml     the run's settings (its data folders and files named without their paths)",
-        "  manifest.json   the software versions the run used",
+        "  manifest.json   the software versions the run used, and the day it started",
     ]
     if sweep is not None:
         lines.append(f"  {SWEEP_LEDGER} the ledger of the sweep this run belongs to: every run's releases, composed")
