@@ -18,8 +18,12 @@ from pcevolve.audit.end_to_end import audit_run, fresh_audit_folder
 from pcevolve.io import TargetExistsError
 from pcevolve.pipeline import open_run, run_pipeline
 from pcevolve.privacy.audit import one_run_ceiling, one_run_epsilon
+from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.noise import SecureNoise
+from pcevolve.pipeline.secure_zone import SecureZone
 from pcevolve.run_folder import RunFolder
+from typer.testing import CliRunner
+from pcevolve.cli.main import app
 
 
 def _pipeline_conftest():
@@ -82,7 +86,7 @@ def test_a_correct_run_is_not_refuted_and_only_audit_json_leaves_secure(audited_
     assert result.claimed_epsilon == pytest.approx(1.0, abs=0.01) and result.dp
     assert result.scoring == "difference"  # the public encoder repeats: the run's own release is the baseline
     after = _outside_secure(run)
-    assert set(after) - set(before) == {"audit.json"}
+    assert set(after) - set(before) == {"audit.json", "audit-ledger.json"}
     assert {path: after[path] for path in before} == before  # nothing else outside secure/ changed
     shipped = json.loads((run / "audit.json").read_text())["end_to_end"]
     assert shipped["m"] == CANARIES and shipped["r"] == 2 * shipped["k"] and 0 <= shipped["v"] <= shipped["r"]
@@ -103,6 +107,21 @@ def test_a_correct_run_is_not_refuted_and_only_audit_json_leaves_secure(audited_
     with pytest.raises(TargetExistsError, match="already holds an end-to-end audit"):
         audit_run(run, canaries=CANARIES)  # refused before any work: no second audit folder
     assert not (run / "secure" / "audit-2").exists()
+
+    # The rerun spent ε on the private data that no ledger recorded; it now charges the audits' ledger, which an
+    # audit with --overwrite charges again, and audit.json, `ledger show` and the report say what it costs.
+    audits = BudgetLedger.load(run / "audit-ledger.json", key=SecureZone(RunFolder(run)).read_key())
+    rerun = BudgetLedger.load(run / "secure" / "audit" / "run" / "ledger.json")
+    assert [e.event for e in audits.history] == [e.event for e in rerun.history] and audits.history
+    assert shipped["audits_epsilon"] == pytest.approx(audits.spent()) and audits.spent() >= 0.99 * 1.0
+    assert shipped["with_run_epsilon"] > max(shipped["audits_epsilon"], shipped["claimed_epsilon"])
+    again = audit_run(run, canaries=CANARIES, overwrite=True)
+    audits = BudgetLedger.load(run / "audit-ledger.json", key=SecureZone(RunFolder(run)).read_key())
+    assert len(audits.history) == 2 * len(rerun.history)
+    assert again.audits_epsilon == pytest.approx(audits.spent()) and audits.spent() > shipped["audits_epsilon"]
+    shown = CliRunner().invoke(app, ["ledger", "show", str(run)])
+    flat = " ".join(shown.output.split())
+    assert shown.exit_code == 0 and f"ε = {audits.spent():.4f}" in flat and "audit-ledger.json" in flat
 
 
 def test_the_release_without_noise_is_caught(tiny_config, tmp_path, monkeypatch):

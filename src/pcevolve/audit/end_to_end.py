@@ -47,8 +47,11 @@ per-mechanism part there is kept): only canary-derived numbers (m, the guesses r
 ceiling, ε, δ, the confidence), never replaced unless ``overwrite``; everything else — the private
 copy, the audit run, the per-canary scores (``canaries.npz``) — stays under ``RUN/secure/audit*/``. The audit run
 is a second DP run on the same private data: ``audit.json`` is post-processing of it, so sharing it beside the
-run's own outputs exposes the private data to both runs (up to twice the ε; the ledger cannot see across runs,
-docs/privacy.md §9).
+run's own outputs exposes the private data to both runs. The rerun therefore charges the run's audit ledger,
+``RUN/audit-ledger.json`` (:mod:`pcevolve.pipeline.audit_ledger`), bound as its parent: every audit of the run, an
+``overwrite`` included, adds its rerun's events there before drawing noise, ``pcevolve ledger show RUN`` shows it,
+and ``audit.json`` states what the audits spent (``audits_epsilon``) and what the run and its audits compose to
+(``with_run_epsilon``: the ε that ``audit.json`` costs beside the run's outputs).
 
 Limits: image runs only (tables and texts raise ``ValueError``); add/remove-one runs only (the coins add or
 remove a canary). A run that trains with DP-SGD takes its sampling rate q = batch / n from the audit run's own n,
@@ -74,10 +77,12 @@ from pcevolve.audit.end_to_end_result import AUDIT_FOLDER, AUDIT_PART, EndToEndA
 from pcevolve.audit.results import AUDIT_FILE, read_audit, write_audit_part
 from pcevolve.config import ConfigError, RunConfig, load_config, parse_config, with_dotted
 from pcevolve.io import TargetExistsError, atomic_write_npz
+from pcevolve.pipeline.audit_ledger import AUDIT_LEDGER, AUDIT_STAGE, audit_cost, audit_ledger
 from pcevolve.pipeline.run import RunError, open_run, run_pipeline
 from pcevolve.pipeline.run_lock import RunFolderInUse, run_folder_lock
 from pcevolve.pipeline.secure_zone import SecureZone
 from pcevolve.privacy import BudgetLedger
+from pcevolve.privacy.accounting import account
 from pcevolve.privacy.audit import one_run_ceiling
 from pcevolve.privacy.ledger_errors import LedgerError
 from pcevolve.run_folder import RunFolder
@@ -174,21 +179,38 @@ def _class_names(folder: RunFolder) -> tuple[str, ...]:
         return tuple(str(name) for name in arrays["class_names"])
 
 
-def _claimed_epsilon(folder: RunFolder) -> tuple[float, float]:
-    """(total ε spent, δ) from the run's ledger, every ε recomputed and its signature checked with its key."""
+def _run_ledger(folder: RunFolder) -> tuple[BudgetLedger, bytes]:
+    """The run's ledger, every ε recomputed and its signature checked, and its key."""
     try:
         key = SecureZone(folder).read_key()
         if key is None:
             raise LedgerError(f"{folder.path / 'secure' / 'ledger.key'} is missing, so the ledger cannot be verified")
-        ledger = BudgetLedger.load(folder.ledger_path, key=key)
+        return BudgetLedger.load(folder.ledger_path, key=key), key
     except (OSError, ValueError, LedgerError) as error:
         raise RunError(f"cannot read the run's claim: {error}") from None
-    return float(ledger.spent()), float(ledger.delta)
+
+
+def _audits_ledger(folder: RunFolder, run: BudgetLedger, key: bytes) -> BudgetLedger:
+    """The run's audit ledger (:mod:`pcevolve.pipeline.audit_ledger`), refused before any work when another rerun
+    at the run's ε would not fit under its cap."""
+    try:
+        audits = audit_ledger(folder, run, key)
+    except LedgerError as error:
+        raise RunError(f"cannot read the audits' ledger: {error}") from None
+    after = account((*audits.events(), *run.events()), delta=run.delta, neighbouring=run.neighbouring,
+                    pld_discretization=audits.pld_discretization).epsilon
+    if after > audits.total_epsilon:
+        raise RunError(f"the audits of {folder.path.name} have spent ε = {audits.spent():.4g} on its private data "
+                       f"({AUDIT_LEDGER}); another rerun would take them past {audits.total_epsilon:g}, so no "
+                       "further end-to-end audit of this run is made")
+    return audits
 
 
 def _audit(folder: RunFolder, config: RunConfig, *, canaries: int, alpha: float, progress: bool,
            say: Callable[[str], None], canary_seed: int) -> EndToEndAudit:
-    claimed, delta = _claimed_epsilon(folder)
+    run_ledger, key = _run_ledger(folder)
+    claimed, delta = float(run_ledger.spent()), float(run_ledger.delta)
+    audits = _audits_ledger(folder, run_ledger, key)
     class_names = _class_names(folder)
     home = fresh_audit_folder(folder.path / "secure")
     say(f"audit: {canaries} canaries, work in {home.relative_to(folder.path)}")
@@ -203,7 +225,10 @@ def _audit(folder: RunFolder, config: RunConfig, *, canaries: int, alpha: float,
                                 source="<end-to-end audit config>")
     say(f"audit: running the pipeline on the private set with {int(included.sum())} of the canaries")
     audit_config, audit_folder, _ = open_run(audit_config, root=home)
-    outcome = run_pipeline(audit_config, audit_folder, progress=progress, say=say)
+    # Every charge of the rerun is admitted by the audits' ledger too, and written there before its noise is drawn.
+    outcome = run_pipeline(audit_config, audit_folder, progress=progress, say=say, parent=(audits, AUDIT_STAGE))
+    cost = audit_cost(folder, run_ledger, key)
+    assert cost is not None  # the rerun charged it
     scores, copied, scored_by, scoring = score_canaries(audit_folder, images, classes, reference=folder,
                                                         progress=progress)
     best, grid = guess_bounds(scores, included, delta=delta, alpha=alpha)
@@ -215,6 +240,7 @@ def _audit(folder: RunFolder, config: RunConfig, *, canaries: int, alpha: float,
                          ceiling=one_run_ceiling(canaries, best.guesses, delta=delta, alpha=per_k),
                          highest_ceiling=one_run_ceiling(canaries, grid[-1].guesses, delta=delta, alpha=per_k),
                          alpha=alpha, delta=delta, claimed_epsilon=claimed, audit_run_epsilon=outcome.total_epsilon,
+                         audits_epsilon=cost.audits, with_run_epsilon=cost.with_run,
                          dp=outcome.is_dp, copied=int(copied.sum()), scored_by=scored_by, scoring=scoring, grid=grid,
                          folder=home.relative_to(folder.path).as_posix())
 

@@ -34,6 +34,10 @@ class EndToEndAudit:
         delta: The run's δ, at which the bound holds.
         claimed_epsilon: The audited run's ε (its ledger's total).
         audit_run_epsilon: The ε the audit run's own ledger spent (the same claim, on the private set + canaries).
+        audits_epsilon: What every end-to-end audit of the run spent on its private data so far, this one included
+            (``RUN/audit-ledger.json``, the accountant's composition of all their reruns).
+        with_run_epsilon: The run's events and every audit rerun's, composed: what ``audit.json`` costs beside the
+            run's outputs.
         dp: Whether the audit run drew secure noise (False: reproducible noise, not DP by its own label).
         copied: Canaries found in the audit run's delivered set (each was in: only private data leads there).
         scored_by: The released statistics the scores read, and ``"copies"``.
@@ -55,6 +59,8 @@ class EndToEndAudit:
     delta: float
     claimed_epsilon: float
     audit_run_epsilon: float
+    audits_epsilon: float
+    with_run_epsilon: float
     dp: bool
     copied: int
     scored_by: tuple[str, ...]
@@ -79,7 +85,8 @@ class EndToEndAudit:
                 "epsilon_lower_bound": self.epsilon_lower_bound, "ceiling": self.ceiling,
                 "confidence": self.confidence, "alpha": self.alpha,
                 "delta": self.delta, "claimed_epsilon": self.claimed_epsilon,
-                "audit_run_epsilon": self.audit_run_epsilon, "dp": self.dp, "passed": self.passed,
+                "audit_run_epsilon": self.audit_run_epsilon, "audits_epsilon": self.audits_epsilon,
+                "with_run_epsilon": self.with_run_epsilon, "dp": self.dp, "passed": self.passed,
                 "copied": self.copied, "scored_by": list(self.scored_by), "scoring": self.scoring,
                 "highest_ceiling": self.highest_ceiling,
                 "grid": [bound.to_json() for bound in self.grid], "folder": self.folder}
@@ -94,8 +101,11 @@ class EndToEndAudit:
                  f" With {self.canaries} canaries no result could exceed {self.highest_ceiling:.2f}, so this audit "
                  "could not have refuted the claim, however the run leaked: that needs more canaries or a smaller ε.")
         copies = f" {self.copied} canaries were found copied in the delivered set." if self.copied else ""
+        cost = (f" The audit's rerun used the private data again: the audits of this run have spent ε = "
+                f"{self.audits_epsilon:.3g} (audit-ledger.json), and audit.json shared beside the run's outputs costs "
+                f"ε = {self.with_run_epsilon:.3g} in all.")
         return (f"End-to-end audit of run {self.run}: {self.canaries} canary images, each put into a second run's "
                 f"private set by a fair coin, and guessed from what that run ships ({', '.join(self.scored_by)}). "
                 f"The best of the guess sizes, {self.guesses} guesses with {self.correct} right, gives a lower bound "
                 f"of ε ≥ {self.epsilon_lower_bound:.3g} at δ = {self.delta:g} ({self.confidence:.0%} confidence, "
-                f"ceiling {self.ceiling:.3g}), {verdict}.{copies}{reach}")
+                f"ceiling {self.ceiling:.3g}), {verdict}.{copies}{reach}{cost}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -10,6 +11,9 @@ from rich.table import Table
 
 from pcevolve.randomness import FLOATING_POINT_NOTE, NOT_DP_WARNING
 from pcevolve.run_folder import RunFolder
+
+if TYPE_CHECKING:
+    from pcevolve.privacy.ledger import BudgetLedger
 
 app = typer.Typer(help="Inspect privacy ledgers.", no_args_is_help=True, add_completion=False)
 
@@ -81,6 +85,24 @@ def show(
     if ledger.is_dp:
         console.print(f"({FLOATING_POINT_NOTE})")
     _sweep_note(path.parent, console)
+    _audit_note(path, ledger, key, console)
+
+
+def _audit_note(path: Path, ledger: "BudgetLedger", key: bytes | None, console: Console) -> None:
+    """For a run's ledger beside an audit ledger: what the end-to-end audits spent on the same private data."""
+    from pcevolve.pipeline.audit_ledger import AUDIT_LEDGER, audit_cost
+    from pcevolve.privacy.ledger_errors import LedgerError
+
+    if path.name == AUDIT_LEDGER:
+        return
+    try:
+        cost = audit_cost(RunFolder(path.parent), ledger, key)
+    except (LedgerError, ValueError) as exc:
+        console.print(f"[bold]note:[/bold] {path.parent / AUDIT_LEDGER} cannot be verified: {exc}")
+        return
+    if cost is not None:
+        console.print(f"[bold]note:[/bold] {cost.sentence()}; its events: pcevolve ledger show "
+                      f"{path.parent / AUDIT_LEDGER}")
 
 
 def _sweep_note(run_dir: Path, console: Console) -> None:

@@ -202,7 +202,8 @@ def audit_json(folder: Path) -> dict[str, Any] | None:
 
 
 #: The end-to-end audit's ε figures, rounded to 2 decimals in a shared report.
-_END_TO_END_BOUNDS = ("epsilon_lower_bound", "ceiling", "highest_ceiling", "claimed_epsilon", "audit_run_epsilon")
+_END_TO_END_BOUNDS = ("epsilon_lower_bound", "ceiling", "highest_ceiling", "claimed_epsilon", "audit_run_epsilon",
+                      "audits_epsilon", "with_run_epsilon")
 
 
 def _rounded_bounds(value: Any) -> Any:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from pcevolve.config import RunConfig, dump_config, load_config
 from pcevolve.io import atomic_directory, atomic_write_json, atomic_write_text
 from pcevolve.modalities import MODALITIES
+from pcevolve.pipeline.audit_ledger import AUDIT_LEDGER, AuditCost, audit_cost
 from pcevolve.randomness import FLOATING_POINT_NOTE
 from pcevolve.run_folder import RunFolder
 
@@ -129,7 +130,11 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
     except SweepMemberError as error:
         raise ExportError(str(error)) from None
     epsilon = ledger.spent() if swept is None else swept.epsilon
-    copied = [modality.delivered_name, *COPIED_FILES, *([REPORT] if with_report else [])]
+    # The report shows audit.json, whose end-to-end part is post-processing of the audits' reruns: it ships with
+    # their ledger, and the README states what the run and its audits cost together.
+    audited = audit_cost(folder, ledger, key) if with_report else None
+    copied = [modality.delivered_name, *COPIED_FILES, *([REPORT] if with_report else []),
+              *([AUDIT_LEDGER] if audited is not None else [])]
     with atomic_directory(target) as staging:
         for name in copied:
             source = folder.path / name
@@ -144,7 +149,8 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
         atomic_write_text(staging / "README.txt", _readme(config.name, modality.noun, modality.delivered_name,
                                                           epsilon, ledger.delta, ledger.neighbouring,
                                                           ledger.is_dp, with_report,
-                                                          sweep=None if swept is None else (swept, ledger.spent())))
+                                                          sweep=None if swept is None else (swept, ledger.spent()),
+                                                          audited=audited))
         os.chmod(staging, 0o755)  # the temporary folder is private to its creator; the export is meant to be read
         _stamp(staging, time.time())
     files = (*copied, *([] if swept is None else [SWEEP_LEDGER]), "manifest.json", "config.yaml", "README.txt")
@@ -171,7 +177,8 @@ def _shareable(config: RunConfig) -> RunConfig:
 
 
 def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, neighbouring: str, dp: bool,
-            with_report: bool, *, sweep: tuple[SweepGuarantee, float] | None = None) -> str:
+            with_report: bool, *, sweep: tuple[SweepGuarantee, float] | None = None,
+            audited: AuditCost | None = None) -> str:
     change = (f"adding or removing any one private {noun}" if neighbouring == "add_remove"
               else f"replacing any one private {noun} with another")
     listed = "ledger.json" if sweep is None else SWEEP_LEDGER
@@ -218,6 +225,11 @@ def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, 
                      f"synthetic set with the private {noun}s. Its membership-attack, copy-check and few-shot figures "
                      "were computed on the private data (rounded, but without noise) and are NOT covered by the "
                      "guarantee above")
+    if audited is not None:
+        lines.append(f"  {AUDIT_LEDGER} the ledger of the end-to-end privacy audits the report shows: each ran the "
+                     f"pipeline again on the same private data, so the report's audit result costs ε = "
+                     f"{audited.audits:.4f} on its own, and the synthetic set shared with it costs ε = "
+                     f"{audited.with_run:.4f} in all (δ = {audited.delta:g}), not the ε above")
     return "\n".join(lines) + "\n"
 
 

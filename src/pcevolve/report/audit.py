@@ -44,9 +44,12 @@ def audit_section(data: dict[str, Any]) -> Section:
             blocks.append(Paragraph(f"With {end_to_end.get('canaries')} canaries no end-to-end result could exceed "
                                     f"{_num(reach)}, so this audit could not have refuted ε = {_num(claimed)} however "
                                     "the run leaked: it refutes smaller claims, or needs more canaries.", tone="note"))
-        blocks.append(Paragraph("The end-to-end audit used the private data a second time (its own ledger is in "
-                                "secure/audit/): shown beside the synthetic set, its result costs up to that run's "
-                                "ε as well.", tone="note"))
+        audits, together = end_to_end.get("audits_epsilon"), end_to_end.get("with_run_epsilon")
+        cost = (f"The audits of this run have spent ε = {_num(audits)} on its private data (audit-ledger.json); "
+                f"shown beside the synthetic set, the run and its audits cost ε = {_num(together)} together."
+                if isinstance(audits, (int, float)) and isinstance(together, (int, float)) else
+                "Shown beside the synthetic set, its result costs up to that run's ε as well.")
+        blocks.append(Paragraph(f"The end-to-end audit used the private data a second time. {cost}", tone="note"))
     if not blocks:
         return Section("Privacy audit", (Paragraph("Not audited. `pcevolve audit --mechanisms RUN` checks every "
                                                    "mechanism at this run's parameters; `pcevolve audit RUN` audits "
