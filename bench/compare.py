@@ -119,7 +119,7 @@ class Judge:
         """The verdict on one delivered set (module docstring), JSON-ready."""
         from pcevolve.evaluation import classification_metrics, linear_probe, predict, train_cnn
         from pcevolve.evaluation.attacks import membership_attacks
-        from pcevolve.evaluation.evaluate import membership_split
+        from pcevolve.evaluation.members import membership_split
         from pcevolve.evaluation.features import pooled_features
 
         classes = len(self.task)
@@ -128,9 +128,11 @@ class Judge:
         features = pooled_features(self.encoder, samples)
         probe = classification_metrics(self.test_labels, linear_probe(features, labels, self.test_features), classes)
         found = np.array([self.true_label.get(image.tobytes(), -1) for image in samples])
-        members, non_members = membership_split(self.private.labels, self.attack_test.labels, classes=classes,
-                                                rng=np.random.default_rng(13))
-        options = {"rng": np.random.default_rng(17), "resamples": self.resamples, "epsilon": epsilon, "delta": 1e-5}
+        split = membership_split(self.private.labels, self.attack_test.labels, classes=classes,
+                                 rng=np.random.default_rng(13))
+        members, non_members = split.members, split.non_members
+        options = {"rng": np.random.default_rng(17), "resamples": self.resamples, "epsilon": epsilon, "delta": 1e-5,
+                   "member_groups": members}
         attacks = {
             "pixel": membership_attacks(self.private.samples[members], self.attack_test.samples[non_members],
                                         samples, reference=self.reference, **options),

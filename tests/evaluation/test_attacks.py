@@ -22,7 +22,7 @@ from pcevolve.evaluation import (
     roc_auc,
     roc_curve,
 )
-from pcevolve.evaluation.attacks import kde_logpdf
+from pcevolve.evaluation.attacks import kde_logpdf, refutes_dp_bound
 
 N, DIM = 400, 10
 
@@ -159,3 +159,23 @@ def test_kde_matches_scipy_and_survives_a_collapsed_synthetic_set():
     queries, reference = _gauss(rng, 20), _gauss(rng, 50)
     collapsed = np.repeat(_gauss(rng, 1), 30, axis=0)  # a mode-collapsed candidate set
     assert np.isfinite(domias_scores(queries, collapsed, reference, dims=3)).all()
+
+
+def test_the_dp_bound_alarm_needs_a_confidence_test_at_a_resolvable_fpr():
+    """Five of 100 members above every non-member read as TPR 5% at FPR 0 — far above ε = 1's bound at FPR 0.1%, a
+    rate 100 non-members cannot resolve — and raised the alarm from that point estimate. It is no evidence: with
+    100 non-members an FPR of 0 is consistent with 3%, where the bound is 8%."""
+    rng = np.random.default_rng(5)
+    non_members = rng.normal(size=100)
+    members = np.r_[rng.normal(size=95), np.full(5, 10.0)]
+    result = evaluate_attack(members, non_members, attack="dcr", rng=np.random.default_rng(0), resamples=50,
+                             epsilon=1.0, delta=1e-5)
+    assert result.tpr_at_fpr[1].value >= 0.05 and result.exceeds_dp_bound is False
+    assert refutes_dp_bound(members, non_members, epsilon=1.0, delta=1e-5) is False
+    # A real leak is still caught: every member above every non-member, at enough non-members to resolve it.
+    assert refutes_dp_bound(np.full(100, 10.0), rng.normal(size=1000), epsilon=1.0, delta=1e-5) is True
+    # A row drawn ten times counts once: ten draws of the same leaking row are no more evidence than one.
+    assert refutes_dp_bound(np.full(10, 10.0)[:1], rng.normal(size=1000), epsilon=1.0, delta=1e-5) is False
+    drawn = evaluate_attack(np.full(10, 10.0), rng.normal(size=1000), attack="dcr", rng=np.random.default_rng(0),
+                            resamples=20, epsilon=1.0, delta=1e-5, groups=np.zeros(10, int))
+    assert drawn.exceeds_dp_bound is False

@@ -11,16 +11,23 @@ from pcevolve.evaluation.inputs import thin
 from pcevolve.evaluation.utility import comparisons
 
 
-def test_membership_split_matches_counts_class_by_class():
-    private = np.array([0] * 5 + [1] * 3 + [2] * 4)
+def test_membership_split_counts_are_the_test_sets_and_members_are_drawn_from_their_class():
+    private = np.array([0] * 5 + [1] * 3 + [2] * 0 + [1] * 2)
     test = np.array([0] * 2 + [1] * 6 + [2] * 4 + [0] * 2)
-    members, non_members = membership_split(private, test, classes=3, rng=np.random.default_rng(0))
-    # Per class min(private, test): 4, 3, 4.
-    assert np.bincount(private[members], minlength=3).tolist() == [4, 3, 4]
-    assert np.bincount(test[non_members], minlength=3).tolist() == [4, 3, 4]
-    assert len(set(members.tolist())) == len(members) and len(set(non_members.tolist())) == len(non_members)
+    split = membership_split(private, test, classes=3, rng=np.random.default_rng(0))
+    # Per class the test set's count (4, 6, 4) of each, whatever the private set holds: public counts.
+    assert np.bincount(split.classes, minlength=3).tolist() == [4, 6, 4]
+    assert np.bincount(test[split.non_members], minlength=3).tolist() == [4, 6, 4]
+    assert len(set(split.non_members.tolist())) == len(split.non_members)
+    # Members of a class are its private rows, drawn with replacement (class 1 has 5 for 6 draws); an empty class
+    # (2) draws from every private row, so that no count says it is empty.
+    assert all(private[m] == k for m, k in zip(split.members, split.classes) if k != 2)
+    assert (split.classes == 2).sum() == 4
     again = membership_split(private, test, classes=3, rng=np.random.default_rng(0))
-    assert all(np.array_equal(a, b) for a, b in zip((members, non_members), again))
+    assert all(np.array_equal(a, b) for a, b in zip((split.members, split.non_members), (again.members,
+                                                                                       again.non_members)))
+    fewer = membership_split(private[1:], test, classes=3, rng=np.random.default_rng(0))
+    assert np.array_equal(np.bincount(fewer.classes, minlength=3), np.bincount(split.classes, minlength=3))
 
 
 def test_comparisons_by_hand():

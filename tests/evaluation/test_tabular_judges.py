@@ -22,7 +22,8 @@ from pcevolve.evaluation import judge_table_files, judge_tables
 from pcevolve.evaluation.line_scores import class_scores, minority_class
 from pcevolve.evaluation.shipped import shared_distance, shared_rate, shipped_violations
 from pcevolve.evaluation.table_fidelity import column_binning, column_fidelity, correlation_difference
-from pcevolve.evaluation.table_privacy import AUC_DECIMALS, exact_copies, membership_split
+from pcevolve.evaluation.members import membership_split
+from pcevolve.evaluation.table_privacy import AUC_DECIMALS, exact_copies
 from pcevolve.io import atomic_write_json
 from pcevolve.privacy import BudgetLedger, GaussianRelease
 from pcevolve.report.judges import JUDGES
@@ -180,15 +181,14 @@ def test_a_synthetic_set_of_one_class_is_reported_not_raised(sets):
     assert judged.to_json()["synthetic_per_class"] == {"no": 140, "yes": 0}
 
 
-def test_the_attack_split_has_equal_counts_and_follows_the_members_classes():
+def test_the_attack_split_has_public_counts_per_class():
     rng = np.random.default_rng(3)
     private, test = np.r_[np.zeros(20, int), np.ones(10, int)], np.r_[np.zeros(50, int), np.ones(4, int)]
-    members, non_members = membership_split(private, test, classes=2, rng=rng)
-    assert len(members) == len(non_members) == 30 and len(set(non_members)) == 30
-    # Class 1 has only 4 test rows: all of them, and the shortfall comes from class 0.
-    assert (test[non_members] == 1).sum() == 4
-    members, non_members = membership_split(np.zeros(60, int), np.zeros(25, int), classes=2, rng=rng)
-    assert len(members) == len(non_members) == 25 and len(set(members)) == 25
+    split = membership_split(private, test, classes=2, rng=rng)
+    assert len(split.members) == len(split.non_members) == 54 and len(set(split.non_members)) == 54
+    assert (test[split.non_members] == 1).sum() == 4 and (private[split.members] == split.classes).all()
+    split = membership_split(np.zeros(60, int), np.zeros(25, int), classes=2, rng=rng)
+    assert len(split) == 25 and (split.classes == 0).all()
 
 
 def test_exact_copies_compare_every_column_and_treat_minus_zero_as_zero():

@@ -62,15 +62,15 @@ def test_evaluation_json_holds_every_number(clean, tiny_settings):
     assert [r["worst"] for r in rows] == [True, False, False]
     accuracies = [r["cnn_accuracy"] for r in rows]
     assert accuracies == sorted(accuracies)
-    # Attacks: 10 private images per class → 30 members, 30 non-members. The shared file says so only through the
-    # release's noisy counts (10.4, 9.7, 11.2 → 10, 10, 11; members at most the test images per class); the exact
-    # figures are in secure/. ε from the ledger.
-    assert data["data"]["members_per_class_dp_estimate"] == [10, 10, 11]
+    # Attacks: as many members and non-members per class as the test set holds (public), the members drawn from the
+    # 10 private images of each class with replacement; the exact figures are in secure/. ε from the ledger.
+    test_counts = np.bincount(evaluation.inputs.test.labels, minlength=3).tolist()
+    assert data["data"]["members_per_class"] == test_counts
     # The private folder by its name only (its full path stays in secure/: it can say more than meant).
     assert data["data"]["private"] == {"path": "private", "per_class_dp_estimate": [10, 10, 11]}
     assert data["privacy"]["epsilon"] == pytest.approx(evaluation.inputs.ledger.spent())
     secure = json.loads((folder.parent / "secure" / "evaluation.json").read_text())
-    assert secure["private_per_class"] == [10, 10, 10] and secure["members"] == secure["non_members"] == 30
+    assert secure["private_per_class"] == [10, 10, 10] and secure["members"] == secure["non_members"] == sum(test_counts)
     assert secure["paths"]["private"] == evaluation.inputs.config.data.private
     assert set(secure["seconds"]) >= {"total"}
     for space in ("pixel", "independent"):
@@ -78,7 +78,7 @@ def test_evaluation_json_holds_every_number(clean, tiny_settings):
             result = data["privacy"]["attacks"][space][attack]["overall"]
             assert not {"members", "non_members", "min_resolvable_fpr", "roc"} & set(result)
             exact = secure["attacks"][space][attack]["overall"]
-            assert exact["members"] == 30 and len(exact["roc"]["fpr"]) == len(exact["roc"]["tpr"])
+            assert exact["members"] == sum(test_counts) and len(exact["roc"]["fpr"]) == len(exact["roc"]["tpr"])
     private_lines = [u for u in data["utility"] if u["reference_only"]]
     assert private_lines and all(u["train_size"] is None and u["steps"] is None for u in private_lines)
     assert all("seconds" not in u for u in data["utility"])

@@ -40,14 +40,15 @@ from pcevolve.lazy_exports import lazy_exports
 # the settings' defaults without them.
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "attacks": ["FPR_LEVELS", "AttackResult", "Estimate", "MembershipAttack", "dcr_scores", "domias_scores",
-                "dp_tpr_bound", "evaluate_attack", "membership_attacks", "roc_auc", "roc_curve"],
+                "dp_tpr_bound", "evaluate_attack", "membership_attacks", "refutes_dp_bound", "roc_auc", "roc_curve"],
     "classifiers": ["ClassificationMetrics", "classic_augmentation", "classification_metrics", "cnn_features",
                     "linear_probe", "predict", "small_cnn", "train_cnn"],
     "copies": ["NEAR_COPY_RMS", "CopyCheck", "copy_check", "find_near_copies", "near_copy_threshold",
                "nearest_neighbours"],
     "distribution": ["PerClassValue", "distribution_metrics", "frechet_distance", "median_bandwidth", "mmd_rbf",
                      "per_class", "sliced_wasserstein"],
-    "evaluate": ["evaluate_run", "membership_split"],
+    "evaluate": ["evaluate_run"],
+    "members": ["MAX_MEMBERS_PER_CLASS", "MemberSplit", "membership_split", "public_member_counts"],
     "hints": ["Hint", "troubleshooting_hints"],
     "inputs": ["EvaluationError", "RunInputs", "load_run_inputs"],
     "run_evaluation": ["RunEvaluation"],

@@ -16,9 +16,11 @@ distribution, never used), and scores each; higher means "member". Two attacks:
 
 :func:`evaluate_attack` turns scores into an :class:`AttackResult`: ROC AUC, best-threshold
 success (balanced accuracy), TPR at FPR 1% and 0.1%, percentile bootstrap CIs (members and
-non-members resampled separately, seeded), the ROC curve, and — given the ε, δ of the
+non-members resampled separately, seeded; members by private row when a row is drawn several
+times, :mod:`~pcevolve.evaluation.members`), the ROC curve, and — given the ε, δ of the
 release — a check against the DP bound ``TPR ≤ e^ε·FPR + δ`` that holds for every test on
-an (ε, δ)-DP output. Target for a private set: AUC and success ≈ 0.5.
+an (ε, δ)-DP output: a confidence test (:func:`refutes_dp_bound`), never a point estimate.
+Target for a private set: AUC and success ≈ 0.5.
 
 Caveats kept in the numbers' reading, not hidden: best-threshold success is optimistic
 (the threshold is chosen on the data it is scored on: with n members and n non-members and no
@@ -37,9 +39,12 @@ from scipy import special, stats
 
 from pcevolve.evaluation.copies import as_rows, nearest_neighbours, squared_distances
 from pcevolve.evaluation.shipped import shared_estimate
+from pcevolve.privacy.audit import clopper_pearson_upper
 
 #: FPR levels at which the TPR is reported.
 FPR_LEVELS: tuple[float, ...] = (0.01, 0.001)
+#: 1 − confidence of the DP-bound check (:func:`refutes_dp_bound`), split over the FPR levels it tests.
+DP_CHECK_ALPHA = 0.05
 
 
 def dcr_scores(queries: np.ndarray, synthetic: np.ndarray) -> np.ndarray:
@@ -167,6 +172,8 @@ class AttackResult:
         confidence: Level of the bootstrap intervals.
         resamples: Bootstrap resamples.
         epsilon, delta: The release's DP guarantee, when given.
+        refutes_dp: Whether a confidence test says the attack beats what (ε, δ)-DP allows
+            (:func:`refutes_dp_bound`); None without an ε.
     """
 
     attack: str
@@ -181,6 +188,7 @@ class AttackResult:
     resamples: int
     epsilon: float | None = None
     delta: float | None = None
+    refutes_dp: bool | None = None
 
     def dp_bounds(self) -> tuple[float, ...] | None:
         """``dp_tpr_bound`` at each FPR level for this result's (ε, δ); None without an ε."""
@@ -190,16 +198,10 @@ class AttackResult:
 
     @property
     def exceeds_dp_bound(self) -> bool | None:
-        """True when, at some FPR level, even the lower CI of the TPR is above the DP bound.
-
-        The TPR is measured at an empirical FPR ≤ the level, where the bound is lower still,
-        so a True is evidence the release is not (ε, δ)-DP (or that the members leaked some
-        other way). It is one run's evidence, not a calibrated audit (see ``privacy.audit``).
-        """
-        bounds = self.dp_bounds()
-        if bounds is None:
-            return None
-        return any(est.low > bound for est, bound in zip(self.tpr_at_fpr, bounds))
+        """:attr:`refutes_dp`: True when a confidence test (:func:`refutes_dp_bound`) says that at some FPR level
+        the attack's TPR is above what (ε, δ)-DP allows. One run's evidence, not a calibrated audit (see
+        ``privacy.audit``)."""
+        return self.refutes_dp
 
     def to_json(self, *, curve: bool = False) -> dict[str, Any]:
         """Every figure, exact (for ``secure/``); with ``curve``, the ROC curve too."""
@@ -234,7 +236,8 @@ class AttackResult:
 
 def evaluate_attack(member_scores: np.ndarray, non_member_scores: np.ndarray, *, attack: str,
                     rng: np.random.Generator, resamples: int = 200, confidence: float = 0.95,
-                    epsilon: float | None = None, delta: float | None = None) -> AttackResult:
+                    epsilon: float | None = None, delta: float | None = None,
+                    groups: np.ndarray | None = None) -> AttackResult:
     """Score-based membership test → :class:`AttackResult` with bootstrap intervals.
 
     Args:
@@ -246,6 +249,9 @@ def evaluate_attack(member_scores: np.ndarray, non_member_scores: np.ndarray, *,
             replacement, and every statistic (including the best threshold) is recomputed on each.
         confidence: Two-sided percentile interval level.
         epsilon, delta: The release's guarantee, for :attr:`AttackResult.exceeds_dp_bound`.
+        groups: Each member's private row, when rows were drawn several times
+            (:mod:`~pcevolve.evaluation.members`): the bootstrap then resamples rows, each with all its draws,
+            and the DP-bound check counts each row once. None: every member is a row of its own.
     """
     pos = np.asarray(member_scores, np.float64).ravel()
     neg = np.asarray(non_member_scores, np.float64).ravel()
@@ -255,10 +261,14 @@ def evaluate_attack(member_scores: np.ndarray, non_member_scores: np.ndarray, *,
         raise ValueError("scores must be finite")
     if resamples < 1 or not 0 < confidence < 1:
         raise ValueError(f"need resamples >= 1 and 0 < confidence < 1, got {resamples}, {confidence}")
+    rows = np.arange(len(pos)) if groups is None else np.unique(np.asarray(groups).ravel(), return_inverse=True)[1]
+    if len(rows) != len(pos):
+        raise ValueError(f"one group per member is needed, got {len(rows)} for {len(pos)}")
+    distinct = int(rows.max()) + 1
     auc, success, tprs = _operating_points(pos, neg)
     boot = np.empty((resamples, 2 + len(FPR_LEVELS)))
     for b in range(resamples):
-        p = pos[rng.integers(0, len(pos), len(pos))]
+        p = np.repeat(pos, np.bincount(rng.integers(0, distinct, distinct), minlength=distinct)[rows])
         n = neg[rng.integers(0, len(neg), len(neg))]
         b_auc, b_success, b_tprs = _operating_points(p, n)
         boot[b] = [b_auc, b_success, *b_tprs]
@@ -266,9 +276,37 @@ def evaluate_attack(member_scores: np.ndarray, non_member_scores: np.ndarray, *,
     low, high = np.quantile(boot, [tail, 1.0 - tail], axis=0)
     estimates = [Estimate(float(v), float(lo), float(hi)) for v, lo, hi in zip([auc, success, *tprs], low, high)]
     fpr, tpr, _ = roc_curve(pos, neg)
+    first = np.unique(rows, return_index=True)[1]  # a row drawn several times scores alike: count it once
+    refutes = None if epsilon is None else refutes_dp_bound(pos[first], neg, epsilon=epsilon, delta=delta or 0.0)
     return AttackResult(attack=attack, auc=estimates[0], success=estimates[1], tpr_at_fpr=tuple(estimates[2:]),
                         fpr=fpr, tpr=tpr, members=len(pos), non_members=len(neg), confidence=confidence,
-                        resamples=resamples, epsilon=epsilon, delta=delta)
+                        resamples=resamples, epsilon=epsilon, delta=delta, refutes_dp=refutes)
+
+
+def refutes_dp_bound(member_scores: np.ndarray, non_member_scores: np.ndarray, *, epsilon: float, delta: float,
+                     alpha: float = DP_CHECK_ALPHA) -> bool:
+    """Whether the test "member iff score above t" beats (ε, δ)-DP with confidence 1 − ``alpha``.
+
+    At each level of :data:`FPR_LEVELS` the non-members can resolve (level × non-members ≥ 1), t is the score above
+    which at most that share of the non-members lie; the test refutes the guarantee when the Clopper–Pearson lower
+    bound of its TPR (over the distinct members) exceeds ``e^ε`` times the upper bound of its FPR, plus δ —
+    ``alpha`` split over the levels and the two bounds (Bonferroni). A point estimate at an FPR below 1 / non-members
+    (where one member above every non-member reads as a TPR far above the bound) never raises it.
+    """
+    pos, neg = np.asarray(member_scores, np.float64), np.sort(np.asarray(non_member_scores, np.float64))[::-1]
+    levels = [level for level in FPR_LEVELS if level * len(neg) >= 1]
+    if not levels or len(pos) == 0:
+        return False
+    share = alpha / (2 * len(levels))
+    for level in levels:
+        allowed = int(level * len(neg))
+        threshold = neg[allowed] if allowed < len(neg) else -math.inf
+        true_positives, false_positives = int((pos > threshold).sum()), int((neg > threshold).sum())
+        tpr_low = 1.0 - clopper_pearson_upper(len(pos) - true_positives, len(pos), share)
+        fpr_high = clopper_pearson_upper(false_positives, len(neg), share)
+        if tpr_low > dp_tpr_bound(fpr_high, epsilon, delta):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -304,7 +342,8 @@ def membership_attacks(members: np.ndarray, non_members: np.ndarray, synthetic: 
                        reference: np.ndarray, rng: np.random.Generator,
                        member_labels: np.ndarray | None = None, non_member_labels: np.ndarray | None = None,
                        classes: int | None = None, dims: int = 5, resamples: int = 200,
-                       epsilon: float | None = None, delta: float | None = None) -> dict[str, MembershipAttack]:
+                       epsilon: float | None = None, delta: float | None = None,
+                       member_groups: np.ndarray | None = None) -> dict[str, MembershipAttack]:
     """Run the DCR and DOMIAS attacks and evaluate each overall and (given labels) per class.
 
     Args:
@@ -317,6 +356,8 @@ def membership_attacks(members: np.ndarray, non_members: np.ndarray, synthetic: 
         dims: DOMIAS's PCA dimensions.
         resamples: Bootstrap resamples per result.
         epsilon, delta: The release's guarantee, for the DP-bound flag.
+        member_groups: Each member's private row, when rows were drawn several times (``evaluate_attack``'s
+            ``groups``).
 
     Returns:
         ``{"dcr": ..., "domias": ...}``. Scores are computed once against the whole synthetic set;
@@ -338,12 +379,13 @@ def membership_attacks(members: np.ndarray, non_members: np.ndarray, synthetic: 
     for name, score in scores.items():
         options = {"attack": name, "rng": rng, "resamples": resamples, "epsilon": epsilon, "delta": delta}
         pos, neg = score[:m], score[m:]
-        overall = evaluate_attack(pos, neg, **options)
+        overall = evaluate_attack(pos, neg, groups=member_groups, **options)
         per_class: list[AttackResult | None] = []
         if classes is not None:
             ml, nl = np.asarray(member_labels), np.asarray(non_member_labels)
             for label in range(classes):
                 p, n = pos[ml == label], neg[nl == label]
-                per_class.append(evaluate_attack(p, n, **options) if len(p) and len(n) else None)
+                groups = None if member_groups is None else np.asarray(member_groups)[ml == label]
+                per_class.append(evaluate_attack(p, n, groups=groups, **options) if len(p) and len(n) else None)
         results[name] = MembershipAttack(overall=overall, per_class=tuple(per_class))
     return results

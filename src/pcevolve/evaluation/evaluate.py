@@ -12,7 +12,8 @@ The steps, each timed and shown on one progress bar:
    test set in both spaces, overall and per class; the private images against the same test
    set with the same bandwidth give the scale ("as close as real data is").
 5. Membership attacks: DCR and DOMIAS in pixel space and in the independent space. Members
-   are the private images; non-members as many test images of each class (seeded choice).
+   are private images and non-members test images, in counts that are public (the test set's
+   class sizes, capped; :mod:`~pcevolve.evaluation.members`).
    The non-members also stay in the utility test set: the attacks score them against the
    synthetic set only and the utility models never train on them, so neither number leaks into
    the other, and the utility test set stays the whole folder, comparable with the seed's.
@@ -56,6 +57,7 @@ from pcevolve.evaluation.inputs import (
     RunInputs,
     load_run_inputs,
 )
+from pcevolve.evaluation.members import membership_split
 from pcevolve.evaluation.run_evaluation import RunEvaluation
 from pcevolve.evaluation.settings import EvaluationSettings
 from pcevolve.evaluation.utility import (
@@ -65,21 +67,6 @@ from pcevolve.evaluation.utility import (
     thread_limit,
 )
 from pcevolve.progress import progress_bar
-
-
-def membership_split(private_labels: np.ndarray, test_labels: np.ndarray, *, classes: int,
-                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Members (rows of the private set) and as many non-members (rows of the test set), class by class.
-
-    Per class k, n_k = min(private of k, test of k) of each, chosen by ``rng`` and kept in their order.
-    """
-    members, non_members = [], []
-    for k in range(classes):
-        private_rows, test_rows = np.flatnonzero(private_labels == k), np.flatnonzero(test_labels == k)
-        n = min(len(private_rows), len(test_rows))
-        members.append(np.sort(rng.permutation(private_rows)[:n]))
-        non_members.append(np.sort(rng.permutation(test_rows)[:n]))
-    return np.concatenate(members).astype(np.int64), np.concatenate(non_members).astype(np.int64)
 
 
 class _Steps:
@@ -139,10 +126,22 @@ def _projected_together(encoder: ImageEncoder, parts: dict[str, np.ndarray], opt
                         ) -> dict[str, np.ndarray]:
     """:func:`projected_features` of each part, computed as one job and split back: small sets encoded together
     are large enough for the encoder's bulk path (:mod:`pcevolve.encoders.bulk`); at the demo's 128 px that halved
-    the step (109 s → 57 s). The independent encoder's sets gained nothing measurable that way (57 → 58 s)."""
+    the step (109 s → 57 s). The independent encoder's sets gained nothing measurable that way (57 → 58 s).
+
+    Only sets whose sizes are public may share a job: the batches' boundaries move with every set's size, and the
+    floats of a batched encoder move with its batches, so a private set in the job would make the synthetic and
+    test features — which ship unrounded — depend on the private set's size."""
     joined = projected_features(encoder, np.concatenate(list(parts.values())), **options)
     ends = np.cumsum([len(images) for images in parts.values()])[:-1]
     return dict(zip(parts, np.split(joined, ends), strict=True))
+
+
+def search_space_features(encoder: ImageEncoder, synthetic: np.ndarray, private: np.ndarray, test: np.ndarray,
+                          options: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The search encoder's features of the (thinned) synthetic and test images, encoded together, and of the private
+    images, encoded in a job of their own (:func:`_projected_together`: never in one batch with the others)."""
+    features = _projected_together(encoder, {"synthetic": synthetic, "test": test}, options)
+    return {**features, "private": projected_features(encoder, private, **options)}
 
 
 def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress: bool) -> RunEvaluation:
@@ -168,8 +167,8 @@ def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress:
         del independent
     with steps.step("search-encoder features"), thread_limit(encode_threads):
         searched = search_encoder(inputs.folder)
-        own = _projected_together(searched, {"synthetic": synthetic.samples[dist_rows], "private": private.samples,
-                                             "test": test.samples[test_rows]}, encode)
+        own = search_space_features(searched, synthetic.samples[dist_rows], private.samples,
+                                    test.samples[test_rows], encode)
         del searched
 
     flip = inputs.config.augment.flip
@@ -192,11 +191,11 @@ def _evaluate(inputs: RunInputs, s: EvaluationSettings, steps: _Steps, progress:
                                              test.labels[test_rows],
                                              classes=classes, seed=s.seed, projections=s.projections)
 
-    members, non_members = membership_split(private.labels, test.labels, classes=classes,
-                                            rng=np.random.default_rng([s.seed, 13]))
+    split = membership_split(private.labels, test.labels, classes=classes, rng=np.random.default_rng([s.seed, 13]))
+    members, non_members = split.members, split.non_members
     ledger = inputs.ledger
     attack_rng = np.random.default_rng([s.seed, 17])
-    options = {"member_labels": private.labels[members], "non_member_labels": test.labels[non_members],
+    options = {"member_labels": split.classes, "non_member_labels": split.classes, "member_groups": members,
                "classes": classes, "dims": s.domias_dims, "resamples": s.resamples, "epsilon": ledger.spent(),
                "delta": ledger.delta, "rng": attack_rng}
     with steps.step("attacks (pixels)"):

@@ -23,6 +23,7 @@ from pcevolve.evaluation.distribution import PerClassValue
 from pcevolve.evaluation.features import INDEPENDENT_BACKBONE
 from pcevolve.evaluation.hints import Hint
 from pcevolve.evaluation.inputs import RunInputs, audit_json, ledger_json
+from pcevolve.evaluation.members import public_member_counts
 from pcevolve.evaluation.settings import EvaluationSettings
 from pcevolve.evaluation.shipped import path_name, shared_distance, shared_estimate, shared_rate
 from pcevolve.evaluation.utility import (
@@ -190,17 +191,10 @@ class RunEvaluation:
             row["worst"] = position == 0
         return rows
 
-    def member_estimates(self) -> list[int] | None:
-        """Members per class as a shared report states them: min(DP count, test images) per class.
-
-        The attacks use min(exact count, test images) members per class; the exact number is not DP,
-        so what leaves the secure zone is this estimate from the release (post-processing).
-        """
-        dp = self.inputs.dp_private_counts()
-        if dp is None:
-            return None
-        test = np.bincount(self.inputs.test.labels, minlength=self.inputs.classes)
-        return [int(min(d, t)) for d, t in zip(dp, test, strict=True)]
+    def members_per_class(self) -> list[int]:
+        """Members (and non-members) per class in the attacks: public, a function of the test set alone
+        (:func:`~pcevolve.evaluation.members.public_member_counts`), so a shared report states them exactly."""
+        return [int(m) for m in public_member_counts(self.inputs.test.labels, self.inputs.classes)]
 
     def to_json(self) -> dict[str, Any]:
         """Every number of the evaluation that may leave the secure zone (``report/evaluation.json``).
@@ -215,7 +209,6 @@ class RunEvaluation:
                   "near_copy_rms": NEAR_COPY_RMS,
                   "any_near_copy": bool(self.copies.near_copies(self.near_copy_threshold).size),
                   "rms_scale": self.pixel_scale, "space": "pixels"}
-        estimates = self.member_estimates()
         return {
             "format": EVALUATION_FORMAT, "version": EVALUATION_VERSION,
             "run": {"folder": path_name(self.inputs.folder), "name": self.inputs.config.name,
@@ -225,7 +218,7 @@ class RunEvaluation:
                          "search_backbone": self.inputs.config.representation.backbone,
                          "classic_augmentation_flip": self.inputs.config.augment.flip},
             "data": {**self.inputs.describe(),
-                     "members_per_class_dp_estimate": estimates,
+                     "members_per_class": self.members_per_class(),
                      "non_members_from": "test folder (also in the utility test set)"},
             "headline": self.headline(),
             "utility": [_shareable_utility(r) for r in self.utility],
@@ -282,10 +275,11 @@ PRIVATE_FIGURES_CAVEAT = (
     "class); every copy-check figure (synthetic → nearest private distances, whether there are copies, the share "
     "closer than private images are to each other); and which synthetic images the sample grid leaves out as near "
     "copies. Read them as an audit of this run, not as released statistics. They are rounded (rates, AUCs and "
-    "accuracies to two decimals, distances to three significant figures and at most three decimals), so that none "
-    "gives a private count back. The private set's size is given by the run's noisy (DP) counts; the exact "
-    "figures, exact counts, member and copy counts, the private images' distances to each other, the full data "
-    "paths and the timings stay in the run's secure/evaluation.json."
+    "accuracies to two decimals, distances to three significant figures and at most three decimals), and the "
+    "attacks play with public counts (as many members per class as the test set holds, drawn from the private "
+    "images with replacement), so that none gives a private count back. The private set's size is given by the "
+    "run's noisy (DP) counts; the exact figures, exact counts, copy counts, the private images' distances to each "
+    "other, the full data paths and the timings stay in the run's secure/evaluation.json."
 )
 
 

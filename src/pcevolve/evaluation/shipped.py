@@ -19,7 +19,10 @@ folder except ``secure/``, no float under a key containing one of :data:`PRIVATE
 ``member``, ``distance``; at any depth below such a key) carries more than :data:`MOST_DECIMALS` decimals, and no
 string is an absolute path (a run folder's data may sit in a folder whose name says more than meant, e.g.
 ``/data/cardiology-2024/private``: shared files name a folder or file by its last part only, :func:`path_name`).
-``bench/shipped_files.py`` runs it from the command line.
+A key's name cannot say whether a private set shaped its value (a synthetic-vs-test distance did, through the batches
+the private images shared with it), so :func:`dependence_violations` reads every key of the same run judged
+against two private sets: what differs is private-derived and must be rounded, and nothing else may differ.
+``bench/shipped_files.py`` runs both from the command line (``--against``).
 """
 
 from __future__ import annotations
@@ -174,6 +177,45 @@ def _walk(value: Any, key: str, *, sensitive: bool, words: tuple[str, ...], most
 
 def _join(key: str, name: str) -> str:
     return f"{key}.{name}" if key else name
+
+
+def dependence_violations(first: Any, second: Any, *, file: str = "", most_decimals: int = MOST_DECIMALS
+                          ) -> list[Violation]:
+    """Every key of two shared documents that a private set decides beyond the rounding rule.
+
+    ``first`` and ``second`` are the same shared file of one run judged against two different private sets (one
+    sample more or less, a class smaller): whatever differs between them was computed on the private data. Every
+    key is read, whatever its name: a float that differs must carry at most ``most_decimals`` decimals (a figure on
+    public, synthetic or test data alone comes out bit for bit the same), and a key, a list's length or a value's
+    type that differs says which private set was used and is a violation too.
+    """
+    found: list[Violation] = []
+    _compare(first, second, "", file, most_decimals, found)
+    return found
+
+
+def _compare(a: Any, b: Any, key: str, file: str, most: int, found: list[Violation]) -> None:
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        for name in sorted(set(a) | set(b), key=str):
+            if name not in a or name not in b:
+                found.append(Violation(file, _join(key, str(name)), a.get(name, b.get(name)),
+                                       "present with one private set only"))
+            else:
+                _compare(a[name], b[name], _join(key, str(name)), file, most, found)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            found.append(Violation(file, key, (len(a), len(b)), "a list whose length follows the private set"))
+        for i, (x, y) in enumerate(zip(a, b)):
+            _compare(x, y, f"{key}[{i}]", file, most, found)
+    elif isinstance(a, bool) or isinstance(b, bool) or not (isinstance(a, (int, float))
+                                                              and isinstance(b, (int, float))):
+        if type(a) is not type(b) and not (a is None or b is None):
+            found.append(Violation(file, key, (a, b), "a value whose type follows the private set"))
+    elif a != b:
+        worst = max((v for v in (a, b) if isinstance(v, float)), key=decimals, default=None)
+        if worst is not None and decimals(worst) > most:
+            found.append(Violation(file, key, worst, f"follows the private set with {decimals(worst)} decimals; at "
+                                                     f"most {most} may ship"))
 
 
 def shared_files(folder: str | os.PathLike[str]) -> list[Path]:

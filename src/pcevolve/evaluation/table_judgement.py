@@ -47,8 +47,8 @@ from pcevolve.evaluation.table_privacy import (
     PrivacyJudgement,
     exact_copies,
     membership_attack,
-    membership_split,
 )
+from pcevolve.evaluation.members import membership_split
 from pcevolve.evaluation.table_utility import utility_lines
 
 #: What a shared report must say about the figures in it that come from the private rows.
@@ -151,12 +151,12 @@ def judge_tables(synthetic: LabeledDataset, test: LabeledDataset, schema: TableS
     privacy = None
     if private is not None:
         started = time.perf_counter()
-        members, non_members = membership_split(private.labels, test.labels, classes=len(test.class_names),
-                                                rng=np.random.default_rng([seed, 13]))
-        attack = membership_attack(private.samples[members], test.samples[non_members], synthetic.samples, schema,
-                                   rng=np.random.default_rng([seed, 17]), resamples=resamples, epsilon=epsilon,
-                                   delta=delta)
-        privacy = PrivacyJudgement(attack=attack, members=len(members),
+        split = membership_split(private.labels, test.labels, classes=len(test.class_names),
+                                 rng=np.random.default_rng([seed, 13]))
+        attack = membership_attack(private.samples[split.members], test.samples[split.non_members],
+                                   synthetic.samples, schema, rng=np.random.default_rng([seed, 17]),
+                                   resamples=resamples, epsilon=epsilon, delta=delta, groups=split.members)
+        privacy = PrivacyJudgement(attack=attack, members=len(split),
                                    private_copies=len(exact_copies(synthetic.samples, private.samples)),
                                    test_copies=len(exact_copies(synthetic.samples, test.samples)),
                                    private_rows=len(private))

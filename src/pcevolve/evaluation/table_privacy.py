@@ -1,7 +1,7 @@
 """The privacy judges of a synthetic table: a distance-to-closest-record membership attack, and exact copies.
 
-Members are private rows, non-members as many test rows (a seeded choice, class by class as far as the test set
-allows, :func:`membership_split`); each is scored by minus its Euclidean distance to the nearest synthetic row in the
+Members are private rows and non-members test rows, in counts that are public (the test set's class sizes; the
+members drawn with replacement, :func:`pcevolve.evaluation.members.membership_split`); each is scored by minus its Euclidean distance to the nearest synthetic row in the
 attack space (:func:`~pcevolve.evaluation.table_encoding.attack_space`), so members sitting closer score higher; the
 result is the attack's ROC AUC with a bootstrap interval (:func:`pcevolve.evaluation.attacks.evaluate_attack`). 0.5
 means the attacker cannot tell members from non-members. Exact copies (:func:`exact_copies`): synthetic rows equal,
@@ -9,8 +9,8 @@ in every feature column, to a private row — and, as the chance baseline, to a 
 equal rows happen by chance). All of it reads the private rows: :meth:`PrivacyJudgement.to_json` holds what may leave
 the secure zone — the attack's AUC and success to :data:`AUC_DECIMALS` decimals (an exact AUC is a ratio with
 denominator members × non-members, so it can pin down the private set's size) and only *whether* a private row was
-copied; :meth:`PrivacyJudgement.to_secure_json` the exact figures. The text judge draws its members with
-:func:`membership_split` and shows its attack with :func:`shared_attack` too.
+copied; :meth:`PrivacyJudgement.to_secure_json` the exact figures. The text judge shows its attack with
+:func:`shared_attack` too.
 """
 
 from __future__ import annotations
@@ -32,36 +32,17 @@ AUC_DECIMALS = RATE_DECIMALS
 ATTACK_RESAMPLES = 200
 
 
-def membership_split(private_labels: np.ndarray, test_labels: np.ndarray, *, classes: int,
-                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Members (private row indices) and as many non-members (test row indices), both sorted.
-
-    n = min(private rows, test rows). Members: every private row, or a seeded choice of n of them. Non-members:
-    per class as many test rows as there are members of that class (a seeded choice), where the test set has that
-    many; the shortfall is a seeded choice among the test rows left, so the counts are equal and the class mix is
-    as close to the members' as the test set allows.
-    """
-    p, t = np.asarray(private_labels, dtype=np.int64), np.asarray(test_labels, dtype=np.int64)
-    n = min(len(p), len(t))
-    members = np.sort(rng.choice(len(p), n, replace=False)) if len(p) > n else np.arange(len(p))
-    wanted = np.bincount(p[members], minlength=classes)
-    chosen = [rng.permutation(np.flatnonzero(t == k))[: wanted[k]] for k in range(classes)]
-    taken = np.concatenate(chosen).astype(np.int64) if chosen else np.zeros(0, np.int64)
-    left = np.setdiff1d(np.arange(len(t)), taken)
-    fill = rng.choice(left, n - len(taken), replace=False) if n > len(taken) else np.zeros(0, np.int64)
-    return members.astype(np.int64), np.sort(np.concatenate([taken, fill])).astype(np.int64)
-
-
 def membership_attack(members: np.ndarray, non_members: np.ndarray, synthetic: np.ndarray, schema: TableSchema, *,
                       rng: np.random.Generator, resamples: int = ATTACK_RESAMPLES, epsilon: float | None = None,
-                      delta: float | None = None) -> AttackResult:
+                      delta: float | None = None, groups: np.ndarray | None = None) -> AttackResult:
     """The distance-to-closest-record attack: score = −(distance to the nearest synthetic row), in
-    :func:`attack_space`; evaluated with bootstrap intervals drawn from ``rng``."""
+    :func:`attack_space`; evaluated with bootstrap intervals drawn from ``rng`` (over private rows: ``groups`` names
+    each member's, :func:`~pcevolve.evaluation.attacks.evaluate_attack`)."""
     space = [attack_space(rows, schema, synthetic) for rows in (members, non_members, synthetic)]
     _, member_distance = nearest_neighbours(space[0], space[2])
     _, non_member_distance = nearest_neighbours(space[1], space[2])
     return evaluate_attack(-member_distance, -non_member_distance, attack="dcr", rng=rng, resamples=resamples,
-                           epsilon=epsilon, delta=delta)
+                           epsilon=epsilon, delta=delta, groups=groups)
 
 
 def shared_attack(attack: AttackResult, name: str) -> dict[str, Any]:
@@ -91,7 +72,7 @@ class PrivacyJudgement:
 
     Attributes:
         attack: The distance-to-closest-record attack's result.
-        members: Members (= non-members) in the attack.
+        members: Members (= non-members) in the attack (public: the test set's class sizes, capped).
         private_copies: Synthetic rows equal in every feature column to a private row.
         test_copies: Synthetic rows equal in every feature column to a test row (the chance baseline).
         private_rows: Rows of the private table.

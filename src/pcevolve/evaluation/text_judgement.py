@@ -35,7 +35,7 @@ import numpy as np
 from pcevolve.data import LabeledDataset
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
 from pcevolve.evaluation.line_scores import LOGISTIC_C, LinesJudgement, ModelResult, judged_classes
-from pcevolve.evaluation.table_privacy import membership_split
+from pcevolve.evaluation.members import membership_split
 from pcevolve.evaluation.text_distribution import TextMmd, text_mmd
 from pcevolve.evaluation.text_duplicates import text_copies
 from pcevolve.evaluation.text_privacy import ATTACK_RESAMPLES, TextPrivacyJudgement, membership_attack
@@ -146,13 +146,13 @@ def judge_texts(synthetic: LabeledDataset, test: LabeledDataset, *, private: Lab
     privacy = None
     if private is not None:
         started = time.perf_counter()
-        members, non_members = membership_split(private.labels, test.labels, classes=len(test.class_names),
-                                                rng=np.random.default_rng([seed, 13]))
-        attack = membership_attack(private.samples[members], test.samples[non_members], synthetic.samples,
-                                   rng=np.random.default_rng([seed, 17]), resamples=resamples, epsilon=epsilon,
-                                   delta=delta)
+        split = membership_split(private.labels, test.labels, classes=len(test.class_names),
+                                 rng=np.random.default_rng([seed, 13]))
+        attack = membership_attack(private.samples[split.members], test.samples[split.non_members],
+                                   synthetic.samples, rng=np.random.default_rng([seed, 17]), resamples=resamples,
+                                   epsilon=epsilon, delta=delta, groups=split.members)
         own, chance = text_copies(synthetic.samples, private.samples), text_copies(synthetic.samples, test.samples)
-        privacy = TextPrivacyJudgement(attack=attack, members=len(members), private_exact=int(own.exact.sum()),
+        privacy = TextPrivacyJudgement(attack=attack, members=len(split), private_exact=int(own.exact.sum()),
                                        private_near=int(own.near.sum()), test_exact=int(chance.exact.sum()),
                                        test_near=int(chance.near.sum()), private_texts=len(private))
         seconds["privacy"] = time.perf_counter() - started

@@ -1,7 +1,7 @@
 """The privacy judge of synthetic texts: a closest-text membership attack, and the copies of private texts.
 
-Members are private texts, non-members as many test texts (a seeded choice following the members' class mix,
-:func:`pcevolve.evaluation.table_privacy.membership_split`); each is scored by its highest TF-IDF cosine similarity to
+Members are private texts and non-members test texts, in counts that are public (the test set's class sizes; the
+members drawn with replacement, :func:`pcevolve.evaluation.members.membership_split`); each is scored by its highest TF-IDF cosine similarity to
 a synthetic text (:class:`~pcevolve.evaluation.text_spaces.CosineSpace`, IDF from the synthetic texts: what the
 attacker holds), so members sitting closer score higher; the result is the ROC AUC with a bootstrap interval
 (:func:`pcevolve.evaluation.attacks.evaluate_attack`). 0.5 means the attacker cannot tell members from non-members.
@@ -26,7 +26,7 @@ from pcevolve.evaluation.text_spaces import CosineSpace, best_cosine
 
 def membership_attack(members: np.ndarray, non_members: np.ndarray, synthetic: np.ndarray, *,
                       rng: np.random.Generator, resamples: int = ATTACK_RESAMPLES, epsilon: float | None = None,
-                      delta: float | None = None) -> AttackResult:
+                      delta: float | None = None, groups: np.ndarray | None = None) -> AttackResult:
     """The distance-to-closest-record attack: score = the highest TF-IDF cosine similarity to a synthetic text, in
     a :class:`CosineSpace` with the synthetic texts' IDF; evaluated with bootstrap intervals drawn from ``rng``."""
     space = CosineSpace(synthetic)
@@ -34,7 +34,7 @@ def membership_attack(members: np.ndarray, non_members: np.ndarray, synthetic: n
     _, member_cosine = best_cosine(space.transform(members), reference)
     _, non_member_cosine = best_cosine(space.transform(non_members), reference)
     return evaluate_attack(member_cosine, non_member_cosine, attack="dcr", rng=rng, resamples=resamples,
-                           epsilon=epsilon, delta=delta)
+                           epsilon=epsilon, delta=delta, groups=groups)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import numpy as np
 
 from pcevolve.evaluation.attacks import FPR_LEVELS
 from pcevolve.evaluation.copies import NEAR_COPY_RMS
+from pcevolve.evaluation.members import MAX_MEMBERS_PER_CLASS
 from pcevolve.evaluation.run_evaluation import RunEvaluation
 from pcevolve.evaluation.shipped import path_name, shown_distance
 from pcevolve.io import read_json
@@ -193,15 +194,14 @@ def _per_class(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
 
 
 def _class_members(evaluation: RunEvaluation) -> int:
-    """Fewest members of a class in the attacks, as the DP counts estimate it (for the chance level per class)."""
-    estimates = evaluation.member_estimates()
-    return min(estimates) if estimates else 0
+    """Fewest members of a class in the attacks (public: the test set's class sizes), for the chance level."""
+    counts = evaluation.members_per_class()
+    return min(counts) if counts else 0
 
 
 def _members(evaluation: RunEvaluation) -> int:
-    """Members in the attacks, as the DP counts estimate it (the exact number is not DP)."""
-    estimates = evaluation.member_estimates()
-    return sum(estimates) if estimates else 0
+    """Members in the attacks (public: the test set's class sizes, capped)."""
+    return sum(evaluation.members_per_class())
 
 
 def _hints(data: dict[str, Any]) -> Section:
@@ -288,7 +288,9 @@ def _attacks(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
         columns += [f"TPR @ FPR {level:g}", f"ε-DP bound @ {level:g}"]
     columns.append("beats bound?")
     table = Table(tuple(columns), tuple(rows), highlight=tuple(i for i, r in enumerate(rows) if r[-1] == "YES"),
-                  caption="Members: the private images; non-members: as many real test images of the same classes. "
+                  caption="Members: private images, drawn with replacement, as many per class as the test set holds "
+                          "(a count that says nothing of the private set's size); non-members: as many real test "
+                          "images of the same classes. "
                           "DCR = distance to the closest synthetic record; DOMIAS = synthetic vs public density "
                           "ratio. Bound: TPR ≤ e^ε·FPR + δ for any (ε, δ)-DP release.")
     m = _members(evaluation)
@@ -442,11 +444,13 @@ def _settings(data: dict[str, Any]) -> Section:
             size = str(sum(entry["per_class"]) if "per_class" in entry else entry.get("used"))
         extra = f" of {entry['available']}" if "available" in entry else ""
         sets.append((name, entry["path"], f"{size}{extra}"))
-    estimates = described["members_per_class_dp_estimate"]
+    counts = described["members_per_class"]
     return Section("Settings and data", (
         Table(("setting", "value"), tuple(rows)),
         Table(("set", "path", "images used"), tuple(sets),
-              caption="The full set and the public pool are thinned by a seeded choice. Non-members for the attacks: "
-                      f"about {sum(estimates or [])} test images ({described['non_members_from']}). The private "
-                      "set's exact size, and the evaluation's timings, stay in the run's secure/evaluation.json."),
+              caption="The full set and the public pool are thinned by a seeded choice. Members and non-members for "
+                      f"the attacks: {sum(counts)} each, as many per class as the test set holds (at most "
+                      f"{MAX_MEMBERS_PER_CLASS:,}), the members drawn from the private images with replacement "
+                      f"({described['non_members_from']} for the non-members): counts that say nothing of the private "
+                      "set's size, which stays, with the evaluation's timings, in the run's secure/evaluation.json."),
     ), anchor="settings")
