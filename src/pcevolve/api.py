@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from pcevolve.catalog.decoders import DECODER_TRAITS
 from pcevolve.config import RunConfig, check_budget, load_config, with_settings
+from pcevolve.progress import loggable
 
 if TYPE_CHECKING:
     from pcevolve.data import LabeledDataset
@@ -72,8 +73,10 @@ def _check_data_arguments(**values: object) -> None:
 
 def _log(line: str) -> None:
     """A line the command line prints, as a log record: warnings (a pool holding private samples, a δ too large for
-    the data) at warning level, so a notebook shows them."""
-    logger.log(logging.WARNING if line.startswith("warning:") else logging.INFO, "%s", line)
+    the data) at warning level, so a notebook shows them. A log record may be kept (a notebook's output, a log file),
+    so a line stating exact private counts is logged without them (:func:`pcevolve.progress.loggable`)."""
+    kept = loggable(line)
+    logger.log(logging.WARNING if kept.startswith("warning:") else logging.INFO, "%s", kept)
 
 
 class Synthesizer:

@@ -26,6 +26,30 @@ from tqdm.auto import tqdm
 DEFAULT_INTERVAL_SECONDS = 10.0
 
 
+class ConsoleLine(str):
+    """A line for the console of the machine that holds the private data: it states exact private counts (how many
+    private samples a pool shares, which classes hold fewer than two, n beside δ). ``redacted`` says the same
+    without them, for whatever may be kept or shared — the Python API's log records, which reach notebooks and log
+    files. Code that passes a line on where it may be kept sends ``redacted`` (:func:`loggable`).
+    """
+
+    redacted: str
+
+    def __new__(cls, text: str, redacted: str) -> "ConsoleLine":
+        line = super().__new__(cls, text)
+        line.redacted = redacted
+        return line
+
+    def prefixed(self, prefix: str) -> "ConsoleLine":
+        """The same line, both forms, after ``prefix`` (e.g. ``"warning: "``)."""
+        return ConsoleLine(prefix + str(self), prefix + self.redacted)
+
+
+def loggable(line: str) -> str:
+    """``line`` as it may be kept: a :class:`ConsoleLine` without its exact private counts, any other as it is."""
+    return line.redacted if isinstance(line, ConsoleLine) else line
+
+
 class Progress(Protocol):
     """What the pipeline's steps call on a progress reporter (a subset of tqdm's bar)."""
 

@@ -238,3 +238,30 @@ def test_init_still_proposes_the_classes_and_says_they_are_to_confirm(table_data
     code, output = _cli("init", table_data / "private.csv", "--public", table_data / "public.csv", "--classes",
                         "fraud,ok", "--set", "data.classes=[fraud,ok]", "--out", tmp_path / "e.yaml")
     assert code == 2 and "give one" in output
+
+
+def test_the_api_logs_no_exact_private_count(table_config, table_data, tmp_path, caplog):
+    """The console may show exact private counts (it is the secure zone's); a log record may be kept — a notebook's
+    output, a log file — so the API logged the pool's overlap, the one-row class and n beside δ at WARNING level
+    with their counts. It logs them without."""
+    import logging
+
+    from pcevolve import Synthesizer
+
+    lines = (table_data / "private.csv").read_text(encoding="utf-8").splitlines()
+    fraud = [line for line in lines[1:] if line.endswith(",fraud")]
+    ok = [line for line in lines[1:] if line.endswith(",ok")]
+    private = tmp_path / "private.csv"
+    private.write_text("\n".join([lines[0], fraud[0], *ok]) + "\n", encoding="utf-8")
+    public = tmp_path / "public.csv"
+    pool = (table_data / "public.csv").read_text(encoding="utf-8").splitlines()
+    public.write_text("\n".join([*pool, ok[0].rsplit(",", 1)[0]]) + "\n", encoding="utf-8")
+    config = table_config(name="logs", **{"data.private": str(private), "data.public": str(public),
+                                          "privacy.delta": 0.01})
+    with caplog.at_level(logging.INFO, logger="pcevolve"):
+        Synthesizer(config, runs_root=tmp_path / "runs", progress=False).fit()
+    logged = " ".join(record.getMessage() for record in caplog.records if record.name == "pcevolve.api")
+    assert "also in the public pool" in logged and "fewer than two private rows" in logged
+    assert "privacy.delta is not far below one over the number of private samples" in logged
+    for exact in ("1 private row(s)", "'fraud' (1)", f"1 / {1 + len(ok)}"):
+        assert exact not in logged, exact

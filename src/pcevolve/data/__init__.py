@@ -18,7 +18,7 @@ Every reader collects all problems and raises one :class:`DataError` listing the
 each naming its file or ``file.csv:row N``.
 """
 
-from pcevolve.data.assumptions import pool_overlap, pool_overlap_warning, small_classes_note
+from pcevolve.data.assumptions import delta_note, pool_overlap, pool_overlap_warning, small_classes_note
 from pcevolve.data.dataset import LabeledDataset, UnlabeledImages
 from pcevolve.data.duplicates import check_disjoint, find_duplicates
 from pcevolve.data.errors import DataError, DataProblem, DataWarning
@@ -46,6 +46,7 @@ __all__ = [
     "load_demo_source",
     "pool_overlap",
     "pool_overlap_warning",
+    "delta_note",
     "prepare_demo",
     "read_idx",
     "read_idx_dataset",

@@ -11,6 +11,7 @@ the secure zone: these are exact private counts) and changes nothing.
 from __future__ import annotations
 
 from pcevolve.data.dataset import LabeledDataset, UnlabeledImages
+from pcevolve.progress import ConsoleLine
 
 
 def pool_overlap(private: LabeledDataset, pool: LabeledDataset | UnlabeledImages) -> int:
@@ -20,7 +21,7 @@ def pool_overlap(private: LabeledDataset, pool: LabeledDataset | UnlabeledImages
     return sum(digest in in_pool for digest in private.sample_hashes())
 
 
-def pool_overlap_warning(shared: int, noun: str = "sample") -> str | None:
+def pool_overlap_warning(shared: int, noun: str = "sample") -> ConsoleLine | None:
     """What to say when ``shared`` private samples are also in the public pool (``None`` when none are).
 
     The advice is about the pool's source, never about editing the pool: removing the shared samples would make
@@ -29,19 +30,31 @@ def pool_overlap_warning(shared: int, noun: str = "sample") -> str | None:
     """
     if shared == 0:
         return None
-    return (f"{shared} private {noun}(s) are also in the public pool. The guarantee treats everything in the pool "
-            "as public: the pool must come from a source that is public on its own, chosen without looking at the "
-            f"private data, and a private {noun} that is also in it counts as public. If that is true of your pool's "
-            f"source (e.g. an open dataset that happens to hold the same {noun}s), nothing needs doing. If it is "
-            "not, the source is not public: choose the pool from another source. Do not remove the shared "
-            f"{noun}s from this pool: a pool cleaned by comparing it with the private set depends on the private "
-            "set, which the guarantee does not cover.")
+    advice = ("The guarantee treats everything in the pool as public: the pool must come from a source that is public "
+              f"on its own, chosen without looking at the private data, and a private {noun} that is also in it "
+              f"counts as public. If that is true of your pool's source (e.g. an open dataset that happens to hold "
+              f"the same {noun}s), nothing needs doing. If it is not, the source is not public: choose the pool from "
+              f"another source. Do not remove the shared {noun}s from this pool: a pool cleaned by comparing it with "
+              "the private set depends on the private set, which the guarantee does not cover.")
+    return ConsoleLine(f"{shared} private {noun}(s) are also in the public pool. {advice}",
+                       f"private {noun}s are also in the public pool (`pcevolve data check` counts them). {advice}")
 
 
-def small_classes_note(private: LabeledDataset, noun: str = "sample") -> str | None:
+def small_classes_note(private: LabeledDataset, noun: str = "sample") -> ConsoleLine | None:
     """A note on the declared classes with fewer than two private samples (``None`` when there are none)."""
     small = [f"{name!r} ({count})" for name, count in private.class_counts().items() if count < 2]
     if not small:
         return None
-    return (f"class(es) {', '.join(small)} have fewer than two private {noun}s: their released statistics are "
-            "mostly noise, and so is what the run delivers for them")
+    effect = "their released statistics are mostly noise, and so is what the run delivers for them"
+    return ConsoleLine(f"class(es) {', '.join(small)} have fewer than two private {noun}s: {effect}",
+                       f"some declared classes have fewer than two private {noun}s (`pcevolve data check` names "
+                       f"them): {effect}")
+
+
+def delta_note(advice: str | None) -> ConsoleLine | None:
+    """:func:`pcevolve.privacy.calibration.delta_advice`'s warning (it names n), with a form that does not."""
+    if advice is None:
+        return None
+    return ConsoleLine(advice, "privacy.delta is not far below one over the number of private samples: a guarantee "
+                               "that may fail with that probability would allow publishing some private samples "
+                               "outright; lower privacy.delta (`pcevolve run` says how far)")

@@ -28,7 +28,7 @@ from pcevolve.augment.text import TextAugmentation, embedding_synonyms
 from pcevolve.encoders.lexical import LexicalView
 from pcevolve.encoders.training import train_representation
 from pcevolve.io import atomic_write_bytes, atomic_write_json, atomic_write_npz, read_json
-from pcevolve.progress import progress_bar
+from pcevolve.progress import ConsoleLine, progress_bar
 
 if TYPE_CHECKING:
     from pcevolve.config import AugmentConfig
@@ -137,7 +137,7 @@ class SentenceEncoder(nn.Module):
         ids = self.model.tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
         return sum(len(tokens) > self.window for tokens in ids)
 
-    def reading_notes(self, private: np.ndarray, public: np.ndarray | None) -> list[str]:
+    def reading_notes(self, private: np.ndarray, public: np.ndarray | None) -> list[ConsoleLine]:
         """A console note when texts are cut at the window (the private count is shown to the user only, never
         written to a file the run ships)."""
         counts = [(self.over_window(private), "private"),
@@ -145,9 +145,11 @@ class SentenceEncoder(nn.Module):
         over = " and ".join(f"{n} {which}" for n, which in counts if n)
         if not over:
             return []
-        return [f"{over} texts are longer than the sentence encoder's window of {self.window} tokens (about "
-                f"{self.window * 3 // 4} words): it reads only their beginning, so put what tells the classes apart "
-                "first, or split long texts into several records"]
+        which = " and ".join(name for n, name in counts if n)
+        advice = (f"texts are longer than the sentence encoder's window of {self.window} tokens (about "
+                  f"{self.window * 3 // 4} words): it reads only their beginning, so put what tells the classes apart "
+                  "first, or split long texts into several records")
+        return [ConsoleLine(f"{over} {advice}", f"some {which} {advice}")]
 
     def encode_both(self, samples: np.ndarray, *, batch_size: int | None = None, progress: bool = False,
                     job_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -35,7 +35,7 @@ import numpy as np
 
 from pcevolve.augment.mirror import mirror_advice, mirror_test
 from pcevolve.config import RunConfig, config_hash, load_config
-from pcevolve.data import LabeledDataset, pool_overlap, pool_overlap_warning, small_classes_note
+from pcevolve.data import LabeledDataset, delta_note, pool_overlap, pool_overlap_warning, small_classes_note
 from pcevolve.executors import use_executor
 from pcevolve.io import read_json
 from pcevolve.modalities import MODALITIES, Modality
@@ -212,7 +212,7 @@ def _load_data(config: RunConfig, modality: Modality,
         return layout, private, None
     warning = pool_overlap_warning(pool_overlap(private, public), modality.noun)
     if warning:
-        say(f"warning: {warning}")
+        say(warning.prefixed("warning: "))
     return layout, private, public.samples
 
 
@@ -331,10 +331,10 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool, say: 
     _check_data(config, private, public, modality.noun)
     note = small_classes_note(private, modality.noun)
     if note:
-        say(f"note: {note}")
-    advice = delta_advice(config.privacy.delta, len(private.labels))
+        say(note.prefixed("note: "))
+    advice = delta_note(delta_advice(config.privacy.delta, len(private.labels)))
     if advice:
-        say(f"warning: {advice}")
+        say(advice.prefixed("warning: "))
     if modality.traits.pixels and config.augment.flip and len(public) >= 10:
         # Public images only, drawn with the public seed: a choice anyone may repeat.
         advice = mirror_advice(mirror_test(public, rng=np.random.default_rng(config.seed)))

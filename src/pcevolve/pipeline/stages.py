@@ -32,6 +32,7 @@ from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
 from pcevolve.pipeline.secure_zone import split_training_record
 from pcevolve.pipeline.stage import RunContext, Stage
 from pcevolve.plots import write_fitness_curve
+from pcevolve.progress import ConsoleLine
 from pcevolve.privacy.calibration import stage_selection_epsilon
 from pcevolve.privacy.cluster_vote import cluster_spread, public_clusters, variance_directions
 from pcevolve.privacy.statistics import RandomFourierFeatures
@@ -94,7 +95,7 @@ def _run_representation(c: RunContext) -> tuple[Any, dict[str, Any]]:
     assert c.private is not None
     # An encoder that reads only part of a sample (a text's first tokens) says so, once, on the console.
     for note in getattr(encoder, "reading_notes", lambda *_: [])(c.private.samples, c.public):
-        c.say(f"note: {note}")
+        c.say(note.prefixed("note: ") if isinstance(note, ConsoleLine) else f"note: {note}")
     result = c.modality.train_representation(
         encoder, c.private.samples, c.public, config=c.config.representation, augment=c.config.augment,
         ledger=c.ledger, noise=c.randomness.noise("representation"), seed=seed, progress=c.progress,

@@ -23,12 +23,14 @@ from pcevolve.config.schema import ClassLabel, RunConfig, class_names_from
 from pcevolve.data import (
     DataError,
     LabeledDataset,
+    delta_note,
     find_duplicates,
     pool_overlap,
     pool_overlap_warning,
     small_classes_note,
 )
 from pcevolve.io import read_json
+from pcevolve.progress import ConsoleLine
 
 # Images are held in memory at this size; the encoder sees ENCODER_INPUT_SIZE a side whatever the input, so larger only
 # costs memory (20,000 RGB images at 128 x 128 are 1 GB) and, with retrieval, gives sharper delivered images.
@@ -244,10 +246,13 @@ def screen_findings(private: LabeledDataset, public: Any, noun: str, *checked: s
     classes)."""
     counts = ", ".join(f"{cls} {n}" for cls, n in private.class_counts().items())
     overlap, small = pool_overlap_warning(pool_overlap(private, public), noun), small_classes_note(private, noun)
-    return (f"private: {len(private)} {noun}s in {len(private.class_names)} classes ({counts}) — checked (these "
-            "counts stay on this screen; the config does not record them)", *checked,
-            f"warning: {overlap}" if overlap else f"no {noun} is shared between the private set and the public pool",
-            *((f"note: {small}",) if small else ()))
+    return (ConsoleLine(f"private: {len(private)} {noun}s in {len(private.class_names)} classes ({counts}) — checked "
+                        "(these counts stay on this screen; the config does not record them)",
+                        f"private: {len(private.class_names)} classes — checked (`pcevolve data check` counts them)"),
+            *checked,
+            overlap.prefixed("warning: ") if overlap else f"no {noun} is shared between the private set and the "
+                                                          "public pool",
+            *((small.prefixed("note: "),) if small else ()))
 
 
 def split_choices(paths: DataPaths, pool: int, noun: str) -> list[Choice]:
@@ -301,7 +306,7 @@ def finish_starter(paths: DataPaths, choices: list[Choice], overrides: Mapping[s
     from pcevolve.privacy.calibration import delta_advice  # loads the accountant: only once a starter is made
 
     config = parse_config(_nest(tuple(choices)), source="the chosen settings")
-    advice = delta_advice(config.privacy.delta, private_count)  # the δ chosen or set, as the run warns
+    advice = delta_note(delta_advice(config.privacy.delta, private_count))  # the δ chosen or set, as the run warns
     if advice:
-        findings += (f"warning: {advice}",)
+        findings += (advice.prefixed("warning: "),)
     return Starter(paths=paths, choices=tuple(choices), findings=findings, config=config)
