@@ -271,7 +271,9 @@ class Synthesizer:
         each run on ``test`` and draw the privacy–utility curve, as ``pcevolve sweep`` does (:mod:`pcevolve.sweep`).
 
         The runs compose: the sweep's ledger (``SWEEP/ledger.json``) is the accountant's composition of all of
-        them, and a set chosen after comparing them carries that ε, not its own (``export`` of a run records it).
+        them, and a set chosen after comparing their test scores carries that ε, not its own (``export`` of a run
+        records it); a choice steered by the attack figures, computed on the private data without noise, is covered
+        by no ε.
         Open the one you choose with ``Synthesizer.load(outcome.folder / "eps-4")``.
 
         Args:

@@ -202,6 +202,8 @@ def test_export_copies_only_what_may_leave(secure_run, tmp_path):
     assert str(Path(shared_config["data"]["public"])) == "public"
     readme = (out / "README.txt").read_text()
     assert "differential privacy" in readme and "secure random source" in readme and "NOT" not in readme
+    # The tiny config trains with DP-SGD: its rate q = batch / n in ledger.json gives n, and the README says so.
+    assert "q = batch / n" in readme and "treats n as public" in " ".join(readme.split())
     # Its times time nothing: every file has the export's own time, which the system gives it as its change time
     # anyway, and the manifest gives the day the run started, not the time. The run's start beside the export's
     # change times timed the whole run when the export followed it at once (fit, evaluate, export in one script).

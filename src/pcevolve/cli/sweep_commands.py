@@ -62,8 +62,9 @@ def sweep(
     """Run a config at several ε under one ledger, judge each run and draw the privacy–utility curve.
 
     Runs on the same private data compose: the sweep's ledger is the accountant's composition of all of them, and a
-    synthetic set chosen after comparing them carries that ε, not its own. Exit code 2: the command line needs
-    fixing; 1: the files, the budget or a run.
+    synthetic set chosen after comparing their test scores carries that ε, not its own (the attack figures are
+    computed on the private data without noise: a choice steered by them is covered by no ε). Exit code 2: the
+    command line needs fixing; 1: the files, the budget or a run.
     """
     config_path, values = _split_arguments(arguments or [], epsilons)
     console = Console(stderr=True)

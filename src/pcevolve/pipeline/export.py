@@ -43,6 +43,7 @@ from pcevolve.run_folder import RunFolder
 
 if TYPE_CHECKING:
     from pcevolve.pipeline.sweep_member import SweepGuarantee
+    from pcevolve.privacy.ledger import BudgetLedger
 
 #: Files of a run folder an export copies as they are (besides the synthetic set and, if asked, the report); the
 #: config is written anew with its data paths shortened.
@@ -150,7 +151,7 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
                                                           epsilon, ledger.delta, ledger.neighbouring,
                                                           ledger.is_dp, with_report,
                                                           sweep=None if swept is None else (swept, ledger.spent()),
-                                                          audited=audited))
+                                                          audited=audited, reveals_n=_reveals_n(ledger)))
         os.chmod(staging, 0o755)  # the temporary folder is private to its creator; the export is meant to be read
         _stamp(staging, time.time())
     files = (*copied, *([] if swept is None else [SWEEP_LEDGER]), "manifest.json", "config.yaml", "README.txt")
@@ -176,9 +177,16 @@ def _shareable(config: RunConfig) -> RunConfig:
     return config.model_copy(update={"data": config.data.model_copy(update=names)})
 
 
+def _reveals_n(ledger: BudgetLedger) -> bool:
+    """Whether the ledger states a DP-SGD sampling rate q = batch / n, from which the private set's size follows."""
+    from pcevolve.privacy.events import SubsampledGaussianSteps
+
+    return any(isinstance(event, SubsampledGaussianSteps) for event in ledger.events())
+
+
 def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, neighbouring: str, dp: bool,
             with_report: bool, *, sweep: tuple[SweepGuarantee, float] | None = None,
-            audited: AuditCost | None = None) -> str:
+            audited: AuditCost | None = None, reveals_n: bool = False) -> str:
     change = (f"adding or removing any one private {noun}" if neighbouring == "add_remove"
               else f"replacing any one private {noun} with another")
     listed = "ledger.json" if sweep is None else SWEEP_LEDGER
@@ -191,6 +199,11 @@ def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, 
             f"dp-accounting library, of every noisy release listed in {listed}. The noise came from the operating "
             f"system's secure random source, so nobody can regenerate it. Note: {FLOATING_POINT_NOTE}.",
             *([] if sweep is None else ["", _sweep_paragraph(*sweep)]),
+            *([] if not reveals_n else [
+                "", f"This run trained a model with DP-SGD, whose sampling rate q = batch / n is stated in "
+                    f"{listed} (the accountant needs it): it gives n, the number of private {noun}s. The guarantee "
+                    f"treats n as public: it protects which {noun}s are in the private set and what they hold, not "
+                    "how many there are."]),
             "",
             "The guarantee holds when:",
             "  - the public pool the run learnt from and drew from was chosen without looking at the private data (a "
@@ -239,4 +252,6 @@ def _sweep_paragraph(swept: SweepGuarantee, own: float) -> str:
              "the sweep has not finished, so this is its cap, which no run of it can pass")
     return (f"This run ({own:.4f} on its own) is one of several runs of a sweep on the same private data. Runs on the "
             "same data compose, and a set chosen after comparing them uses all of them, so the epsilon above is the "
-            f"sweep's (sweep-ledger.json; {state}).")
+            f"sweep's (sweep-ledger.json; {state}). That covers a choice made on the runs' test scores; the sweep's "
+            "membership-attack figures are computed on the private data without noise, and a choice steered by them "
+            "is not covered.")

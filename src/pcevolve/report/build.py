@@ -351,8 +351,9 @@ def sweep_note(data: dict[str, Any]) -> Paragraph | None:
     carried = ("recorded in the sweep's ledger beside this run" if sweep["epsilon"] is None
                else f"ε = {sweep['epsilon']:.3f}" + ("" if sweep["finished"] else ", its cap while runs are left"))
     return Paragraph(f"This run is one of the sweep {sweep['name']}: several runs on the same private data, which "
-                     f"spend together. A set chosen after comparing them carries the sweep's total ({carried}), not "
-                     "this run's own ε.", tone="warning")
+                     f"spend together. A set chosen after comparing their test scores carries the sweep's total "
+                     f"({carried}), not this run's own ε; a choice steered by the membership-attack figures, which are "
+                     "computed on the private data without noise, is covered by no ε.", tone="warning")
 
 
 def ledger_section(data: dict[str, Any]) -> Section:

@@ -121,7 +121,8 @@ def curve_png(points: Sequence[CurvePoint], *, total_epsilon: float, delta: floa
     """Utility (top) and the strongest attack's success (bottom) against each member's ε, log scale.
 
     The real reference lines are horizontal (they do not depend on ε). The title states the sweep's total: any one
-    member chosen after looking at this figure carries it.
+    member chosen on its test score carries it; the attack panel is computed on the private data without noise, so
+    a choice steered by it is covered by no ε, and the panel says so.
     """
     from pcevolve.plots import figure_png, new_figure  # matplotlib: only when a curve is drawn
 
@@ -142,12 +143,14 @@ def curve_png(points: Sequence[CurvePoint], *, total_epsilon: float, delta: floa
     top.legend(loc="best", fontsize=7)
     top.grid(alpha=0.3)
     top.set_title(f"sweep of {len(ordered)} runs on the same private data: together (ε, δ) = "
-                  f"({total_epsilon:.3g}, {delta:g});\nany one set chosen after looking at this carries that ε, "
+                  f"({total_epsilon:.3g}, {delta:g});\nany one set chosen on its test score carries that ε, "
                   "not its own", fontsize=9)
     attack = [float("nan") if point.attack_success is None else point.attack_success for point in ordered]
     bottom.plot(epsilons, attack, "s-", color="tab:red", label="strongest membership attack: success")
     bottom.axhline(0.5, color="grey", linestyle=":", label="coin flip")
     bottom.set_ylabel("attack success")
+    bottom.set_title("computed on the private data without noise: a choice steered by it is covered by no ε",
+                     fontsize=8)
     bottom.set_xlabel("ε of the run (log scale)")
     bottom.set_xscale("log")
     bottom.minorticks_off()

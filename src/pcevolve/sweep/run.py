@@ -52,8 +52,9 @@ RESULTS_FORMAT = "pcevolve.sweep.results"
 
 #: What a sweep says wherever its results are shown.
 CHOICE_NOTE = ("the runs of a sweep read the same private data, so together they spend the sweep's ε (the "
-               "accountant's composition of all of them, in ledger.json); a set chosen after comparing them carries "
-               "that ε, not its own")
+               "accountant's composition of all of them, in ledger.json); a set chosen after comparing their test "
+               "scores carries that ε, not its own. The membership-attack figures are computed on the private data "
+               "without noise: a choice steered by them is not covered by any ε")
 
 
 class SweepError(Exception):
