@@ -109,7 +109,9 @@ def mechanisms_json(results: list["MechanismAudit"], config_name: str, num_sampl
 
 
 def mechanism_table(results: list["MechanismAudit"]) -> Table:
-    table = Table(title="Per-mechanism audit (lower bounds at 95% confidence)")
+    from pcevolve.privacy.audit import GDP_BOUND_NOTE
+
+    table = Table(title="Per-mechanism audit (lower bounds at 95% confidence)", caption=GDP_BOUND_NOTE)
     for column in ("mechanism", "setting", "claimed ε", "bound ε", "claimed μ", "bound μ", "runs", "verdict"):
         table.add_column(column)
     for result in results:

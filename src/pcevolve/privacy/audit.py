@@ -169,6 +169,12 @@ def _cp_upper_vector(successes: np.ndarray, trials: int, alpha: float) -> np.nda
 Model = Literal["gdp", "pure"]
 
 
+#: What a Gaussian mechanism's "bound ε" is, in the words every output of the audit uses.
+GDP_BOUND_NOTE = ("For a Gaussian mechanism (a claimed μ) the test's error rates are checked against the trade-off "
+                  "curve of μ-GDP: a point below it refutes μ-GDP, the claim the accountant composes, and its bound "
+                  "ε is the ε of a μ-GDP mechanism at δ — it refutes μ-GDP, not (ε, δ)-DP in general.")
+
+
 @dataclass(frozen=True)
 class TradeOffBound:
     """A lower bound on a mechanism's privacy from a distinguishing test, beside the mechanism's claim.
@@ -177,8 +183,9 @@ class TradeOffBound:
         model: ``"gdp"``: the claim is μ-GDP (a Gaussian mechanism; ``claimed_mu``), the bound is on μ and
             turned into ε at ``delta``. ``"pure"``: the claim is pure ε-DP, the bound is on ε directly.
         mu_lower_bound: μ that the mechanism provably exceeds with confidence 1 − ``alpha`` (``"gdp"`` only).
-        epsilon_lower_bound: ε the mechanism provably exceeds with confidence 1 − ``alpha`` (at ``delta`` for
-            ``"gdp"``: the ε of a μ_lower-GDP mechanism; 0 for ``"pure"`` claims at δ = 0).
+        epsilon_lower_bound: For ``"pure"``, the ε the mechanism provably exceeds with confidence 1 − ``alpha`` (at
+            δ = 0). For ``"gdp"``, the ε at ``delta`` of a μ_lower-GDP mechanism: a bound that refutes the μ-GDP
+            claim, not (ε, δ)-DP in general (:data:`GDP_BOUND_NOTE`).
         claimed_epsilon: The ledger's ε for the audited events.
         claimed_mu: The μ the accountant's events amount to (``"gdp"``), else ``None``.
         false_positive_rate / false_negative_rate: Measured on the evaluation half.

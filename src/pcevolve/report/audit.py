@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pcevolve.privacy.audit import GDP_BOUND_NOTE
 from pcevolve.report.document import Paragraph, Section, Table
 
 #: The one sentence every audit table carries.
@@ -26,7 +27,7 @@ def audit_section(data: dict[str, Any]) -> Section:
         blocks.append(Table(("mechanism", "setting", "claimed ε", "bound ε", "claimed μ", "bound μ", "runs",
                              "verdict"), rows, highlight=failed,
                             caption="Every DP mechanism, played through the deployed code with secure noise on two "
-                                    "neighbouring inputs that differ in one worst-case record."))
+                                    "neighbouring inputs that differ in one worst-case record. " + GDP_BOUND_NOTE))
     end_to_end = audit.get("end_to_end")
     if end_to_end:
         blocks.append(Table(("canaries", "guesses", "right", "claimed ε", "bound ε", "most this many guesses can show",
