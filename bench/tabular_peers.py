@@ -130,8 +130,8 @@ def _describe(dataset: dict[str, Any], table: Any) -> str:
     rows = dataset.get("rows", {})
     return (f"`pcevolve data prepare {dataset.get('source')}` (`{dataset.get('rdataset')}`, seed "
             f"{dataset.get('seed')}); test.csv {rows.get('test')} rows; public.csv {rows.get('public')} rows without "
-            f"the label (it drafted the schema; only smartnoise's binning and pcevolve's pool read it). "
-            f"Its dataset.json: {dataset.get('note', '')}.")
+            "the label (it drafted the schema; only smartnoise's binning and pcevolve's pool read it)."
+            + (f" Cut: {dataset['note'].split('; public.csv')[0]}." if "; public.csv" in dataset.get("note", "") else ""))
 
 
 def _list(values: list[str], kind=str) -> list:

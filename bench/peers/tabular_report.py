@@ -157,7 +157,10 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _system_label(row: dict[str, Any]) -> str:
-    """The system, with the columns it synthesised when ``--max-columns`` left some to public rows."""
+    """The system, with the columns it synthesised when ``--max-columns`` left some to public rows (pcevolve: that it
+    read the public pool)."""
+    if row["system"] == "pcevolve":
+        return "pcevolve (public pool)"
     if row.get("columns_synthesised") in (None, row.get("all_columns")):
         return row["system"]
     return f"{row['system']} ({row['columns_synthesised']} cols)"
