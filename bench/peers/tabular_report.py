@@ -295,8 +295,9 @@ Mean ± standard deviation over seeds (exact private copies: the most in any see
 
 </details>
 
-Reproduce, from the repository root (the first runs create `bench/.venv-peers` and `bench/.venv-tabpe`, a few
-minutes; finished syntheses are reused, `--fresh` redoes them):
+Reproduce, from the repository root, after `git clone https://github.com/microsoft/DPSDA bench/.cache/DPSDA` (Tab-PE's
+code; the bench copies `pe/` at the pinned commit out of it). The first runs create `bench/.venv-peers` and
+`bench/.venv-tabpe` (a few minutes); finished syntheses are reused, `--fresh` redoes them:
 
 ```
 {commands}
