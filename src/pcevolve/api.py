@@ -169,7 +169,12 @@ class Synthesizer:
                 _log(line)
             # Classes read off the private labels are only a proposal: a run on them is refused, saying how to
             # declare them (as the command line names its --classes flag).
-            return starter.confirmed(lambda choice: f"Synthesizer(settings={{{choice.key!r}: {choice.value!r}}})")
+            return starter.confirmed(lambda choice: f"declare them with Synthesizer(settings={{{choice.key!r}: "
+                                                    f"{choice.value!r}}}) (the values found in your data: check "
+                                                    "that this is the task's whole list)"
+                                     if choice.key == "data.classes" else
+                                     f"declare it with Synthesizer(settings={{{choice.key!r}: FILE}}), a file you "
+                                     "checked (`pcevolve init` drafts one)")
         paths = {key: str(Path(value).resolve()) for key, value in
                  (("data.private", private), ("data.public", public), ("data.test", test), ("data.full", full))
                  if value is not None}

@@ -19,7 +19,7 @@ from pcevolve.config import ConfigError, RunConfig, check_budget, load_config, w
 from pcevolve.randomness import NOT_DP_WARNING
 
 if TYPE_CHECKING:  # imported by the commands that use them (see cli/main.py)
-    from pcevolve.pipeline.plan import BudgetPlan, DPSGDStagePlan, ReleasePlan, VotePlan
+    from pcevolve.pipeline.plan import BudgetPlan, DPSGDStagePlan, MadeReleasePlan, ReleasePlan, VotePlan
 
 T = TypeVar("T")
 
@@ -102,7 +102,10 @@ def _stage_table(run: RunConfig, result: BudgetPlan) -> Table:
     table.add_column("private access")
     uses = {
         "representation": "DP-SGD (Poisson-subsampled Gaussian), per-sample clipping",
-        "release": ("a Gaussian release of per-class statistics (counts, then the rest); the search is "
+        "release": ("one Gaussian release of the class sizes and each class's histogram of every column (and, "
+                    "with quantile bins, of the numeric columns' fine histograms); the rows are drawn from it"
+                    if run.makes_samples else
+                    "a Gaussian release of per-class statistics (counts, then the rest); the search is "
                     "post-processing of it" if run.search.class_means == "sums" else
                     "a Gaussian release of the class sizes, then each class's vote for a public cluster "
                     "(exponential mechanism); the search is post-processing of them"),
@@ -172,10 +175,39 @@ def _partial_votes(softness: float) -> str:
             "cluster from one sample)")
 
 
-def _print_release(console: Console, release: ReleasePlan | VotePlan, run: RunConfig, cap: float) -> None:
-    from pcevolve.pipeline.plan import VotePlan
+def _print_made_release(console: Console, release: MadeReleasePlan, cap: float) -> None:
+    """The release of a table without a public pool (pcevolve.synthesis.release): its Gaussian parts."""
+    table = Table(title=f"release: the rows are made from it (no public table); ε cap {cap:.3f}, parts composed to "
+                        f"{release.epsilon:.3f}")
+    table.add_column("part")
+    table.add_column("released", overflow="fold")
+    table.add_column("times", justify="right")
+    table.add_column("L2 sensitivity", justify="right")
+    table.add_column("noise multiplier", justify="right")
+    table.add_column("noise std", justify="right")
+    described = {"bin_placement": ("each numeric column's histogram over a fine grid of its declared bounds, classes "
+                                   f"pooled (its bins go to the released quantiles): {', '.join(release.placed)}; a "
+                                   "row adds 1 to one cell of each"),
+                 "marginals": "the class sizes, and each class's histogram of every column over its bins; a row adds "
+                              "1 to one cell of each (d + 1 histograms)",
+                 "gradient": "a logistic regression's gradient over the private rows (the labeller), a row's part "
+                             "bounded by its features' norm X from the schema"}
+    for name, z in release.noise_multipliers.items():
+        table.add_row(name.replace("_", " "), described[name], str(release.repeats[name]),
+                      f"{release.sensitivities[name]:.3f}", f"{z:.4f}", f"{release.noise_stds[name]:.3f}")
+    console.print(table)
+    console.print("The delivered rows are drawn from these releases (and, with the labeller, labelled by its "
+                  "logistic regression): post-processing.")
+
+
+def _print_release(console: Console, release: ReleasePlan | VotePlan | MadeReleasePlan, run: RunConfig,
+                   cap: float) -> None:
+    from pcevolve.pipeline.plan import MadeReleasePlan, VotePlan
 
     search = run.search
+    if isinstance(release, MadeReleasePlan):
+        _print_made_release(console, release, cap)
+        return
     if isinstance(release, VotePlan):
         console.print(
             f"release (ε cap {cap:.3f}): the class sizes first, one Gaussian release at noise multiplier "

@@ -31,6 +31,9 @@ NAME_HELP = "Run name (folder runs/NAME); default from the private folder's name
 
 
 SET_HELP = "A setting by its dotted key, e.g. --set search.synthetic_per_class=200 (repeatable; YAML values)."
+SCHEMA_HELP = ("A table's schema file (column types, bounds, categories: public knowledge). Without a public table a "
+               "run needs it; `pcevolve init` drafts one from your table for you to check, `pcevolve data schema` "
+               "one from a public table.")
 CLASSES_HELP = ("The task's classes, in label order, e.g. --classes bad,good (tables and texts must declare them: a run "
                 "never reads them off the private labels; for texts, --classes 0,1 declares numbers and "
                 "--classes '\"0\",\"1\"' text). Image classes default to the class folders.")
@@ -82,6 +85,21 @@ def with_classes(settings: dict[str, Any], classes: str | None) -> dict[str, Any
     return {**settings, "data.classes": names}
 
 
+def with_schema(settings: dict[str, Any], schema: Path | None) -> dict[str, Any]:
+    """``--schema FILE`` as the setting ``data.schema_file`` (absolute: the run folder keeps it); beside
+    ``--set data.schema_file=...`` it is refused (exit 2)."""
+    if schema is None:
+        return settings
+    if "data.schema_file" in settings:
+        typer.echo("error: --schema and --set data.schema_file=... both name the schema: give one", err=True)
+        raise typer.Exit(2)
+    if not schema.is_file():
+        typer.echo(f"error: --schema {schema}: no such file (relative paths are read from the current folder, "
+                   f"{Path.cwd()})", err=True)
+        raise typer.Exit(2)
+    return {**settings, "data.schema_file": str(schema.resolve())}
+
+
 def starter_config(starter: Starter) -> RunConfig:
     """The starter's config for a run, refused (exit 1, naming the flag that declares it) while a choice in it was
     read off the private data — the classes of a table or texts (:meth:`Starter.confirmed`)."""
@@ -89,8 +107,13 @@ def starter_config(starter: Starter) -> RunConfig:
 
     def declare(choice: Choice) -> str:
         if choice.key == "data.classes":
-            return f"--classes {classes_argument(choice.value)}"
-        return f"--set {choice.key}=..."
+            return (f"declare them with --classes {classes_argument(choice.value)} (the values found there: check "
+                    "that this is the task's whole list), or write a config to review with `pcevolve init`")
+        if choice.key == "data.schema_file":
+            return ("declare the columns' types, bounds and categories with --schema FILE (bounds a domain expert "
+                    "would state, categories that are public knowledge); `pcevolve init` drafts one from your table "
+                    "for you to check")
+        return f"declare it with --set {choice.key}=..."
 
     try:
         return starter.confirmed(declare)
@@ -137,6 +160,7 @@ def init(
     name: str | None = typer.Option(None, "--name", help=NAME_HELP),
     label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
     classes: str | None = typer.Option(None, "--classes", help=CLASSES_HELP),
+    schema: Path | None = typer.Option(None, "--schema", help=SCHEMA_HELP),
     out: Path = typer.Option(Path("config.yaml"), "--out", help="Config file to write."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
     settings: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
@@ -146,14 +170,34 @@ def init(
         typer.echo(f"error: {out} already exists; choose another --out or pass --force to replace it", err=True)
         raise typer.Exit(1)
     budget_or_exit(epsilon)
-    overrides = with_classes(with_label_column(parse_settings(settings), label_column, private.is_dir()), classes)
+    overrides = with_schema(with_classes(with_label_column(parse_settings(settings), label_column, private.is_dir()),
+                                         classes), schema)
     starter = starter_or_exit(private, public=public, test=test, full=full, epsilon=epsilon, name=name,
                               settings=overrides)
     for line in starter.findings:
         typer.echo(line)
-    for choice in starter.proposals:
-        typer.echo(f"to confirm: {choice.key} = {choice.value} was read off your private data; check it is the "
-                   f"task's whole list in {out} (a run refuses it until it is declared there or with --classes)")
-    atomic_write_text(out, starter.yaml_text(source=f"pcevolve init {private}"))
+    drafted = _write_drafts(starter, out, force=force)
+    for choice in drafted.proposals:
+        what = ("check it is the task's whole list" if choice.key == "data.classes" else
+                "check its bounds and categories are public knowledge")
+        typer.echo(f"to confirm: {choice.key} = {choice.value} was read off your private data; {what} (running "
+                   f"{out} declares it)")
+    atomic_write_text(out, drafted.yaml_text(source=f"pcevolve init {private}"))
     typer.echo(f"wrote {out}; next: `pcevolve budget plan --config {out}` (what each step would spend), "
                f"then `pcevolve run {out}`")
+
+
+def _write_drafts(starter: Starter, out: Path, *, force: bool) -> Starter:
+    """Write each draft the starter holds beside the config (``OUT.schema.yaml``) and point its choice at it; an
+    existing file there is refused (exit 1) unless ``--force``."""
+    from pcevolve.starters.table import DRAFT_NOTE
+
+    for key, draft in starter.drafts.items():
+        target = out.with_name(f"{out.stem}.schema.yaml")
+        if target.exists() and not force:
+            typer.echo(f"error: {target} already exists; choose another --out or pass --force to replace it", err=True)
+            raise typer.Exit(1)
+        atomic_write_text(target, draft.text(note=DRAFT_NOTE))
+        typer.echo(f"wrote {target}: a schema drafted from your private table — check it before you run")
+        starter = starter.placing(key, str(target.resolve()))
+    return starter

@@ -21,6 +21,7 @@ from pcevolve.cli.init_commands import (
     LABEL_HELP,
     NAME_HELP,
     PUBLIC_HELP,
+    SCHEMA_HELP,
     SET_HELP,
     TEST_HELP,
     budget_or_exit,
@@ -29,6 +30,7 @@ from pcevolve.cli.init_commands import (
     starter_or_exit,
     with_classes,
     with_label_column,
+    with_schema,
 )
 from pcevolve.config import ConfigError, RunConfig, load_config, with_settings
 from pcevolve.data import DataError
@@ -49,6 +51,7 @@ def run(
     name: str | None = typer.Option(None, "--name", help=NAME_HELP),
     label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
     classes: str | None = typer.Option(None, "--classes", help=CLASSES_HELP),
+    schema: Path | None = typer.Option(None, "--schema", help=SCHEMA_HELP),
     settings: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
     resume: Path | None = typer.Option(None, "--resume", help="Continue the run in this folder."),
     executor: str | None = typer.Option(None, "--executor", help="Where the bulk work (public encoding, the "
@@ -67,12 +70,13 @@ def run(
     console = Console(stderr=True)
     kind = source_kind(source, resume)
     flags = {"--public": public, "--test": test, "--full": full, "--epsilon": epsilon, "--name": name,
-             "--label-column": label_column, "--classes": classes, "--set": settings or None}
+             "--label-column": label_column, "--classes": classes, "--schema": schema, "--set": settings or None}
     given = [flag for flag, value in flags.items() if value is not None]
     if resume is not None and given:
         _usage(f"--resume continues a run with the settings it was started with; {', '.join(given)} cannot change "
                "them. Start a new run instead (another --name), or resume without them")
-    overrides = with_classes(with_label_column(parse_settings(settings), label_column, kind == "images"), classes)
+    overrides = with_schema(with_classes(with_label_column(parse_settings(settings), label_column, kind == "images"),
+                                         classes), schema)
     budget_or_exit(epsilon)
     # Only now the pipeline (and torch): the command line is refused in about a second when it is wrong.
     from pcevolve.pipeline import RunError, discard_if_unstarted, open_run, run_pipeline
@@ -210,6 +214,7 @@ def _describe(exc: BaseException) -> str:
 def print_summary(outcome: RunOutcome, console: Console) -> None:
     """ε per stage, time per stage that reads no private data, what was written; a warning when it is not DP."""
     from pcevolve.pipeline.stages import STAGES
+    from pcevolve.pipeline.made_stages import MADE_STAGES
 
     if not outcome.is_dp:
         console.print(f"[bold red]{NOT_DP_WARNING}[/bold red]")
@@ -217,7 +222,7 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     table.add_column("stage")
     table.add_column("ε spent", justify="right")
     table.add_column("seconds", justify="right")
-    for stage in ("data", *(s.name for s in STAGES)):
+    for stage in ("data", *dict.fromkeys(s.name for s in (*STAGES, *MADE_STAGES))):
         if stage not in outcome.seconds and stage not in outcome.private_stages:
             continue
         spent = outcome.epsilon.get(stage, None)
@@ -235,12 +240,16 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     counts = ", ".join(f"{name} {count}" for name, count in zip(outcome.class_names, outcome.synthetic_counts,
                                                                  strict=True))
     console.print(f"synthetic set: {sum(outcome.synthetic_counts)} {outcome.noun}s ({counts}) in {outcome.delivered}")
-    search = (f"{outcome.generations} generations, DP fitness {outcome.best_fitness:.4f} (its one-shot start "
-              f"{outcome.baseline_fitness:.4f})" if outcome.generations else
-              f"not evolved — the one-shot start (the released class Gaussians, DP fitness "
-              f"{outcome.baseline_fitness:.4f}) is delivered, as the evolution never beat it in our measurements "
-              "(search.evolve: true runs it)")
-    console.print(f"search: {search}; decoded samples re-encoded into their class: {outcome.reencode_agreement:.1%}")
+    if outcome.made_by is not None:
+        console.print(f"made without a public pool: {outcome.made_by}")
+    else:
+        search = (f"{outcome.generations} generations, DP fitness {outcome.best_fitness:.4f} (its one-shot start "
+                  f"{outcome.baseline_fitness:.4f})" if outcome.generations else
+                  f"not evolved — the one-shot start (the released class Gaussians, DP fitness "
+                  f"{outcome.baseline_fitness:.4f}) is delivered, as the evolution never beat it in our measurements "
+                  "(search.evolve: true runs it)")
+        console.print(f"search: {search}; decoded samples re-encoded into their class: "
+                      f"{outcome.reencode_agreement:.1%}")
     curve = f" · curve: {outcome.folder}/fitness_curve.png" if outcome.generations else ""
     console.print(f"ledger: {outcome.folder}/ledger.json{curve} · records: {outcome.folder}/records.jsonl")
     console.print(f"to hand the synthetic set on without the rest of the run folder: pcevolve export {outcome.folder} "

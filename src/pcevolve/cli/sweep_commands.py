@@ -18,10 +18,12 @@ from pcevolve.cli.init_commands import (
     LABEL_HELP,
     NAME_HELP,
     PUBLIC_HELP,
+    SCHEMA_HELP,
     SET_HELP,
     parse_settings,
     with_classes,
     with_label_column,
+    with_schema,
 )
 from pcevolve.cli.run_commands import source_config, source_kind
 from pcevolve.config import ConfigError, RunConfig
@@ -41,6 +43,7 @@ def sweep(
     public: Path | None = typer.Option(None, "--public", help=PUBLIC_HELP),
     label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
     classes: str | None = typer.Option(None, "--classes", help=CLASSES_HELP),
+    schema: Path | None = typer.Option(None, "--schema", help=SCHEMA_HELP),
     name: str | None = typer.Option(None, "--name", help=NAME_HELP),
     epsilons: str | None = typer.Option(None, "--epsilons", help="The ε of each run: --epsilons 0.5 1 2 4 8 (or "
                                         "0.5,1,2,4,8)."),
@@ -69,7 +72,8 @@ def sweep(
     config_path, values = _split_arguments(arguments or [], epsilons)
     console = Console(stderr=True)
     if resume is not None and (config_path is not None or values or max_epsilon is not None or settings
-                               or out is not None or public is not None or label_column or classes or name):
+                               or out is not None or public is not None or label_column or classes or schema
+                               or name):
         _usage("--resume continues a sweep with the ε values, cap and settings it was started with; give only "
                "--resume SWEEP (and --test/--full/--epochs for its judges)")
     if resume is None and (config_path is None or not values):
@@ -86,7 +90,7 @@ def sweep(
         else:
             assert config_path is not None and values
             config = _base_config(config_path, public=public, test=test, full=full, label_column=label_column,
-                                  classes=classes, name=name, settings=settings, console=console)
+                                  classes=classes, schema=schema, name=name, settings=settings, console=console)
             if max_epsilon is not None and not max_epsilon > 0:
                 _usage(f"--max-epsilon must be positive, got {max_epsilon:g}")
             if evaluate:
@@ -117,15 +121,17 @@ def sweep(
 
 
 def _base_config(source: Path, *, public: Path | None, test: Path | None, full: Path | None,
-                 label_column: str | None, classes: str | None, name: str | None, settings: list[str] | None,
-                 console: Console) -> RunConfig:
+                 label_column: str | None, classes: str | None, schema: Path | None, name: str | None,
+                 settings: list[str] | None, console: Console) -> RunConfig:
     """The config every run of the sweep starts from, as `pcevolve run SOURCE` would make it (:func:`source_config`):
     the settings are chosen once, at ε 8, and each run then takes its own ε, so the runs differ in ε alone."""
     kind = source_kind(source, None)
     assert kind is not None
-    overrides = with_classes(with_label_column(parse_settings(settings), label_column, kind == "images"), classes)
+    overrides = with_schema(with_classes(with_label_column(parse_settings(settings), label_column, kind == "images"),
+                                         classes), schema)
     given = [flag for flag, value in (("--public", public), ("--test", test), ("--full", full), ("--name", name),
-                                      ("--label-column", label_column), ("--classes", classes), ("--set", settings))
+                                      ("--label-column", label_column), ("--classes", classes), ("--schema", schema),
+                                      ("--set", settings))
              if value]
     return source_config(source, kind, overrides=overrides, label_column=label_column, public=public, test=test,
                          full=full, name=name, epsilon=None, given=given, console=console)

@@ -44,7 +44,8 @@ def run_config_problems(config: "RunConfig") -> list[str]:
         if name not in registry:
             problems.append(f"{key}: unknown {registry.kind} {name!r}; known: {', '.join(sorted(registry))}")
 
-    if decoder.name in decoders and not decoders[decoder.name].makes(config.data.modality):
+    if decoder.name in decoders and not decoders[decoder.name].makes(config.data.modality) \
+            and not config.makes_samples:  # without a pool nothing is decoded
         serving = sorted(name for name, part in decoders.items() if part.makes(config.data.modality))
         problems.append(f"decoder.name: decoder {decoder.name!r} does not make {config.data.modality} samples; "
                         f"for data.modality {config.data.modality!r} use one of: {', '.join(serving)}")
@@ -60,10 +61,6 @@ def run_config_problems(config: "RunConfig") -> list[str]:
                         f"trained on the private {modality.noun}s (it is fitted on public data or used as pretrained, "
                         "free); give the representation stage no share (its budget goes to the release)")
     problems += _class_problems(config, modality)
-    if modality.needs_schema:
-        if config.data.public is None and config.data.schema_file is None:
-            problems.append("data.schema_file: a table run needs its column types, bounds and categories from public "
-                            "data: a public table (data.public) or a schema file (pcevolve data schema drafts one)")
     if config.data.modality in modalities:  # what only the modality itself knows to refuse
         own_checks = modality_spec(config.data.modality).load("config_problems")
         problems += own_checks(config) if own_checks is not None else []
@@ -96,9 +93,8 @@ def run_config_problems(config: "RunConfig") -> list[str]:
                         "directions (search.basis_dim, plus the pixel frequencies' directions)")
 
     stages = privacy.split
-    if config.data.public is None:
-        problems.append("data.public: the search needs a public pool for its feature basis (and DP training needs "
-                        "public negatives); give a folder of unlabelled public samples")
+    if config.makes_samples:
+        problems += _made_problems(config, modality)
     if stages.get("release", 0.0) <= 0.0:
         problems.append("privacy.split.release: the search is judged on one DP release of class statistics, "
                         "which needs a share above 0")
@@ -115,6 +111,30 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     if uses_private and stages.get("decoder", 0.0) <= 0.0:
         problems.append(f"privacy.split.decoder: decoder.training {decoder.training!r} trains on the private "
                         "data under DP and needs a share above 0 (or use training: public)")
+    return problems
+
+
+def _made_problems(config: "RunConfig", traits: ModalityTraits) -> list[str]:
+    """What a run without a public pool (``data.public: null``) needs: a table, its schema declared in a file, and
+    the whole budget on the release its rows are made from (nothing is trained or retrieved)."""
+    if not traits.needs_schema:
+        return [f"data.public: with data.modality {config.data.modality!r} a run needs a public pool of "
+                f"{traits.noun}s like the private ones (its features and delivered samples come from it); runs "
+                "without one are made for tables so far: give data.public"]
+    problems = []
+    if config.data.schema_file is None:
+        problems.append("data.schema_file: a table run without a public table needs its schema declared in a file "
+                        "(column types, bounds a domain expert would state, category lists: public knowledge, "
+                        "never the private rows' own min/max): `pcevolve init PRIVATE.csv` drafts one for you to "
+                        "check, `pcevolve data schema TABLE.csv` drafts one from a public table")
+    classes = config.data.classes
+    if config.synthesis.labels == "logistic" and classes is not None and len(classes) != 2:
+        problems.append(f"synthesis.labels: the logistic labeller labels two classes; data.classes declares "
+                        f"{len(classes)} (use marginals, or auto)")
+    paid = sorted(stage for stage, share in config.privacy.split.items() if share > 0 and stage != "release")
+    if paid:
+        problems.append(f"privacy.split: without a public pool the rows are made from one release of the private "
+                        f"rows' statistics; give {', '.join(paid)} no share (split: {{release: 1.0}})")
     return problems
 
 

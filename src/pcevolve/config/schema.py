@@ -14,6 +14,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pcevolve.catalog.modalities import MODALITY_TRAITS
 from pcevolve.config.base import Frozen
 from pcevolve.config.search import SearchConfig
+from pcevolve.config.synthesis import SynthesisConfig
 
 
 #: A declared class as YAML gives it: text, a whole number, or (texts only) true/false.
@@ -350,6 +351,8 @@ class RunConfig(Frozen):
     search: SearchConfig = SearchConfig()
     decoder: DecoderConfig = DecoderConfig()
     privacy: PrivacyConfig = PrivacyConfig()
+    # A table run without a public pool (data.public: null): how its rows are made (config/synthesis.py).
+    synthesis: SynthesisConfig = SynthesisConfig()
     # Where the work runs does not change a result, so it is not part of the config's hash: a run started on a
     # cluster may be resumed on one machine and the other way round.
     executor: ExecutorConfig = ExecutorConfig()
@@ -376,6 +379,12 @@ class RunConfig(Frozen):
             return self.search.pool_labeller
         traits = MODALITY_TRAITS.get(self.data.modality)
         return "pixel-cnn" if traits is not None and traits.pixels else "class-model"
+
+    @property
+    def makes_samples(self) -> bool:
+        """Whether the run has no public pool (``data.public: null``): its samples are made from what the private
+        data releases (:mod:`pcevolve.synthesis`) instead of retrieved or decoded with a pool's help."""
+        return self.data.public is None
 
     @property
     def trains_with_dp_sgd(self) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Literal
@@ -148,10 +148,17 @@ class TableSchema:
         except (KeyError, TypeError, ValueError) as error:
             raise DataError([DataProblem(source or "schema", f"not a valid table schema: {error}")]) from None
 
-    def save(self, path: str | Path) -> Path:
+    def text(self, *, note: str | None = None) -> str:
+        """The schema as YAML, under a comment saying where it comes from (``note``, one comment line per line;
+        default: public data only)."""
+        header = (note or "Table schema for pcevolve: column types, numeric bounds and category sets, from public "
+                          "data only.").splitlines()
+        return "".join(f"# {line}\n" for line in header) + yaml.safe_dump(self.to_json(), sort_keys=False)
+
+    def save(self, path: str | Path, *, note: str | None = None) -> Path:
+        """Write :meth:`text` to ``path``."""
         path = Path(path)
-        path.write_text("# Table schema for pcevolve: column types, numeric bounds and category sets, from public "
-                        "data only.\n" + yaml.safe_dump(self.to_json(), sort_keys=False), encoding="utf-8")
+        path.write_text(self.text(note=note), encoding="utf-8")
         return path
 
     @classmethod
@@ -224,6 +231,25 @@ def draft_schema(path: str | Path, *, label_column: str = "label", exclude_label
     columns = tuple(draft_column(name, [text for _, cells in rows if (text := cells[i].strip())] or [""])
                     for i, name in enumerate(header) if name in names)
     return TableSchema(columns=columns, label_column=label_column, source=str(path))
+
+
+def round_outward(low: float, high: float) -> tuple[float, float]:
+    """Bounds widened to round numbers: each rounded outward to a multiple of the power of ten of the larger
+    magnitude (895.44 … 23587.33 → 0 … 30000; 6.4 … 19.8 → 0 … 20; 18 … 75 → 10 … 80), never below 0 if ``low`` is
+    not. What a domain expert would state, rather than the exact extremes of the rows they came from."""
+    largest = max(abs(low), abs(high), 1e-12)
+    unit = 10.0 ** math.floor(math.log10(largest))
+    wide_low, wide_high = math.floor(low / unit) * unit, math.ceil(high / unit) * unit
+    if wide_high <= wide_low:
+        wide_high = wide_low + unit
+    return (max(wide_low, 0.0) if low >= 0 else wide_low), wide_high
+
+
+def widened(schema: TableSchema) -> TableSchema:
+    """``schema`` with every numeric column's bounds widened to round numbers (:func:`round_outward`)."""
+    columns = tuple(replace(column, low=bounds[0], high=bounds[1]) if column.kind == "numeric"
+                    and (bounds := round_outward(column.low, column.high)) else column for column in schema.columns)
+    return replace(schema, columns=columns)
 
 
 def merge_schemas(schemas: Sequence[TableSchema]) -> TableSchema:

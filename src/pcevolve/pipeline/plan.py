@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from pcevolve.config import RunConfig
+from pcevolve.data.table_schema import TableSchema
 from pcevolve.privacy import (
     BudgetLedger,
     PrivacyAccount,
@@ -39,6 +40,7 @@ from pcevolve.privacy.calibration import (
     stage_selection_epsilon,
 )
 from pcevolve.privacy.events import ExponentialSelection, GaussianRelease, PrivacyEvent
+from pcevolve.privacy.histograms import histogram_sensitivity
 from pcevolve.privacy.statistics import RandomFourierFeatures, component_noise_stds
 from pcevolve.search.release import STAGE as RELEASE_STAGE
 from pcevolve.search.release import (
@@ -51,6 +53,8 @@ from pcevolve.search.release import (
     vote_epsilon,
 )
 from pcevolve.search.verdict import STAGE as VERDICT_STAGE
+from pcevolve.synthesis.labeller import feature_bound
+from pcevolve.synthesis.release import part_noise_multipliers, planned_events, release_parts
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,18 @@ class VotePlan:
 
 
 @dataclass(frozen=True)
+class MadeReleasePlan:
+    """The release of a table without a public pool (:mod:`pcevolve.synthesis.release`): its Gaussian parts."""
+
+    noise_multipliers: dict[str, float]  # per part and release, in the order charged (synthesis/release.py)
+    noise_stds: dict[str, float]  # per part: the noise std on every released number
+    sensitivities: dict[str, float]  # per part: its L2 sensitivity under the run's neighbouring relation
+    repeats: dict[str, int]  # per part: how many times it is released (the labeller's steps)
+    placed: tuple[str, ...]  # the columns whose bins the placement release sets
+    epsilon: float  # the stage's ε, the parts composed
+
+
+@dataclass(frozen=True)
 class VerdictPlan:
     """The private verdict: ``generations`` exponential selections of ``selection_epsilon`` each."""
 
@@ -110,7 +126,7 @@ class BudgetPlan:
 
     representation: DPSGDStagePlan | None
     decoder: DPSGDStagePlan | None
-    release: ReleasePlan | VotePlan | None
+    release: ReleasePlan | VotePlan | MadeReleasePlan | None
     total: PrivacyAccount
     caps: dict[str, float]
     verdict: VerdictPlan | None = None
@@ -182,6 +198,8 @@ def _plan_release(ledger: BudgetLedger, config: RunConfig, num_samples: int) -> 
     """The release of class statistics: the counts' Gaussian event, then the rest's (or the classes' vote)."""
     if ledger.stages[RELEASE_STAGE] <= 0:
         return None
+    if config.makes_samples:
+        return _plan_made_release(ledger, config)
     search = config.search
     d, m = config.basis_size, search.rff_features
     # The frequencies do not change the noise; the run draws its own from the public "release" stream.
@@ -210,6 +228,25 @@ def _plan_release(ledger: BudgetLedger, config: RunConfig, num_samples: int) -> 
     return ReleasePlan(combined_noise_multiplier(counting.noise_multiplier, z_rest),
                        (counting.noise_multiplier, z_rest), stds, sizes, ledger.spent(RELEASE_STAGE), kept_from,
                        sums_alone)
+
+
+def _plan_made_release(ledger: BudgetLedger, config: RunConfig) -> MadeReleasePlan:
+    """The release a run without a public pool makes: the parts :func:`pcevolve.synthesis.release.planned_events`
+    names for the declared schema (a public file; no private row is read)."""
+    schema = TableSchema.load(config.data.schema_file)
+    classes = len(config.data.classes or ())
+    parts = release_parts(schema, config.synthesis, config.privacy.epsilon, classes)
+    noise = part_noise_multipliers(ledger, parts)
+    for name, event in planned_events(parts, noise):
+        ledger.charge(RELEASE_STAGE, event, description=f"planned: {name.replace('_', ' ')}")
+    twice = 2.0 if ledger.neighbouring == "replace_one" else 1.0
+    sensitivity = {"bin_placement": lambda: histogram_sensitivity(len(parts.placed), ledger.neighbouring),
+                   "marginals": lambda: histogram_sensitivity(len(schema.columns) + 1, ledger.neighbouring),
+                   "gradient": lambda: twice * feature_bound(schema)}
+    sensitivities = {name: sensitivity[name]() for name in noise}
+    return MadeReleasePlan(noise, {name: z * sensitivities[name] for name, z in noise.items()}, sensitivities,
+                           dict(parts.repeats), tuple(schema.columns[j].name for j in parts.placed),
+                           ledger.spent(RELEASE_STAGE))
 
 
 def _plan_verdict(ledger: BudgetLedger, config: RunConfig, num_samples: int) -> VerdictPlan | None:

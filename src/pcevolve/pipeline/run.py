@@ -43,7 +43,7 @@ from pcevolve.pipeline.plan import plan_budget, stage_caps
 from pcevolve.pipeline.run_lock import LOCK_NAME, RunFolderInUse, run_folder_lock
 from pcevolve.pipeline.secure_zone import SecureZone, SecureZoneError
 from pcevolve.pipeline.stage import RunContext, StageInterrupted, run_stage
-from pcevolve.pipeline.stages import STAGES
+from pcevolve.pipeline.stages import stages_for
 from pcevolve.pipeline.sweep_member import membership
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.calibration import delta_advice
@@ -81,6 +81,7 @@ class RunOutcome:
     baseline_fitness: float = float("nan")
     reencode_agreement: float = float("nan")
     generations: int = 0
+    made_by: str | None = None  # without a public pool: how the delivered samples were made (None: searched)
 
 
 def open_run(config: RunConfig | None, *, root: str | Path = "runs", resume: str | Path | None = None,
@@ -222,6 +223,21 @@ def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray |
     Only public quantities decide here (the pool's size, the declared classes, the config): one private record
     more or less never turns a run that parsed into an error.
     """
+    # The classes are the config's (data.classes) or, for images, the class folders: both declared by the user.
+    classes = len(private.class_names)
+    if classes < 2:
+        raise RunError(f"{config.data.private} has one class folder; a labelled synthetic set needs at least two "
+                       "classes (declare them with data.classes; a class may have no images)")
+    if not config.makes_samples:  # a run without a pool: the config's checks asked for all it needs
+        _check_pool(config, public, classes, noun)
+    if config.trains_with_dp_sgd and len(private.labels) == 0:
+        # DP-SGD's sampling rate is batch / n, with n treated as public (docs/privacy.md §2): it has none to use.
+        raise RunError(f"{config.data.private} holds no {noun}s, and DP-SGD training (privacy.split.representation "
+                       "or decoder.training) samples its batches from them; give that stage no share")
+
+
+def _check_pool(config: RunConfig, public: np.ndarray | None, classes: int, noun: str) -> None:
+    """What the public pool must hold for the search (its size, against the config's basis and vote)."""
     search = config.search
     if public is None or len(public) < 2:
         raise RunError(f"the public pool {config.data.public} holds {0 if public is None else len(public)} "
@@ -230,11 +246,6 @@ def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray |
     if len(public) <= search.basis_dim:
         raise RunError(f"the public pool {config.data.public} holds {len(public)} {noun}s, not more than "
                        f"search.basis_dim = {search.basis_dim}; give a larger pool or lower basis_dim")
-    # The classes are the config's (data.classes) or, for images, the class folders: both declared by the user.
-    classes = len(private.class_names)
-    if classes < 2:
-        raise RunError(f"{config.data.private} has one class folder; a labelled synthetic set needs at least two "
-                       "classes (declare them with data.classes; a class may have no images)")
     if search.class_means == "votes":
         if classes > MAX_VOTE_CLASSES:
             raise RunError(f"{config.data.private} has {classes} class folders; search.class_means: votes takes "
@@ -244,10 +255,6 @@ def _check_data(config: RunConfig, private: LabeledDataset, public: np.ndarray |
             raise RunError(f"the public pool {config.data.public} holds {len(public)} {noun}s, fewer than the "
                            f"{clusters} clusters the classes vote among; give a larger pool or lower "
                            "search.vote_clusters_per_class")
-    if config.trains_with_dp_sgd and len(private.labels) == 0:
-        # DP-SGD's sampling rate is batch / n, with n treated as public (docs/privacy.md §2): it has none to use.
-        raise RunError(f"{config.data.private} holds no {noun}s, and DP-SGD training (privacy.split.representation "
-                       "or decoder.training) samples its batches from them; give that stage no share")
 
 
 def run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool = False,
@@ -352,13 +359,14 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool, say: 
                          class_names=tuple(private.class_names), private=private, public=public, say=say,
                          progress=progress, adopt_from=adopt_from)
     del private
-    private_stages = ("data", *(stage.name for stage in STAGES if stage.reads_private(config)))
-    last_private_reader = max(i for i, stage in enumerate(STAGES) if stage.reads_private(config))
+    stages = stages_for(config)
+    private_stages = ("data", *(stage.name for stage in stages if stage.reads_private(config)))
+    last_private_reader = max(i for i, stage in enumerate(stages) if stage.reads_private(config))
     if config.executor.name != "local":
         say(f"executor: {config.executor.name} (public encoding and the search's evaluations; private data stays "
             "in this process)")
     with use_executor(config.executor) as context.executor:
-        for index, stage in enumerate(STAGES):
+        for index, stage in enumerate(stages):
             _, seconds[stage.name] = run_stage(stage, context)
             if index == last_private_reader:
                 context.private = None  # from here on the private data is not read again
@@ -369,12 +377,14 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool, say: 
     shareable = {stage: value for stage, value in seconds.items() if stage not in (*private_stages, "total")}
     account = {stage: ledger.spent(stage) for stage in ledger.stages}
     search, delivery = context.products.search, context.products.delivery
+    searched = {} if search is None else {
+        "best_fitness": float(search.fitness[0]), "baseline_fitness": search.baseline_fitness,
+        "reencode_agreement": delivery["reencode_agreement"], "generations": search.generations}
     outcome = RunOutcome(folder=folder.path, class_names=context.class_names, synthetic_counts=delivery["counts"],
-                         seconds=shareable, delivered=folder.path / delivery["delivered"], noun=modality.noun, private_stages=private_stages, epsilon=account,
-                         total_epsilon=ledger.spent(), delta=ledger.delta, is_dp=ledger.is_dp,
-                         best_fitness=float(search.fitness[0]), baseline_fitness=search.baseline_fitness,
-                         reencode_agreement=delivery["reencode_agreement"], generations=search.generations)
+                         seconds=shareable, delivered=folder.path / delivery["delivered"], noun=modality.noun,
+                         private_stages=private_stages, epsilon=account, total_epsilon=ledger.spent(),
+                         delta=ledger.delta, is_dp=ledger.is_dp, made_by=delivery.get("made_by"), **searched)
     folder.record("summary", seconds=shareable, epsilon=account, total_epsilon=outcome.total_epsilon,
-                  dp=ledger.is_dp, best_fitness=outcome.best_fitness, baseline_fitness=outcome.baseline_fitness,
-                  reencode_agreement=outcome.reencode_agreement, synthetic_counts=outcome.synthetic_counts)
+                  dp=ledger.is_dp, synthetic_counts=outcome.synthetic_counts,
+                  **{key: value for key, value in searched.items() if key != "generations"})
     return outcome

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from pcevolve.search.assembly import PublicFeatures
     from pcevolve.search.pool_labels import PoolLabels
     from pcevolve.search.release import StatisticsRelease
+    from pcevolve.synthesis.release import MadeTable
 
 
 class StageInterrupted(Exception):
@@ -77,7 +78,7 @@ class Products:
     representation: Encoder | None = None
     decoder: Decoder | None = None
     public_features: PublicFeatures | None = None
-    release: StatisticsRelease | None = None
+    release: StatisticsRelease | MadeTable | None = None  # MadeTable: a run without a public pool
     labels: PoolLabels | None = None
     verdict: PoolLabels | None = None
     search: SearchResult | None = None

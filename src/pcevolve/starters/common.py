@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -122,6 +122,9 @@ class Starter:
     choices: tuple[Choice, ...]
     findings: tuple[str, ...] = field(default=())
     config: RunConfig = field(default_factory=RunConfig)
+    #: Drafts ``init`` writes beside the config for the user to check, by the choice that names their file (a table's
+    #: schema drafted from the private table when no public one was given).
+    drafts: dict[str, Any] = field(default_factory=dict)
 
     def mapping(self) -> dict[str, Any]:
         """The chosen settings as the nested mapping a YAML file holds."""
@@ -154,11 +157,14 @@ class Starter:
         """
         if not self.proposals:
             return self.config
-        lines = [f"{choice.key} must be declared by you, not read off the private data (one record more or less "
-                 f"would change it): declare it with {declare(choice)}" for choice in self.proposals]
-        found = "; ".join(f"{choice.key} found there: {_scalar(choice.value)}" for choice in self.proposals)
-        raise StarterError(" ".join(lines) + f" — check that this is the task's whole list ({found}), or write a "
-                           "config to review with `pcevolve init`")
+        raise StarterError("; ".join(f"{choice.key} must be declared by you, not read off the private data (one "
+                                     f"record more or less would change it): {declare(choice)}"
+                                     for choice in self.proposals))
+
+    def placing(self, key: str, value: Any) -> Starter:
+        """The starter with the choice ``key`` set to ``value`` (where ``init`` wrote a draft), validated again."""
+        choices = tuple(replace(choice, value=value) if choice.key == key else choice for choice in self.choices)
+        return replace(self, choices=choices, config=parse_config(_nest(choices), source="the chosen settings"))
 
 
 def _nest(choices: tuple[Choice, ...]) -> dict[str, Any]:
@@ -231,10 +237,11 @@ def classes_argument(names: Any) -> str:
 
 
 def check_splits(private: LabeledDataset, public: Any, extras: Mapping[str, Any], paths: DataPaths) -> None:
-    """Refuse a sample shared between the evaluation sets (``extras``: test, full) and the private set or the pool,
-    which would make the evaluation read its own training data. Between the private set and the pool a shared sample
-    is no error: :func:`screen_findings` warns about it."""
-    overlap = find_duplicates({str(paths.private): private, str(paths.public): public, **extras},
+    """Refuse a sample shared between the evaluation sets (``extras``: test, full) and the private set or the pool
+    (None: no pool), which would make the evaluation read its own training data. Between the private set and the
+    pool a shared sample is no error: :func:`screen_findings` warns about it."""
+    pool = {} if public is None else {str(paths.public): public}
+    overlap = find_duplicates({str(paths.private): private, **pool, **extras},
                               may_share=[(str(paths.private), str(paths.public))])
     if overlap:
         raise DataError(overlap)
@@ -245,14 +252,15 @@ def screen_findings(private: LabeledDataset, public: Any, noun: str, *checked: s
     was ``checked`` of the other splits, and what the private data shows about the assumptions (pool overlap, small
     classes)."""
     counts = ", ".join(f"{cls} {n}" for cls, n in private.class_counts().items())
-    overlap, small = pool_overlap_warning(pool_overlap(private, public), noun), small_classes_note(private, noun)
+    overlap = None if public is None else pool_overlap_warning(pool_overlap(private, public), noun)
+    small = small_classes_note(private, noun)
+    shared = (overlap.prefixed("warning: ") if overlap else
+              f"no public pool: the {noun}s are made from a release of the private ones" if public is None else
+              f"no {noun} is shared between the private set and the public pool")
     return (ConsoleLine(f"private: {len(private)} {noun}s in {len(private.class_names)} classes ({counts}) — checked "
                         "(these counts stay on this screen; the config does not record them)",
                         f"private: {len(private.class_names)} classes — checked (`pcevolve data check` counts them)"),
-            *checked,
-            overlap.prefixed("warning: ") if overlap else f"no {noun} is shared between the private set and the "
-                                                          "public pool",
-            *((small.prefixed("note: "),) if small else ()))
+            *checked, shared, *((small.prefixed("note: "),) if small else ()))
 
 
 def split_choices(paths: DataPaths, pool: int, noun: str) -> list[Choice]:
