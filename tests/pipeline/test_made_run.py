@@ -127,3 +127,39 @@ def test_a_run_without_a_pool_reads_the_same_through_the_python_api(table_data, 
     frame = synth.sample()
     assert list(frame.columns) == list(private.columns) and len(frame) == 100
     assert set(frame["label"]) == {"fraud", "ok"} and 0.99 <= synth.epsilon <= 1.0
+
+
+def test_the_evolution_pays_a_verdict_each_generation_and_resumes_after_its_last_paid_one(table_config, declared,
+                                                                                           tmp_path, monkeypatch):
+    """``synthesis.evolve``: each generation one exponential selection charged to the verdict stage, as planned; a
+    run killed after two generations continues with the third, never paying one twice."""
+    import pcevolve.synthesis.evolve as evolve_module
+    from pcevolve.pipeline import open_run, run_pipeline
+
+    config = table_config(name="evolved", **{"data.public": None, "data.schema_file": str(declared),
+                                             "privacy.split": {"release": 0.95, "verdict": 0.05},
+                                             "synthesis.evolve": True, "synthesis.candidates": 4,
+                                             "synthesis.candidate_rows": 200, "synthesis.per_class": 50})
+    real = evolve_module.ExponentialMechanism.release
+    calls = []
+
+    def killed_at_the_third(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # the kill, before the third verdict is charged
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(evolve_module.ExponentialMechanism, "release", killed_at_the_third)
+    config, folder, _ = open_run(config, root=tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        run_pipeline(config, folder)
+    assert len(BudgetLedger.load(folder.ledger_path).events("verdict")) == 2
+    monkeypatch.setattr(evolve_module.ExponentialMechanism, "release", real)
+    config, folder, _ = open_run(None, resume=folder.path)
+    outcome = run_pipeline(config, folder)
+    ledger = BudgetLedger.load(folder.ledger_path)
+    plan = plan_budget(config, 60)
+    assert [e.epsilon for e in ledger.events("verdict")] == pytest.approx([plan.verdict.selection_epsilon] * 3)
+    assert ledger.spent() == pytest.approx(plan.total.epsilon, rel=1e-6) and 0.99 * 8 <= ledger.spent() <= 8
+    assert "evolved over 3 generations" in outcome.made_by and sum(outcome.synthetic_counts) == 100
+    assert len(folder.records("evolution_generation")) == 3

@@ -148,3 +148,26 @@ def test_bins_follow_the_schema_and_released_quantiles_only():
     assert placed.edges[0] == 0.0 and placed.edges[-1] == 1000.0 and placed.edges[-2] <= 125.0
     values = placed.value(np.zeros(1000, np.int64), np.random.default_rng(0).random(1000))
     assert values.max() <= placed.edges[1] and np.all(values >= 0.0)
+
+
+def test_the_verdicts_utilities_move_together_by_at_most_the_clip():
+    """The evolution's utility Σ max(log p(y|x), −c): adding a row lowers every candidate's by 0 to c (monotone,
+    Δu = c), so the exponential mechanism may use probabilities ∝ exp(ε·u/c)."""
+    from pcevolve.synthesis.evolve import clipped_log_likelihood, fitted_classifier, mutated
+
+    rng = np.random.default_rng(11)
+    rows, labels = _table(rng, 50)
+    bins = [width_bins(column, 8) for column in SCHEMA.columns]
+    model = MarginalModel(tuple(bins), tuple(rng.dirichlet(np.ones(b.size), size=2) for b in bins),
+                          np.array([25.0, 25.0]))
+    candidates = [model, *(mutated(model, 0.5, rng) for _ in range(4))]
+    classifiers = [fitted_classifier(*c.sample([100, 100], rng), SCHEMA, 2) for c in candidates]
+
+    def utilities(x, y):
+        return np.array([clipped_log_likelihood(classify(x), y, 3.0) for classify in classifiers])
+
+    base = utilities(rows, labels)
+    extra_rows, extra_labels = _table(rng, 30)
+    for row, label in zip(extra_rows, extra_labels):
+        change = utilities(np.vstack([rows, row]), np.r_[labels, label]) - base
+        assert np.all(change <= 1e-12) and np.all(change >= -3.0 - 1e-12)

@@ -77,10 +77,12 @@ def plan(
         _print_release(console, result.release, run, result.caps["release"])
     if result.verdict is not None:
         verdict = result.verdict
+        judged = ("the clipped log-likelihood of the private labels under a logistic regression fitted on each "
+                  f"candidate's rows: sensitivity {run.synthesis.loglik_clip:g}, monotone" if run.makes_samples else
+                  "a probe's count of private samples it gets right: sensitivity 1, monotone")
         console.print(f"[bold]verdict[/bold]: {verdict.generations} exponential selections of ε = "
-                      f"{verdict.selection_epsilon:.4f} each (a probe's count of private samples it gets right: "
-                      f"sensitivity 1, monotone), composing to ε = {verdict.epsilon:.3f} within the cap "
-                      f"{result.caps['verdict']:.3f}")
+                      f"{verdict.selection_epsilon:.4f} each ({judged}), composing to ε = {verdict.epsilon:.3f} "
+                      f"within the cap {result.caps['verdict']:.3f}")
     _print_total(console, result, run)
 
 
@@ -111,7 +113,9 @@ def _stage_table(run: RunConfig, result: BudgetPlan) -> Table:
                     "(exponential mechanism); the search is post-processing of them"),
         "decoder": ("DP-SGD on private data" if run.decoder.training != "public"
                     else "budget unused: the decoder trains on public data"),
-        "verdict": ("each generation, the private samples choose a labelling of the pool (exponential "
+        "verdict": ("each generation, the private rows choose among variants of the released marginals "
+                    "(exponential mechanism over the clipped log-likelihood of their labels)" if run.makes_samples else
+                    "each generation, the private samples choose a labelling of the pool (exponential "
                     "mechanism over a probe's correct counts)"),
         "delivery": "decoding and writing the synthetic set: post-processing, reads no private data",
     }

@@ -98,7 +98,7 @@ def run_config_problems(config: "RunConfig") -> list[str]:
     if stages.get("release", 0.0) <= 0.0:
         problems.append("privacy.split.release: the search is judged on one DP release of class statistics, "
                         "which needs a share above 0")
-    if stages.get("verdict", 0.0) > 0.0 and (search.territory <= 0 or (
+    if stages.get("verdict", 0.0) > 0.0 and not config.makes_samples and (search.territory <= 0 or (
             decoder.name in decoders and not decoders[decoder.name].retrieval)):
         problems.append("privacy.split.verdict: the private verdict judges labellings of a retrieval decoder's pool "
                         f"(decoder.name: nearest-public) cut into class territories (search.territory >= 1); give "
@@ -131,7 +131,17 @@ def _made_problems(config: "RunConfig", traits: ModalityTraits) -> list[str]:
     if config.synthesis.labels == "logistic" and classes is not None and len(classes) != 2:
         problems.append(f"synthesis.labels: the logistic labeller labels two classes; data.classes declares "
                         f"{len(classes)} (use marginals, or auto)")
-    paid = sorted(stage for stage, share in config.privacy.split.items() if share > 0 and stage != "release")
+    synthesis, split = config.synthesis, config.privacy.split
+    if synthesis.evolve and synthesis.labels == "logistic":
+        problems.append("synthesis.labels: the evolution judges the marginals' own labels; use marginals (or auto) "
+                        "with synthesis.evolve")
+    if synthesis.evolve and split.get("verdict", 0.0) <= 0:
+        problems.append("privacy.split.verdict: synthesis.evolve pays a private verdict each generation from the "
+                        "verdict stage; give it a share, e.g. split: {release: 0.95, verdict: 0.05}")
+    if not synthesis.evolve and split.get("verdict", 0.0) > 0:
+        problems.append("privacy.split.verdict: without a public pool only synthesis.evolve pays from the verdict "
+                        "stage; give it no share, or set synthesis.evolve: true")
+    paid = sorted(stage for stage, share in split.items() if share > 0 and stage not in ("release", "verdict"))
     if paid:
         problems.append(f"privacy.split: without a public pool the rows are made from one release of the private "
                         f"rows' statistics; give {', '.join(paid)} no share (split: {{release: 1.0}})")

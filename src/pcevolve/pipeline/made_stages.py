@@ -4,7 +4,8 @@
 stage              reads                                 pays (ledger stage)
 =================  ====================================  ==============================
 release            the private rows, once                ``release`` (:mod:`pcevolve.synthesis.release`)
-delivery           the release                           nothing (post-processing)
+verdict            the private rows, each generation     ``verdict`` (``synthesis.evolve`` only)
+delivery           the release (or the evolved model)    nothing (post-processing)
 =================  ====================================  ==============================
 
 The same runner as a run with a pool (:func:`pcevolve.pipeline.stage.run_stage`): markers, records, resume and the
@@ -22,6 +23,9 @@ import numpy as np
 from pcevolve.io import atomic_write_npz
 from pcevolve.pipeline.stage import RunContext, Stage
 from pcevolve.search.delivery import largest_remainder
+from pcevolve.synthesis.evolve import STAGE as EVOLUTION_STAGE
+from pcevolve.synthesis.evolve import EvolutionSettings, evolve
+from pcevolve.synthesis.marginals import MarginalModel
 from pcevolve.synthesis.release import STAGE as RELEASE_STAGE
 from pcevolve.synthesis.release import MadeTable, release_table
 
@@ -55,6 +59,68 @@ RELEASE = Stage(
     outputs=(RELEASE_FILE,))
 
 
+#: The evolution's winner so far and the generations it has been through (a resumed run continues from it).
+EVOLVED_FILE = "search/evolved.npz"
+#: The record of each generation of the evolution (which candidate the verdict chose, the jitter, its ε).
+GENERATION_RECORD = "evolution_generation"
+
+
+def _evolution_settings(c: RunContext) -> EvolutionSettings:
+    s = c.config.synthesis
+    return EvolutionSettings(generations=s.generations, candidates=s.candidates, rows=s.candidate_rows,
+                             clip=s.loglik_clip, mutation=s.mutation)
+
+
+def _run_verdict(c: RunContext) -> tuple[MadeTable | None, dict[str, Any]]:
+    """The evolution (:mod:`pcevolve.synthesis.evolve`), its winner saved after every generation; a resumed run
+    continues after the last generation it paid for (one paid but not saved is lost with its budget)."""
+    if not c.config.synthesis.evolve:
+        return None, {"evolved": False}
+    release = c.products.release
+    assert isinstance(release, MadeTable) and c.private is not None
+    path = c.folder.path / EVOLVED_FILE
+    paid = len(c.ledger.events(EVOLUTION_STAGE))
+    model = release.marginals
+    if paid and path.is_file():
+        model = MarginalModel.load(path, c.layout)
+    kept: list[bool] = [bool(r["kept_parent"]) for r in c.folder.records(GENERATION_RECORD)]
+
+    def saved(generation: int, winner: MarginalModel, record: dict[str, Any]) -> None:
+        path.parent.mkdir(exist_ok=True)
+        winner.save(path, generations=np.array(generation + 1))
+        c.folder.record(GENERATION_RECORD, **record)
+        kept.append(bool(record["kept_parent"]))
+
+    model = evolve(model, c.private.samples, c.private.labels, c.layout, _evolution_settings(c),
+                   noise_std=_release_noise_std(c), ledger=c.ledger,
+                   noise=c.randomness.noise(EVOLUTION_STAGE), seed=c.randomness.public_seed("search"), start=paid,
+                   on_generation=saved)
+    return MadeTable(model), {"evolved": True, "generations": c.config.synthesis.generations,
+                              "kept_parent": int(sum(kept)), "stage_epsilon": c.ledger.spent(EVOLUTION_STAGE)}
+
+
+def _release_noise_std(c: RunContext) -> float:
+    """The marginals' noise std, as the release stage recorded it (its marker)."""
+    assert c.markers is not None
+    done = c.markers.done(RELEASE_STAGE)
+    assert done is not None
+    return float(done["noise_std"])
+
+
+def _load_verdict(c: RunContext, summary: dict[str, Any]) -> MadeTable | None:
+    if not summary.get("evolved"):
+        return None
+    return MadeTable(MarginalModel.load(c.folder.path / EVOLVED_FILE, c.layout))
+
+
+VERDICT = Stage(
+    name=EVOLUTION_STAGE, pays=True, resumable=True,
+    reads_private=lambda config: config.synthesis.evolve,
+    describe=lambda c: (f"{c.config.synthesis.generations} generations, each a private verdict among "
+                        f"{c.config.synthesis.candidates} variants of the released marginals"),
+    run=_run_verdict, load=_load_verdict)
+
+
 def delivery_counts(model: MadeTable, per_class: int, balance: str) -> list[int]:
     """Rows to deliver per class: ``per_class`` each, or (``balance: released``) ``per_class`` × K in all, split by
     the released class sizes (post-processing)."""
@@ -65,7 +131,7 @@ def delivery_counts(model: MadeTable, per_class: int, balance: str) -> list[int]
 
 
 def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
-    model = c.products.release
+    model = c.products.verdict if isinstance(c.products.verdict, MadeTable) else c.products.release
     assert isinstance(model, MadeTable)
     synthesis = c.config.synthesis
     rows, labels = model.sample(delivery_counts(model, synthesis.per_class, synthesis.balance),
@@ -74,10 +140,19 @@ def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
     written = c.modality.write_synthetic(c.folder.path / c.modality.delivered_name, rows, labels, c.class_names,
                                          c.layout, overwrite=True)  # the run's own folder
     atomic_write_npz(c.folder.path / "synthetic.npz", labels=labels, class_names=np.array(list(c.class_names)))
-    made_by = ("the released class marginals, each column drawn independently within its class"
-               if model.theta is None else
-               "rows drawn from the released class marginals, labelled by a logistic regression trained on the "
-               "private rows with noisy gradient steps")
+    evolved = c.markers.done(EVOLUTION_STAGE) if c.markers is not None else None
+    if evolved and evolved.get("evolved"):
+        made_by = (f"the released class marginals evolved over {evolved['generations']} generations, each a private "
+                   f"verdict among variants of the winner so far (the winner kept in {evolved['kept_parent']} of "
+                   "them)")
+    elif model.theta is None:
+        made_by = ("the released class marginals, each column drawn independently within its class; not evolved — "
+                   "the one-shot release is delivered, as the evolution (synthesis.evolve) never beat it by more "
+                   "than the run-to-run spread in our measurements")
+    else:
+        made_by = ("rows drawn from the released class marginals, labelled by a logistic regression trained on the "
+                   "private rows with noisy gradient steps; not evolved — the one-shot release is delivered, as the "
+                   "evolution (synthesis.evolve) never beat it by more than the run-to-run spread in our measurements")
     summary = {"counts": [int(n) for n in counts], "delivered": written.relative_to(c.folder.path).as_posix(),
                "made_by": made_by}
     return summary, summary
@@ -89,4 +164,4 @@ DELIVERY = Stage(
     run=_run_delivery, load=lambda c, summary: summary)
 
 #: The stages of a run without a public pool, in order.
-MADE_STAGES: tuple[Stage, ...] = (RELEASE, DELIVERY)
+MADE_STAGES: tuple[Stage, ...] = (RELEASE, VERDICT, DELIVERY)

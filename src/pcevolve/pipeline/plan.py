@@ -53,6 +53,7 @@ from pcevolve.search.release import (
     vote_epsilon,
 )
 from pcevolve.search.verdict import STAGE as VERDICT_STAGE
+from pcevolve.synthesis.evolve import selection_epsilon as evolution_selection_epsilon
 from pcevolve.synthesis.labeller import feature_bound
 from pcevolve.synthesis.release import part_noise_multipliers, planned_events, release_parts
 
@@ -254,6 +255,11 @@ def _plan_verdict(ledger: BudgetLedger, config: RunConfig, num_samples: int) -> 
     :func:`~pcevolve.privacy.calibration.stage_selection_epsilon` gives a run."""
     if ledger.stages[VERDICT_STAGE] <= 0:
         return None
+    if config.makes_samples:  # the evolution's verdicts (pcevolve.synthesis.evolve)
+        generations = config.synthesis.generations
+        epsilon = evolution_selection_epsilon(ledger, generations)
+        ledger.charge(VERDICT_STAGE, ExponentialSelection(epsilon, generations), description="planned: evolution")
+        return VerdictPlan(generations, epsilon, ledger.spent(VERDICT_STAGE))
     generations = config.search.verdict_generations
     epsilon = stage_selection_epsilon(ledger, VERDICT_STAGE, count=generations)
     ledger.charge(VERDICT_STAGE, ExponentialSelection(epsilon, generations), description="planned: verdict")

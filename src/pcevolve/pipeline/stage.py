@@ -80,7 +80,7 @@ class Products:
     public_features: PublicFeatures | None = None
     release: StatisticsRelease | MadeTable | None = None  # MadeTable: a run without a public pool
     labels: PoolLabels | None = None
-    verdict: PoolLabels | None = None
+    verdict: PoolLabels | MadeTable | None = None  # MadeTable: the evolved model of a run without a public pool
     search: SearchResult | None = None
     delivery: dict[str, Any] | None = None  # the delivery's summary
 
