@@ -8,14 +8,15 @@ Two systems:
 * ``pcevolve-poolfree`` — pcevolve with NO public data: only the private rows, the declared schema and the declared
   classes. Without ``--poolfree-config`` it is the one-line command::
 
-      pcevolve run PRIVATE.csv --label-column L --epsilon E --name NAME --test TEST.csv -q --runs-root ROOT \\
-          --set data.schema_file=SCHEMA --set 'data.classes=["bad", "good"]' --set seed=S \\
-          --set privacy.delta=D --set search.synthetic_per_class=ROWS/K
+      pcevolve run PRIVATE.csv --label-column L --classes '"bad","good"' --schema SCHEMA --epsilon E \\
+          --name NAME -q --runs-root ROOT --set seed=S --set privacy.delta=D --set synthesis.per_class=ROWS/K
 
-  (``search.synthetic_per_class`` so that it delivers ``--rows`` rows like every other system); with
+  (no ``--test``: the bench judges every system on the test table itself, and the run need not read it)
+
+  (``synthesis.per_class`` so that it delivers ``--rows`` rows like every other system); with
   ``--poolfree-config PATH`` it is ``pcevolve run`` on that config with the same replacements as ``pcevolve`` but
-  ``data.public: null``. Until pcevolve has a pool-free mode the run fails, and its rows say so (the exit code and
-  the CLI's last line); the other systems still run.
+  ``data.public: null``. A run that fails says so in its row (the exit code and the CLI's last line); the other
+  systems still run.
 
 A finished run is reused when its command (or config) and the data are unchanged; ``--fresh`` reruns it. The row's
 seconds are the subprocess's wall time (the whole run, judging excluded).
@@ -93,10 +94,11 @@ def run_pcevolve(system: str, epsilon: float, seed: int, table: Table, args: arg
     else:
         per_class = max(1, args.rows // len(table.class_names))
         command = ["run", str(table.private_csv), "--label-column", table.schema.label_column,
-                   "--epsilon", f"{epsilon:g}", "--name", name, "--test", str(table.test_csv), "-q",
-                   "--runs-root", str(args.runs_root), "--set", f"data.schema_file={table.schema_file}",
-                   "--set", f"data.classes={json.dumps(list(table.class_names))}", "--set", f"seed={seed}",
-                   "--set", f"privacy.delta={args.delta:g}", "--set", f"search.synthetic_per_class={per_class}"]
+                   "--classes", ",".join(json.dumps(name) for name in table.class_names),
+                   "--schema", str(table.schema_file), "--epsilon", f"{epsilon:g}", "--name", name,
+                   "-q", "--runs-root", str(args.runs_root),
+                   "--set", f"seed={seed}", "--set", f"privacy.delta={args.delta:g}",
+                   "--set", f"synthesis.per_class={per_class}"]
         stamp = {"command_sha256": hashlib.sha256(json.dumps(command).encode()).hexdigest(),
                  "data_sha256": table.fingerprint()}
         shown = "pcevolve " + " ".join(command)
@@ -127,8 +129,7 @@ def run_pcevolve(system: str, epsilon: float, seed: int, table: Table, args: arg
                 (work / f"{name}.log").read_text(encoding="utf-8").strip().splitlines()[-8:]]
         tail = [line for line in tail if line] or [""]
         print(f"  failed (exit {done.returncode}): " + " | ".join(tail), flush=True)
-        hint = ("pcevolve has no pool-free mode yet? " if system == "pcevolve-poolfree" else "")
-        return row | {"status": f"failed (exit {done.returncode}): {hint}{tail[-1]}", "seconds": seconds,
+        return row | {"status": f"failed (exit {done.returncode}): {tail[-1]}", "seconds": seconds,
                       "log": str(work / f"{name}.log")}
     ledger = run / "ledger.json"
     if ledger.exists():

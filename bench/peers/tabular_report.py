@@ -224,8 +224,10 @@ delivering {peers['rows']} rows:
   (`Synthesizer.create("aim" | "mst", epsilon=ε, delta=δ)`, library defaults), in `bench/.venv-peers`.
 * **pcevolve** — `pcevolve run` on `{results['pcevolve_config']}` with its name, seed and ε replaced, δ and data
   paths set to the bench's. It retrieves rows of the table's PUBLIC pool (`public.csv`), which the three peers never
-  see: a different setting, shown for reference. `pcevolve-poolfree` (pcevolve with no public data; not yet a mode
-  of pcevolve) is the system that compares with the peers, once it exists.
+  see: a different setting, shown for reference. **pcevolve-poolfree** — pcevolve with no public data, the system
+  that compares with the peers: the one-line `pcevolve run private.csv --classes … --schema schema.yaml --epsilon E`
+  (no `--public`), the same declared schema and classes the peers get; its rows are made from one release of the
+  private rows (docs/tabular.md).
 * **real** — the private table itself judged the same way: no privacy, the reference line (its attack AUC and
   copies show a full leak).
 

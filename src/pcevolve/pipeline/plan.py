@@ -289,6 +289,9 @@ def stage_caps(config: RunConfig, num_samples: int) -> dict[str, float]:
     def scaled(factor: float) -> dict[str, float]:
         return {stage: min(factor * share * target, target) for stage, share in privacy.split.items()}
 
+    if sum(share > 0 for share in privacy.split.values()) == 1:
+        return scaled(1.0)  # one paying stage: its cap is the total, and its own calibration fits it
+
     def excess(factor: float) -> float:
         return plan_budget(config, num_samples, caps=scaled(factor)).total.epsilon - target
 

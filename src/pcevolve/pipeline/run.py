@@ -33,7 +33,6 @@ from pathlib import Path
 
 import numpy as np
 
-from pcevolve.augment.mirror import mirror_advice, mirror_test
 from pcevolve.config import RunConfig, config_hash, load_config
 from pcevolve.data import LabeledDataset, delta_note, pool_overlap, pool_overlap_warning, small_classes_note
 from pcevolve.executors import use_executor
@@ -43,7 +42,7 @@ from pcevolve.pipeline.plan import plan_budget, stage_caps
 from pcevolve.pipeline.run_lock import LOCK_NAME, RunFolderInUse, run_folder_lock
 from pcevolve.pipeline.secure_zone import SecureZone, SecureZoneError
 from pcevolve.pipeline.stage import RunContext, StageInterrupted, run_stage
-from pcevolve.pipeline.stages import stages_for
+from pcevolve.pipeline.stage_lists import stages_for
 from pcevolve.pipeline.sweep_member import membership
 from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.calibration import delta_advice
@@ -344,6 +343,8 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool, say: 
         say(advice.prefixed("warning: "))
     if modality.traits.pixels and config.augment.flip and len(public) >= 10:
         # Public images only, drawn with the public seed: a choice anyone may repeat.
+        from pcevolve.augment.mirror import mirror_advice, mirror_test  # torch: for image runs only
+
         advice = mirror_advice(mirror_test(public, rng=np.random.default_rng(config.seed)))
         if advice:
             say(f"warning: {advice}")

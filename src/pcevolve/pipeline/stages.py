@@ -29,7 +29,6 @@ from pcevolve.decoders import Decoder, load_decoder, train_decoder
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.executors import bulk_encode
 from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
-from pcevolve.pipeline.made_stages import MADE_STAGES
 from pcevolve.pipeline.secure_zone import split_training_record
 from pcevolve.pipeline.stage import RunContext, Stage
 from pcevolve.plots import write_fitness_curve
@@ -476,11 +475,3 @@ DELIVERY = Stage(
 
 #: The stages of a run with a public pool, in order.
 STAGES: tuple[Stage, ...] = (REPRESENTATION, DECODER, PUBLIC_FEATURES, RELEASE, LABELS, VERDICT, SEARCH, DELIVERY)
-
-
-def stages_for(config: RunConfig) -> tuple[Stage, ...]:
-    """The stages a run of ``config`` runs, in order: :data:`STAGES`, or without a public pool the stages that make
-    the samples from one release (:data:`pcevolve.pipeline.made_stages.MADE_STAGES`)."""
-    return MADE_STAGES if config.makes_samples else STAGES
-
-

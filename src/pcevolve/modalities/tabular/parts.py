@@ -4,16 +4,17 @@ the contrastive MLP encoder."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pcevolve.data.table_schema import TableSchema, draft_schema
 from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
 from pcevolve.data.writers import write_table_csv
-from pcevolve.encoders.table import TableEncoder, train_table_representation
 from pcevolve.modalities.base import Modality
 
 if TYPE_CHECKING:
     from pcevolve.config import DataConfig, RunConfig
+    from pcevolve.encoders.table import TableEncoder
 
 
 def table_schema(data: DataConfig) -> TableSchema:
@@ -26,8 +27,22 @@ def table_schema(data: DataConfig) -> TableSchema:
 
 
 def _encoder(config: RunConfig, schema: TableSchema, seed: int) -> TableEncoder:
+    from pcevolve.encoders.table import TableEncoder  # torch: only runs with a public table train an encoder
+
     rep = config.representation
     return TableEncoder(schema, hidden=min(rep.proj_hidden_dim, 512), projection_dim=rep.feature_dim, seed=seed)
+
+
+def _train(*args: Any, **kwargs: Any) -> Any:
+    from pcevolve.encoders.table import train_table_representation
+
+    return train_table_representation(*args, **kwargs)
+
+
+def _load_encoder(path: Path) -> TableEncoder:
+    from pcevolve.encoders.table import TableEncoder
+
+    return TableEncoder.load(path)
 
 
 TABULAR = Modality(
@@ -38,8 +53,8 @@ TABULAR = Modality(
                                                          min_per_class=0),
     read_public=lambda data, schema: read_unlabeled_table(data.public, schema),
     build_encoder=_encoder,
-    train_representation=train_table_representation,
-    load_encoder=TableEncoder.load,
+    train_representation=_train,
+    load_encoder=_load_encoder,
     delivered_name="synthetic.csv",
     write_synthetic=write_table_csv,
     read_synthetic=lambda path, schema, class_names: read_labeled_table(path, schema, class_names=class_names,
