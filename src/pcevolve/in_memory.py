@@ -470,7 +470,14 @@ def as_given(synthetic: LabeledDataset, form: Mapping[str, Any], layout: Any) ->
         columns = {layout.text: np.asarray([str(text) for text in synthetic.samples], dtype=object),
                    layout.label: [declared[k] for k in synthetic.labels]}  # pandas types them as declared
     order = [name for name in form["columns"] if name in columns] + [n for n in columns if n not in form["columns"]]
-    return pandas.DataFrame({name: columns[name] for name in order})
+    # Text columns as Python objects, as most DataFrames hold them (a newer pandas would infer its string dtype).
+    return pandas.DataFrame({name: pandas.Series(columns[name], dtype=object) if _is_text(columns[name])
+                             else columns[name] for name in order})
+
+
+def _is_text(values: Any) -> bool:
+    array = np.asarray(values, dtype=object)
+    return array.size > 0 and all(isinstance(value, str) for value in array)
 
 
 def _table_column(column: Any, values: np.ndarray) -> np.ndarray:

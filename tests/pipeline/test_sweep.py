@@ -134,7 +134,7 @@ def test_a_member_charge_the_sweep_cannot_afford_is_refused_by_both_ledgers(tmp_
 
 
 def test_a_sweep_killed_inside_a_run_resumes_without_paying_twice(table_config, tmp_path, monkeypatch) -> None:
-    import pcevolve.pipeline.run as run_module
+    import pcevolve.pipeline.stages as run_module  # the stage list a run with a pool runs (pipeline/stage_lists.py)
 
     opened, _ = create_sweep(table_config("killed"), [1.0, 2.0], root=tmp_path)
 

@@ -170,7 +170,8 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
     # Each stage calibrates against its own cap, as in a run; the simulated ledger's total is left roomy so that
     # the plan can report what a set of caps composes to (stage_caps keeps a run's caps within the true total).
     # The interval of the run's own ledger (it follows the total ε), so that plan and run calibrate alike.
-    ledger = BudgetLedger(max(privacy.epsilon, sum(caps.values())), privacy.delta, caps,
+    # Roomier than the caps' sum: at one δ, events calibrated to caps that sum to ε can compose to a little more.
+    ledger = BudgetLedger(2.0 * max(privacy.epsilon, sum(caps.values())), privacy.delta, caps,
                           neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise,
                           pld_discretization=pld_discretization_for(privacy.epsilon))
     plans = {stage: planner(ledger, config, num_samples) for stage, planner in PLANNERS.items()}
@@ -279,9 +280,10 @@ PLANNERS: dict[str, Planner] = {"representation": _plan_representation, "decoder
 def stage_caps(config: RunConfig, num_samples: int) -> dict[str, float]:
     """Per-stage ε caps ∝ ``privacy.split`` whose planned events compose to the total ε (within 0.5 %, not above).
 
-    :func:`~pcevolve.privacy.calibration.largest_scale_within` on the common factor s between 1 (caps sum to ε:
-    always affordable) and the factor at which the largest cap reaches ε; the accountant's total is non-decreasing
-    in s, and the answer is always a factor whose total was computed and found ≤ ε.
+    :func:`~pcevolve.privacy.calibration.largest_scale_within` on the common factor s between the largest power of
+    ½ at or below 1 whose caps are affordable (1 — caps summing to ε — for like events) and the factor at which the
+    largest cap reaches ε; the accountant's total is non-decreasing in s, and the answer is always a factor whose
+    total was computed and found ≤ ε.
     """
     privacy = config.privacy
     target = privacy.epsilon
@@ -295,5 +297,11 @@ def stage_caps(config: RunConfig, num_samples: int) -> dict[str, float]:
     def excess(factor: float) -> float:
         return plan_budget(config, num_samples, caps=scaled(factor)).total.epsilon - target
 
-    return scaled(largest_scale_within(excess, 1.0, 1.0 / max(privacy.split.values()),
+    # Caps summing to ε usually compose to less (composition is sub-additive in ε at a fixed δ for like events),
+    # but stages of unlike mechanisms — Gaussian releases beside exponential selections, each calibrated to its
+    # cap at the whole δ — can compose to a little more: then the factor is searched below 1.
+    low = 1.0
+    while low > 1 / 64 and excess(low) > 0:
+        low /= 2
+    return scaled(largest_scale_within(excess, low, 1.0 / max(privacy.split.values()),
                                        tolerance=TOTAL_TOLERANCE * target))
