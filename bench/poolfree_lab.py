@@ -5,8 +5,19 @@
         --epsilons 1 8 --seeds 0 1 2 --designs marginals copula pe fitness pe-fitness lr-label
     .venv/bin/python bench/poolfree_lab.py table --tags final      # mean ± sd per table, ε and design (Markdown)
     .venv/bin/python bench/poolfree_lab.py compare --tags final    # best evolved vs best one-shot design
+    .venv/bin/python bench/poolfree_lab.py --smoke --out DIR       # the code path on a made-up table, in seconds
 
 Write-up and results: docs/poolfree-lab.md. pcevolve is imported from a pinned commit (bench/poolfree_pin.py).
+``run`` reads the tables ``bench/poolfree_data.py`` writes to ``bench/results/poolfree_lab_data/`` (run it first);
+``run`` writes ``bench/results/poolfree_lab-TAG.json`` and the synthetic tables under ``poolfree_lab_runs/TAG/``.
+
+**Smoke** (``--smoke``, ``--out DIR``, default a new temporary folder): ε 8, seed 0, the ``real`` line and all six
+designs with the tuned settings scaled down (200 delivered rows; the loops 2 generations, the fitness loops 3
+candidates of 100 rows; lr-label 2 steps), about 15 s on one core, on bench/smoke.py's made-up table (60 private
+rows, classes fraud/ok; drafted into ``DIR/data/poolfree_table`` by the pinned pcevolve). It writes
+``DIR/poolfree_lab.json`` and the synthetic tables under ``DIR/poolfree_lab_runs/``, never ``bench/results/``, and
+imports pcevolve as a reader's run does, from the pinned commit (extracted from git history on first use: a full
+clone has it; otherwise ``POOLFREE_PCEVOLVE_COMMIT=worktree``). Its numbers mean nothing.
 
 No public table is read: the synthesizers see the declared ``schema.yaml`` (types, bounds, category lists), the
 declared classes, (ε, δ) and the private rows — the rows only inside the DP mechanisms of :class:`Budget`.
@@ -93,10 +104,11 @@ class Table:
         return len(self.schema.columns)
 
 
-def load_table(name: str, root: Path = DATA) -> Table:
+def load_table(name: str, root: Path = DATA, classes: Sequence[str] | None = None) -> Table:
+    """The table ``root/name``; its declared classes are ``TABLES[name]``'s unless given."""
     folder = root / name
     schema = TableSchema.load(folder / "schema.yaml")
-    classes = tuple(TABLES[name]["classes"])
+    classes = tuple(TABLES[name]["classes"] if classes is None else classes)
     private = read_labeled_table(folder / "private.csv", schema, class_names=classes, min_per_class=0)
     # Clip to the schema's public bounds (data-independent): every statistic below sees clipped values only.
     x = private.samples.copy()
@@ -1112,10 +1124,45 @@ def command_compare(args: argparse.Namespace) -> None:
                   f"{', '.join(wins) or 'neither'} |")
 
 
+#: The smoke's designs, ε, seed and settings (module docstring).
+SMOKE_DESIGNS = ("marginals", "copula", "pe", "fitness", "pe-fitness", "lr-label")
+SMOKE_EPSILON, SMOKE_SEED = 8.0, 0
+SMOKE_SETTINGS = {"rows": 200, "generations": 2, "candidates": 3, "fitness_rows": 100, "newton_steps": 2}
+
+
+def command_smoke(args: argparse.Namespace) -> None:
+    """``--smoke``: each of :data:`SMOKE_DESIGNS` run and judged as ``run`` does, on bench/smoke.py's made-up table."""
+    import smoke
+
+    smoke.results_folder(args)
+    out: Path = args.out
+    data = smoke.table(out, "poolfree_table")
+    table = load_table(data.name, data.parent, classes=("fraud", "ok"))
+    rows = [real_line(table)]
+    for design in SMOKE_DESIGNS:
+        settings = design_settings(design, SMOKE_SETTINGS, epsilon=SMOKE_EPSILON, preset="tuned")
+        row = run_one(table, design, SMOKE_EPSILON, SMOKE_SEED, settings,
+                      out / "poolfree_lab_runs" / f"smoke-{design}-eps{SMOKE_EPSILON:g}-seed{SMOKE_SEED}")
+        rows.append(row | {"variant": "smoke"})
+        print(f"smoke {design:10s} eps {SMOKE_EPSILON:g} seed {SMOKE_SEED}: GB {row['gb_auc']:.3f} "
+              f"LR {row['lr_auc']:.3f} TVD {row['tvd']:.3f} spent ε {row['spent_epsilon']:.3f} "
+              f"{row['seconds']:.1f}s", flush=True)
+    path = out / "poolfree_lab.json"
+    path.write_text(json.dumps({"smoke": True, "table": str(data), "pcevolve_commit": PINNED, "rows": rows,
+                                "summary": summarise(rows)}, indent=1, default=float) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+
+
 def main() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--smoke", action="store_true",
+                        help="run every design end to end on a made-up table in seconds (numbers mean nothing); "
+                             "results go under --out, never bench/results/")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="with --smoke: the results folder, also of the made-up table and the synthetic tables "
+                             "(default a new temporary folder)")
+    sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run")
     run.add_argument("--designs", nargs="+", default=["marginals"], choices=list(DESIGNS))
     run.add_argument("--tables", nargs="+", default=["lending", "credit"])
@@ -1134,6 +1181,15 @@ def main() -> None:
     compare = sub.add_parser("compare")
     compare.add_argument("--tags", nargs="+", default=["final"])
     args = parser.parse_args()
+    if args.smoke:
+        if args.command is not None:
+            parser.error("--smoke takes no command")
+        command_smoke(args)
+        return
+    if args.command is None:
+        parser.error("give a command (run, table, compare) or --smoke")
+    if args.out is not None:
+        parser.error("--out goes with --smoke (run writes under bench/results/)")
     {"run": command_run, "table": command_table, "compare": command_compare}[args.command](args)
 
 

@@ -126,14 +126,15 @@ def _write_csv(path: Path, rows: list[list[str]], labels: list[str] | None = Non
             writer.writerow(row + ([labels[i]] if labels else []))
 
 
-def table(out: Path) -> Path:
-    """``OUT/data/table``: ``private.csv`` (25 fraud, 35 ok), ``public.csv`` (400 unlabelled), ``test.csv`` (80)
-    and ``schema.yaml`` drafted from the public table (the layout ``pcevolve data prepare-table`` writes)."""
+def table(out: Path, name: str = "table") -> Path:
+    """``OUT/data/NAME``: ``private.csv`` (25 fraud, 35 ok), ``public.csv`` (400 unlabelled), ``test.csv`` (80)
+    and ``schema.yaml`` drafted from the public table (the layout ``pcevolve data prepare-table`` writes). A bench
+    that drafts the schema with another pcevolve (bench/poolfree_lab.py's pinned one) names its own folder."""
     import numpy as np
 
     from pcevolve.data.table_schema import draft_schema
 
-    root = out / "data" / "table"
+    root = out / "data" / name
     if (root / "schema.yaml").exists():
         return root
     root.mkdir(parents=True, exist_ok=True)

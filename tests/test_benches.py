@@ -20,11 +20,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"
 #: Modules the benches import; no command line of their own.
-HELPERS = ("pipeline_run", "results_file", "smoke", "source_labels")
+HELPERS = ("pipeline_run", "poolfree_pin", "results_file", "smoke", "source_labels")
 #: Each bench and the results file its smoke writes under --out (shipped_files: none, its exit code is its verdict).
 RESULTS = {"compare": "compare.json", "compare_text": "compare-text.json", "decoder": "decoder.json",
            "encoder": "encoder.json", "evolve": "evolve.json", "faults": "faults.json",
-           "label_limits": "label-limits.json", "labels": "labels.json", "release_attack": "release_attack.json", "scale": "scale.json",
+           "label_limits": "label-limits.json", "labels": "labels.json", "poolfree_data": "poolfree_data.json",
+           "poolfree_lab": "poolfree_lab.json", "release_attack": "release_attack.json", "scale": "scale.json",
            "screenshots": "screenshots.json", "search": "search.json", "shipped_files": None,
            "tabular_peers": "tabular_peers.json", "text_style": "text-style.json",
            "text_variation": "text_variation.json", "verdict": "verdict.json"}
@@ -39,8 +40,8 @@ AFTER = {"text_variation": "compare_text", "text_style": "compare_text",
 #: The order the smokes start in: those others wait for first, then the longest (about 40 s to 1 s here), so that
 #: neither core idles at the end.
 ORDER = ("shipped_files", "screenshots", "faults", "compare_text", "text_variation", "text_style", "compare", "scale",
-         "tabular_peers", "evolve", "search", "decoder", "label_limits", "encoder", "verdict", "labels",
-         "release_attack")
+         "tabular_peers", "evolve", "poolfree_lab", "search", "decoder", "label_limits", "encoder", "verdict", "labels",
+         "poolfree_data", "release_attack")
 SMOKE_TIMEOUT = 600
 
 
