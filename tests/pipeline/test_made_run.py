@@ -85,7 +85,8 @@ def test_a_finished_made_run_resumes_judges_and_exports(made, table_data, tmp_pa
     code, output = _cli("evaluate", folder, "--test", table_data / "test.csv")
     assert code == 0 and "membership attack AUC" in output
     evaluation = json.loads((folder / "report" / "evaluation.json").read_text(encoding="utf-8"))
-    assert evaluation["dp"] is True
+    assert evaluation["dp"] is True and "not evolved" in evaluation["made_by"]
+    assert "Made without a public pool" in (folder / "report" / "report.md").read_text(encoding="utf-8")
     code, output = _cli("export", folder, tmp_path / "shared", "--with-report")
     assert code == 0, output
     assert (tmp_path / "shared" / "synthetic.csv").is_file()
