@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pcevolve.data import DataError, DataProblem
+from pcevolve.data import DataError, DataProblem, LabeledDataset
 from pcevolve.data.table_schema import TableSchema, draft_schema, read_csv_cells, widened
 from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
 from pcevolve.starters.common import (
@@ -55,20 +55,11 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
     for path in (paths.private, paths.public):
         if not path.is_file():
             raise DataError([DataProblem(str(path), "file does not exist")])
-    header = read_csv_cells(paths.private)[0]
-    if label not in header:
-        raise DataError([DataProblem(f"{paths.private}:row 1", f"no label column {label!r}; columns are {header} "
-                                                               "(name yours with --label-column)")])
+    _check_label_column(paths.private, label)
     schema = (TableSchema.load(paths.schema) if paths.schema is not None
               else draft_schema(paths.public, label_column=label))
     public = read_unlabeled_table(paths.public, schema)
-    declared = declared_classes(overrides)
-    private = read_labeled_table(paths.private, schema, class_names=declared, min_per_class=0)
-    extras: dict[str, Any] = {}
-    if paths.test is not None:
-        extras[str(paths.test)] = read_labeled_table(paths.test, schema, class_names=private.class_names,
-                                                     min_per_class=1)
-    check_splits(private, public, extras, paths)
+    declared, private, extras = _read_checked(paths, schema, overrides, public)
     k = len(private.class_names)
     used = min(len(public), 20_000)
     basis = 16
@@ -109,6 +100,28 @@ DRAFT_NOTE = ("DRAFTED FROM YOUR PRIVATE TABLE by `pcevolve init`: check it befo
               "Running the config that names this file declares it.")
 
 
+def _check_label_column(private: Path, label: str) -> None:
+    """Refuse a private table without the label column, naming its columns (before anything else is read)."""
+    header = read_csv_cells(private)[0]
+    if label not in header:
+        raise DataError([DataProblem(f"{private}:row 1", f"no label column {label!r}; columns are {header} "
+                                                         "(name yours with --label-column)")])
+
+
+def _read_checked(paths: DataPaths, schema: TableSchema, overrides: Mapping[str, Any], public: Any
+                  ) -> tuple[Any, LabeledDataset, dict[str, Any]]:
+    """The declared classes (None: to propose), the private table and the test table read against ``schema``, and
+    the splits checked against each other and the pool (``public``, None without one)."""
+    declared = declared_classes(overrides)
+    private = read_labeled_table(paths.private, schema, class_names=declared, min_per_class=0)
+    extras: dict[str, Any] = {}
+    if paths.test is not None:
+        extras[str(paths.test)] = read_labeled_table(paths.test, schema, class_names=private.class_names,
+                                                     min_per_class=1)
+    check_splits(private, public, extras, paths)
+    return declared, private, extras
+
+
 def _draft_path(private: Path) -> Path:
     """Where a schema drafted from ``private`` goes unless ``init`` says otherwise: beside it."""
     return private.with_name(f"{private.stem}.schema.yaml")
@@ -127,20 +140,11 @@ def choose_made_table_config(paths: DataPaths, label: str, *, epsilon: float, na
     """
     if not paths.private.is_file():
         raise DataError([DataProblem(str(paths.private), "file does not exist")])
-    header = read_csv_cells(paths.private)[0]
-    if label not in header:
-        raise DataError([DataProblem(f"{paths.private}:row 1", f"no label column {label!r}; columns are {header} "
-                                                               "(name yours with --label-column)")])
+    _check_label_column(paths.private, label)
     declared_schema = overrides.get("data.schema_file") or (None if paths.schema is None else str(paths.schema))
     schema = (replace(TableSchema.load(declared_schema), label_column=label) if declared_schema is not None
               else widened(draft_schema(paths.private, label_column=label)))
-    declared = declared_classes(overrides)
-    private = read_labeled_table(paths.private, schema, class_names=declared, min_per_class=0)
-    extras: dict[str, Any] = {}
-    if paths.test is not None:
-        extras[str(paths.test)] = read_labeled_table(paths.test, schema, class_names=private.class_names,
-                                                     min_per_class=1)
-    check_splits(private, None, extras, paths)
+    declared, private, extras = _read_checked(paths, schema, overrides, None)
     k = len(private.class_names)
     choices = [
         *file_run_choices(paths, name, "tabular", "table rows"),
