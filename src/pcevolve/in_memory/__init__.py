@@ -9,12 +9,12 @@ crash. Nothing of it is written outside ``secure/``. A problem the reader finds 
 lacks) is translated back to the same terms by :meth:`InputPlan.translate`.
 
 ``form.json`` beside the data remembers the input's shape convention (its columns in order, the array layout), so
-that ``Synthesizer.sample`` can hand the synthetic set back the same way, also after ``Synthesizer.load``. It records
-nothing read off the private values: the types of what comes back follow the declarations alone — a table's columns
-the schema (a whole-number column as ``int64``, another number as ``float64``, a category as text), the labels the
-declared classes (:func:`declared_labels`). A dtype pandas inferred from the private values (``int64`` because every
-private amount was whole) or a label array's width (``<U3`` because no private label was longer) would let the private
-data shape what is delivered.
+that ``Synthesizer.sample`` can hand the synthetic set back the same way, also after ``Synthesizer.load``
+(:mod:`~pcevolve.in_memory.given`). It records nothing read off the private values: the types of what comes back
+follow the declarations alone — a table's columns the schema (a whole-number column as ``int64``, another number as
+``float64``, a category as text), the labels the declared classes. A dtype pandas inferred from the private values
+(``int64`` because every private amount was whole) or a label array's width (``<U3`` because no private label was
+longer) would let the private data shape what is delivered.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import csv
 import io
 import json
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,33 +32,33 @@ import numpy as np
 
 from pcevolve.data.dataset import ClassLabel, label_text
 from pcevolve.data.errors import DataError, DataProblem, raise_if_problems
+from pcevolve.in_memory.given import (
+    FORM_FILE,
+    INPUT_FOLDER,
+    as_given,
+    declared_labels,
+    input_folder,
+    read_form,
+)
 from pcevolve.io import (
     atomic_directory,
     atomic_write_bytes,
     atomic_write_json,
     private_folder,
     private_tree,
-    read_json,
 )
 
 if TYPE_CHECKING:
     from pcevolve.config import DataConfig
-    from pcevolve.data import LabeledDataset
 
-#: Where in-memory data is written, under the run's ``secure/`` folder.
-INPUT_FOLDER = "input"
-FORM_FILE = "form.json"
-FRAMES_EXTRA = "pip install 'pcevolve[frames]'"
 
+
+__all__ = ["FORM_FILE", "INPUT_FOLDER", "InputPlan", "Records", "as_given", "as_uint8", "declared_labels",
+           "input_folder", "is_in_memory", "looks_in_memory", "plan_inputs", "read_form", "records_from"]
 
 def is_in_memory(value: object) -> bool:
     """Whether ``value`` is data rather than a path (``None`` is neither: the config's path is used)."""
     return value is not None and not isinstance(value, (str, os.PathLike))
-
-
-def input_folder(run_path: Path) -> Path:
-    """``RUN/secure/input``: the only place in-memory data is ever written."""
-    return run_path / "secure" / INPUT_FOLDER
 
 
 # ------------------------------------------------------------------------------------------------ records
@@ -435,77 +434,6 @@ def _write_flat_folder(target: Path, pixels: np.ndarray) -> None:
     with atomic_directory(target) as staging:
         for index, image in enumerate(pixels):
             Image.fromarray(image).save(staging / f"public_{index:06d}.png", optimize=False)
-
-
-# ------------------------------------------------------------------------------------------------ the way back
-
-
-def read_form(run_path: Path) -> dict[str, Any] | None:
-    """The input's shape convention, or None when the run was fitted on paths."""
-    path = input_folder(run_path) / FORM_FILE
-    return read_json(path) if path.is_file() else None
-
-
-def _pandas() -> Any:
-    try:
-        import pandas
-    except ImportError:
-        raise ImportError(f"sample() returns a pandas DataFrame for in-memory tables and texts: {FRAMES_EXTRA}") \
-            from None
-    return pandas
-
-
-def as_given(synthetic: LabeledDataset, form: Mapping[str, Any], layout: Any) -> Any:
-    """The synthetic set in the input's form: a DataFrame (tables, texts) or ``(X, y)`` arrays (images), typed by the
-    declarations only (module docstring)."""
-    if form["kind"] == "arrays":
-        return _as_arrays(synthetic, form)
-    pandas = _pandas()
-    if form["modality"] == "tabular":
-        columns = {column.name: _table_column(column, synthetic.samples[:, i])
-                   for i, column in enumerate(layout.columns)}
-        columns[layout.label_column] = np.asarray([synthetic.class_names[k] for k in synthetic.labels], dtype=object)
-    else:
-        declared = layout.as_declared(synthetic.class_names)
-        columns = {layout.text: np.asarray([str(text) for text in synthetic.samples], dtype=object),
-                   layout.label: [declared[k] for k in synthetic.labels]}  # pandas types them as declared
-    order = [name for name in form["columns"] if name in columns] + [n for n in columns if n not in form["columns"]]
-    # Text columns as Python objects, as most DataFrames hold them (a newer pandas would infer its string dtype).
-    return pandas.DataFrame({name: pandas.Series(columns[name], dtype=object) if _is_text(columns[name])
-                             else columns[name] for name in order})
-
-
-def _is_text(values: Any) -> bool:
-    array = np.asarray(values, dtype=object)
-    return array.size > 0 and all(isinstance(value, str) for value in array)
-
-
-def _table_column(column: Any, values: np.ndarray) -> np.ndarray:
-    """One delivered column as the schema types it: its cells as the CSV writes them (:meth:`Column.format`: clipped
-    to the bounds, rounded to its decimals), read back as ``int64`` (a whole-number column), ``float64`` (another
-    number) or text (a category)."""
-    cells = [column.format(value) for value in values]
-    if column.kind == "categorical":
-        return np.asarray(cells, dtype=object)
-    return np.asarray([int(cell) for cell in cells] if column.integer else [float(cell) for cell in cells],
-                      dtype=np.int64 if column.integer else np.float64)
-
-
-def declared_labels(class_names: Sequence[str], labels: np.ndarray) -> np.ndarray:
-    """Each sample's class as the declared classes give it: ``int64`` numbers when every declared class is a whole
-    number (``[0, 1, 2]``, or their text), else text as wide as the longest declared name."""
-    whole = all(re.fullmatch(r"[+-]?\d+", name) for name in class_names)
-    if whole:
-        return np.asarray([int(class_names[k]) for k in labels], dtype=np.int64)
-    width = max((len(name) for name in class_names), default=1)
-    return np.asarray([class_names[k] for k in labels], dtype=f"<U{width}")
-
-
-def _as_arrays(synthetic: LabeledDataset, form: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    images = np.asarray(synthetic.samples, dtype=np.uint8)
-    if form["ndim"] == 4 and images.ndim == 3:  # grey as delivered; the input had a channel axis (1 or 3)
-        images = np.repeat(images[..., None], form["channels"], axis=3)
-    return np.ascontiguousarray(images), declared_labels(synthetic.class_names, synthetic.labels)
 
 
 def looks_in_memory(value: object) -> bool:
