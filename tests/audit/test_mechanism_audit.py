@@ -174,3 +174,34 @@ def test_a_finished_run_is_audited_at_what_its_ledger_charged():
     assert games["DP-SGD step (ghost-norm clipping)"].claimed_mu == pytest.approx(1 / 3.0)
     assert not games["decoder DP-SGD step (per-sample gradients)"].deployed
     assert "the run's ledger" in games["exponential selection (monotone counts)"].setting
+
+
+@pytest.fixture(scope="module")
+def made_table(tmp_path_factory):
+    """A table run without a public pool (ε = 8): its marginals release is the game."""
+    from pcevolve.config import parse_config
+    from pcevolve.data.table_schema import Column, TableSchema
+
+    root = tmp_path_factory.mktemp("made")
+    schema = TableSchema((Column("amount", "numeric", 0.0, 500.0), Column("kind", "categorical",
+                                                                          categories=("a", "b", "c"))))
+    schema.save(root / "schema.yaml")
+    (root / "private.csv").write_text("amount,kind,label\n")
+    return parse_config({"name": "made", "data": {"modality": "tabular", "private": str(root / "private.csv"),
+                                                  "public": None, "classes": ["fraud", "ok"],
+                                                  "schema_file": str(root / "schema.yaml")},
+                         "privacy": {"epsilon": 8.0, "split": {"release": 1.0}}}, source="test")
+
+
+def test_a_table_without_a_pool_is_audited_on_its_histograms(made_table):
+    games = {game.name: game for game in mechanism_games(made_table, N)}
+    histograms = games["table histograms release (Gaussian)"]
+    assert histograms.deployed and not games["class statistics release (Gaussian)"].deployed
+    assert histograms.claimed_epsilon < 8.0
+    assert play(histograms, trials=300, noise=_seeded).passed
+
+
+def test_a_table_histogram_with_its_noise_halved_is_caught(made_table, monkeypatch):
+    _halved_noise(monkeypatch)
+    game = [game for game in mechanism_games(made_table, N) if game.name.startswith("table histograms")][0]
+    assert not play(game, trials=300).passed

@@ -183,6 +183,40 @@ def release_game(*, noise_multiplier: float, settings: "ReleaseSettings", num_sa
 _STD_OF = {"counts": "count", "sums": "sum", "second_moments": "second_moment", "rff_sums": "rff"}
 
 
+# --------------------------------------------------------------------------- a table's histograms (no public pool)
+
+
+def histogram_game(*, noise_multiplier: float, histograms: tuple[int, ...], num_samples: int, delta: float,
+                   neighbouring: Neighbouring, claimed_epsilon: float, deployed: bool, trials: int,
+                   rng: np.random.Generator, setting: str) -> Game:
+    """The release a table without a public pool makes of its rows (class sizes and each class's column histograms,
+    :class:`~pcevolve.privacy.histograms.HistogramRelease`) at one noise multiplier.
+
+    D: ``num_samples`` rows, each in a random cell of each histogram of ``histograms`` cells. D′: D plus one more row
+    (add/remove), or D with its last row moved to other cells (replace-one). Score: the released counts' distance
+    from D's exact ones projected on D′'s shift, over the noise variance (the likelihood ratio's statistic).
+    """
+    from pcevolve.privacy.histograms import HistogramRelease
+
+    mechanism = HistogramRelease(histograms, noise_multiplier, neighbouring)
+    cells = np.stack([rng.integers(0, size, num_samples) for size in histograms], axis=1)
+    extra = np.array([[(int(cells[-1, j]) + 1) % size if size > 1 else 0 for j, size in enumerate(histograms)]])
+    neighbour = np.vstack([cells, extra]) if neighbouring == "add_remove" else np.vstack([cells[:-1], extra])
+    exact = {False: mechanism.exact(cells), True: mechanism.exact(neighbour)}
+    shift = exact[True] - exact[False]
+    inputs = {False: cells, True: neighbour}
+
+    def play(side: bool, noise: NoiseSource) -> float:
+        ledger = TallyLedger(neighbouring, delta, secure=noise.secure)
+        released = np.concatenate(mechanism.release(inputs[side], ledger=ledger, stage="release", noise=noise,
+                                                    description="game"))
+        return float(np.dot(released - exact[False], shift)) / mechanism.noise_std ** 2
+
+    return Game(name="table histograms release (Gaussian)", setting=setting, model="gdp",
+                claimed_epsilon=claimed_epsilon, claimed_mu=1.0 / noise_multiplier, delta=delta, deployed=deployed,
+                play=play, trials=trials)
+
+
 def _released_arrays(statistics: Any) -> dict[str, np.ndarray]:
     """The released numbers by field, each once (a second moment's upper triangle: its lower one is a copy)."""
     arrays = {}

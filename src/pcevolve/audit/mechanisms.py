@@ -11,6 +11,7 @@ above the claim means the code releases more than its proof allows; a bound belo
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from pcevolve.audit.games import (
     cluster_vote_game,
     decoder_step_game,
     dpsgd_step_game,
+    histogram_game,
     release_game,
     selection_game,
 )
@@ -75,6 +77,8 @@ class Deployed:
         vote_epsilon: The pure ε of the classes' vote.
         selection_epsilon / selections: The ε of each of the verdict's selections, and how many there are.
         representation_noise / decoder_noise: σ of each DP-SGD stage.
+        histogram_noise, histograms: A run without a public pool: its marginals release's noise multiplier and the
+            cells of each histogram it releases (:mod:`pcevolve.synthesis.release`).
         source: Where the numbers come from, in words.
     """
 
@@ -85,13 +89,15 @@ class Deployed:
     selections: int = 0
     representation_noise: float | None = None
     decoder_noise: float | None = None
+    histogram_noise: float | None = None
+    histograms: tuple[int, ...] = ()
     source: str = "the run"
 
 
 def planned(config: "RunConfig", num_samples: int) -> Deployed:
     """What a run of ``config`` on ``num_samples`` private samples will use: :func:`~pcevolve.pipeline.plan.plan_budget`
     (the functions a run calls)."""
-    from pcevolve.pipeline.plan import ReleasePlan, VotePlan, plan_budget
+    from pcevolve.pipeline.plan import MadeReleasePlan, ReleasePlan, VotePlan, plan_budget
 
     plan = plan_budget(config, num_samples)
     release, verdict = plan.release, plan.verdict
@@ -106,6 +112,8 @@ def planned(config: "RunConfig", num_samples: int) -> Deployed:
         selection_epsilon=None if verdict is None else verdict.selection_epsilon,
         selections=0 if verdict is None else verdict.generations,
         representation_noise=stages.get("representation"), decoder_noise=stages.get("decoder"),
+        histogram_noise=(release.noise_multipliers["marginals"] if isinstance(release, MadeReleasePlan) else None),
+        histograms=_table_histograms(config) if isinstance(release, MadeReleasePlan) else (),
         source="the config's plan")
 
 
@@ -154,6 +162,18 @@ def mechanism_games(config: "RunConfig", num_samples: int, *, scale: float = 1.0
     games: list[Game] = []
     unused = "not used by this run" if deployed is not None else "not used by this config"
 
+    if config.makes_samples:  # a table without a pool releases histograms, not class statistics of features
+        if deployed is not None:
+            used = dataclasses.replace(used, **{key: getattr(planned(config, num_samples), key) for key in
+                                                ("histogram_noise", "histograms", "release_noise")})
+        z = used.histogram_noise or REFERENCE_NOISE_MULTIPLIER
+        games.append(histogram_game(
+            noise_multiplier=z, histograms=used.histograms or (2, 16, 16), num_samples=num_samples, delta=delta,
+            neighbouring=relation, claimed_epsilon=_gaussian_claim(z, delta, relation),
+            deployed=used.histogram_noise is not None, trials=gaussian_trials, rng=rng,
+            setting=(f"{used.source}: the marginals' release, σ = {z:.4f}" if used.histogram_noise is not None else
+                     f"{unused}: reference σ = {REFERENCE_NOISE_MULTIPLIER:g}")))
+        used = dataclasses.replace(used, release_noise=None, release_epsilon=None)
     settings = _release_settings(config, rng)
     if used.release_noise is not None and used.vote_epsilon is None:
         z = used.release_noise
@@ -212,6 +232,17 @@ def play(game: Game, *, trials: int | None = None, alpha: float = 0.05,
     bound = audit_trade_off(scores[False], scores[True], model=game.model, claimed_epsilon=game.claimed_epsilon,
                             claimed_mu=game.claimed_mu, alpha=alpha, delta=game.delta)
     return MechanismAudit(game.name, game.setting, game.deployed, bound, time.perf_counter() - started)
+
+
+def _table_histograms(config: "RunConfig") -> tuple[int, ...]:
+    """The cells of each histogram a run without a pool releases in its marginals (K, then K × bins per column)."""
+    from pcevolve.data.table_schema import TableSchema
+    from pcevolve.synthesis.bins import width_bins
+
+    assert config.data.schema_file is not None and config.data.classes is not None
+    classes = len(config.data.classes)
+    schema = TableSchema.load(config.data.schema_file)
+    return (classes, *(classes * width_bins(column, config.synthesis.bins).size for column in schema.columns))
 
 
 def _release_settings(config: "RunConfig", rng: np.random.Generator) -> Any:
