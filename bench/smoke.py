@@ -26,6 +26,8 @@ from pipeline_run import run_config
 
 #: Digit classes of the tiny image task.
 DIGIT_CLASSES = (0, 1, 2)
+#: Classes of the tiny text task (the text demo's).
+TEXT_CLASSES = ("fresh", "rotten")
 #: The tiny image run every image bench's smoke reads: its name under ``OUT/runs`` and its seed (ε is the default 8).
 TINY_RUN, TINY_SEED = "tiny", 3
 
@@ -194,11 +196,11 @@ def texts(out: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(11)
     _write_jsonl(root / "private.jsonl", _texts(rng, 20, _GOOD) + _texts(rng, 20, _BAD),
-                 ["fresh"] * 20 + ["rotten"] * 20)
+                 [TEXT_CLASSES[0]] * 20 + [TEXT_CLASSES[1]] * 20)
     public = _texts(rng, 100, _GOOD) + _texts(rng, 100, _BAD)
     _write_jsonl(root / "public.jsonl", [public[i] for i in rng.permutation(len(public))])
     _write_jsonl(root / "test.jsonl", _texts(rng, 20, _GOOD) + _texts(rng, 20, _BAD),
-                 ["fresh"] * 20 + ["rotten"] * 20)  # written last: it marks the folder finished
+                 [TEXT_CLASSES[0]] * 20 + [TEXT_CLASSES[1]] * 20)  # written last: it marks the folder finished
     return root
 
 

@@ -118,14 +118,15 @@ def prepare(folder: Path, *, links: bool = True) -> dict[str, str]:
     return outlets
 
 
-def one_line_run(data: Path, root: Path, name: str, epsilon: float, extra: list[str]) -> tuple[Path, float]:
+def one_line_run(data: Path, root: Path, name: str, epsilon: float, classes: tuple[str, ...],
+                 extra: list[str]) -> tuple[Path, float]:
     """``pcevolve run PRIVATE --public POOL --classes …`` as a user types it (reused once finished)."""
     folder = root / name
     if (folder / "stages" / "delivery.json").exists():
         return folder, float("nan")
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "pcevolve.cli.main", "run", "-q", str(data / "private.jsonl"), "--public",
-                    str(data / "public.jsonl"), "--label-column", "label", "--classes", ",".join(sorted(OUTLETS)),
+                    str(data / "public.jsonl"), "--label-column", "label", "--classes", ",".join(sorted(classes)),
                     "--name", name, "--runs-root", str(root),
                     "--epsilon", str(epsilon), *extra], check=True, stdout=subprocess.DEVNULL)
     return folder, time.perf_counter() - started
@@ -154,10 +155,11 @@ def main() -> None:
     smoke.add_arguments(parser)
     args = parser.parse_args()
     smoke.results_folder(args)
-    data, root, sets, tag = DATA, args.runs_root, [], ""
+    data, root, sets, tag, classes = DATA, args.runs_root, [], "", OUTLETS
     if args.smoke:
         sets = SMOKE_SETS
         data, root, args.epsilons, args.seeds = smoke.texts(args.out), args.out / "runs", [8.0], [0]
+        classes = smoke.TEXT_CLASSES
         outlets = {json.loads(line)["text"]: None for line in (data / "public.jsonl").read_text().splitlines()}
     else:
         if args.no_links:
@@ -168,7 +170,7 @@ def main() -> None:
         for seed in args.seeds:
             for row, extra in ROWS.items():
                 folder, seconds = one_line_run(data, root, f"style{tag}-{row}-eps{epsilon:g}-s{seed}", epsilon,
-                                               [*extra, *sets])
+                                               classes, [*extra, *sets])
                 results.append({"row": row + tag, "epsilon": epsilon, "seed": seed, "seconds": seconds,
                                 **judge(folder, data, outlets, seed)})
                 print(json.dumps(results[-1]), flush=True)

@@ -246,10 +246,10 @@ def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(ti
     monkeypatch.setattr(territory_module.ClassTerritories, "of", staticmethod(starved))
     # 300 tiny digits are too few for the mirror test to tell (tests/augment/test_mirror.py tests it): here its
     # verdict is set, to see that the run passes it on before it spends.
-    from pcevolve.augment.mirror import MirrorTest
-    from pcevolve.pipeline import run as run_module
+    from pcevolve.augment import mirror as mirror_module
 
-    monkeypatch.setattr(run_module, "mirror_test", lambda images, rng: MirrorTest(share=0.02, queries=60))
+    monkeypatch.setattr(mirror_module, "mirror_test",
+                        lambda images, rng: mirror_module.MirrorTest(share=0.02, queries=60))
     config = tiny_config(name="starved", **{"decoder.name": "nearest-public"})
     said: list[str] = []
     config, folder, _ = open_run(config, root=tmp_path)
