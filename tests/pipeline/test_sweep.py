@@ -109,6 +109,12 @@ def test_a_sweep_that_would_pass_its_cap_is_refused_before_anything_is_written(t
     assert not (tmp_path / "runs").exists()
     code, output = _sweep(tmp_path, config_path, "--epsilons", "1", "1.0")
     assert code == 2 and "repeated" in output
+    # Each ε is allowed alone; together they pass the ceiling a single run obeys.
+    code, output = _sweep(tmp_path, config_path, "--epsilons", "40", "50", "60")
+    assert code == 1 and "compose to ε" in output and "beyond 100" in output and "Nothing was run" in output
+    assert not (tmp_path / "runs").exists()
+    code, output = _sweep(tmp_path, config_path, "--epsilons", "1", "--max-epsilon", "500")
+    assert code == 2 and "--max-epsilon must be in (0, 100]" in output
     code, output = _sweep(tmp_path, config_path, "--epsilons", "0", "2")
     assert code == 2 and "privacy.epsilon" in output
     code, output = _sweep(tmp_path, config_path, "--epsilons", "1", "--test", str(tmp_path / "nope.csv"))

@@ -27,6 +27,7 @@ from pcevolve.cli.init_commands import (
 )
 from pcevolve.cli.run_commands import source_config, source_kind
 from pcevolve.config import ConfigError, RunConfig
+from pcevolve.config.schema import MAX_EPSILON
 from pcevolve.data import DataError
 from pcevolve.randomness import NOT_DP_WARNING
 
@@ -91,8 +92,8 @@ def sweep(
             assert config_path is not None and values
             config = _base_config(config_path, public=public, test=test, full=full, label_column=label_column,
                                   classes=classes, schema=schema, name=name, settings=settings, console=console)
-            if max_epsilon is not None and not max_epsilon > 0:
-                _usage(f"--max-epsilon must be positive, got {max_epsilon:g}")
+            if max_epsilon is not None and not 0 < max_epsilon <= MAX_EPSILON:
+                _usage(f"--max-epsilon must be in (0, {MAX_EPSILON:g}], got {max_epsilon:g}")
             if evaluate:
                 check_judging(config, test, full)  # before the folder: a missing test set fails in a second
             opened, plan = create_sweep(config, values, out=out, root=runs_root, max_epsilon=max_epsilon)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pcevolve.config import RunConfig, dump_config, load_config
+from pcevolve.config.schema import MAX_EPSILON
 from pcevolve.in_memory import FORM_FILE, input_folder
 from pcevolve.io import atomic_directory, atomic_write_bytes, atomic_write_json, read_json
 from pcevolve.modalities import MODALITIES
@@ -142,14 +143,25 @@ def private_count(config: RunConfig) -> int:
 def check_cap(plan: SweepPlan, max_epsilon: float | None) -> float:
     """The sweep ledger's cap: ``max_epsilon``, or the planned total without one.
 
+    The runs of a sweep compose into one guarantee, so the ceiling a single run's ε obeys
+    (:data:`~pcevolve.config.schema.MAX_EPSILON`) bounds their composition too, and a cap.
+
     Raises:
-        SweepError: The planned composition passes ``max_epsilon``.
+        SweepError: The planned composition passes ``max_epsilon`` or that ceiling, or the cap is outside (0, ceiling].
     """
     planned = plan.total.epsilon
+    alone = ", ".join(f"ε {p.total.epsilon:.3g}" for p in plan.plans)
+    if max_epsilon is not None and not 0.0 < max_epsilon <= MAX_EPSILON:  # NaN fails too
+        raise SweepError(f"--max-epsilon must be in (0, {MAX_EPSILON:g}], got {max_epsilon!r}: beyond {MAX_EPSILON:g} "
+                         "a DP guarantee bounds no attacker. Nothing was run or written")
+    if planned > MAX_EPSILON:
+        raise SweepError(f"the {len(plan.members)} runs ({alone}) compose to ε {planned:.4g} at δ = "
+                         f"{plan.total.delta:g}: runs on the same private data count together, and beyond "
+                         f"{MAX_EPSILON:g} a DP guarantee bounds no attacker; drop or lower some ε values. Nothing was "
+                         "run or written")
     if max_epsilon is None:
         return planned
     if planned > max_epsilon:
-        alone = ", ".join(f"ε {p.total.epsilon:.3g}" for p in plan.plans)
         raise SweepError(f"the {len(plan.members)} runs ({alone}) compose to ε {planned:.4g} at δ = "
                          f"{plan.total.delta:g}, more than --max-epsilon {max_epsilon:g}; drop or lower some ε values, "
                          "or raise the cap. Nothing was run or written")
