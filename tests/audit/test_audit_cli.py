@@ -99,3 +99,32 @@ def test_auditing_a_folder_that_only_looks_like_a_run_is_one_error_line(tmp_path
 def test_no_end_to_end_without_mechanisms_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(app, ["audit", str(tmp_path), "--no-end-to-end"])
     assert result.exit_code == 2 and "--mechanisms" in result.output
+
+
+def test_an_unfinished_run_is_refused_before_any_game(tmp_path, monkeypatch):
+    # A killed run's ledger holds part of what it will charge: its audit would show what the run never finished.
+    from pcevolve.audit import mechanisms
+
+    played: list[str] = []
+    monkeypatch.setattr(mechanisms, "play", lambda game: played.append(game.name))
+    (tmp_path / "config.yaml").write_text(Path(DEMO).read_text())
+    (tmp_path / "manifest.json").write_text("{}")
+    for extra in (["--no-end-to-end"], []):
+        result = CliRunner().invoke(app, ["audit", str(tmp_path), "--mechanisms", *extra])
+        assert result.exit_code == 1 and "not a finished run" in result.output and "--resume" in result.output
+        assert not played and not (tmp_path / "audit.json").exists()
+
+
+def test_an_end_to_end_audit_it_cannot_play_is_refused_before_the_games(tmp_path, monkeypatch):
+    from pcevolve.audit import mechanisms
+
+    played: list[str] = []
+    monkeypatch.setattr(mechanisms, "play", lambda game: played.append(game.name))
+    table = Path(DEMO).parent / "tabular-demo.yaml"
+    (tmp_path / "config.yaml").write_text(table.read_text())
+    (tmp_path / "manifest.json").write_text("{}")
+    (tmp_path / "stages").mkdir()
+    (tmp_path / "stages" / "delivery.json").write_text("{}")
+    result = CliRunner().invoke(app, ["audit", str(tmp_path), "--mechanisms"])
+    assert result.exit_code == 1 and "supports image runs" in result.output and "tabular run" in result.output
+    assert not played and not (tmp_path / "audit.json").exists()

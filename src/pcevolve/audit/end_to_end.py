@@ -117,8 +117,7 @@ def audit_run(run_folder: str | Path, *, canaries: int = 500, alpha: float = 0.0
     """
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    folder, config = _finished_run(Path(run_folder), canaries)
-    _check_audit_file(folder, overwrite=overwrite)
+    folder, config = check_auditable(run_folder, canaries=canaries, overwrite=overwrite)
     try:
         with run_folder_lock(folder.path):
             result = _audit(folder, config, canaries=canaries, alpha=alpha, progress=progress, say=say,
@@ -131,6 +130,19 @@ def audit_run(run_folder: str | Path, *, canaries: int = 500, alpha: float = 0.0
     folder.settle_times()  # as after `run` and `evaluate`: no file time outside secure/ says when the audit ended
     say(result.summary())
     return result
+
+
+def check_auditable(run_folder: str | Path, *, canaries: int = 500,
+                    overwrite: bool = False) -> tuple[RunFolder, RunConfig]:
+    """What :func:`audit_run` refuses, checked in a second and before any work (the command line calls it before
+    the per-mechanism games, which take minutes): the run's folder and config.
+
+    Raises:
+        ValueError, TargetExistsError, RunError: As :func:`audit_run`.
+    """
+    folder, config = _finished_run(Path(run_folder), canaries)
+    _check_audit_file(folder, overwrite=overwrite)
+    return folder, config
 
 
 def _check_audit_file(folder: RunFolder, *, overwrite: bool) -> None:
@@ -160,7 +172,8 @@ def _finished_run(path: Path, canaries: int) -> tuple[RunFolder, RunConfig]:
     except (FileNotFoundError, ConfigError) as error:
         raise RunError(str(error)) from None
     if config.data.modality != "image":
-        raise ValueError("the end-to-end audit supports image runs so far")
+        raise ValueError(f"the end-to-end audit supports image runs so far; this is a {config.data.modality} run "
+                         "(its mechanisms can be audited alone)")
     if config.privacy.neighbouring != "add_remove":
         raise ValueError("the end-to-end audit adds or removes canaries, so it tests add/remove-one runs only; this "
                          f"run claims {config.privacy.neighbouring}")

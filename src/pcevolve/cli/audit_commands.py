@@ -59,6 +59,8 @@ def audit(
     if run_dir is not None and not (run_dir / "config.yaml").is_file():
         typer.echo(f"error: {run_dir} is not a run folder (no config.yaml)", err=True)
         raise typer.Exit(1)
+    if run_dir is not None:
+        _check_run(run_dir, end_to_end=end_to_end, canaries=canaries, overwrite=overwrite)
     console = Console()
     if console.width < 110:
         console = Console(width=110)
@@ -70,6 +72,29 @@ def audit(
     console.print(MEANING, highlight=False)
     if failed:
         raise typer.Exit(1)
+
+
+def _check_run(run_dir: Path, *, end_to_end: bool, canaries: int, overwrite: bool) -> None:
+    """Refuse, before any game is played, a run the audit cannot judge: an unfinished one (its ledger holds only
+    part of what the run will charge) and, for the end-to-end audit, whatever :func:`check_auditable` refuses."""
+    from pcevolve.pipeline.run import RunError
+    from pcevolve.pipeline.sweep_member import delivered
+
+    if not delivered(run_dir):
+        typer.echo(f"error: {run_dir} is not a finished run (no stages/delivery.json): finish it with "
+                   f"`pcevolve run --resume {run_dir}`, then audit it", err=True)
+        raise typer.Exit(1)
+    if end_to_end:
+        from pcevolve.audit.end_to_end import check_auditable
+
+        try:
+            check_auditable(run_dir, canaries=canaries, overwrite=overwrite)
+        except FileExistsError as exc:
+            typer.echo(f"error: {exc} (--overwrite replaces an earlier result)", err=True)
+            raise typer.Exit(1) from None
+        except (ValueError, RunError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from None
 
 
 def _mechanisms(console: Console, run_dir: Path | None, config_path: Path | None, num_samples: int, trials: float,
