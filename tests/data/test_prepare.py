@@ -147,15 +147,30 @@ def test_failure_while_writing_leaves_no_partial_folder(tmp_path, monkeypatch):
     assert not out.exists() and _leftovers(tmp_path) == []
 
 
-def test_existing_output_is_kept_unless_overwrite(digits_demo, tmp_path):
+def test_overwrite_replaces_only_a_dataset_prepared_before(digits_demo, tmp_path, monkeypatch):
     out = tmp_path / "d"
     out.mkdir()
     (out / "mine.txt").write_text("keep me")
-    with pytest.raises(FileExistsError):
-        prepare_demo("digits", out, progress=False)
+    for overwrite in (False, True):  # a folder pcevolve did not prepare is never replaced
+        with pytest.raises(FileExistsError):
+            prepare_demo("digits", out, overwrite=overwrite, progress=False)
     assert (out / "mine.txt").read_text() == "keep me"
-    prepare_demo("digits", out, overwrite=True, progress=False)
-    assert not (out / "mine.txt").exists() and (out / "dataset.json").exists()
+    made = tmp_path / "made"
+    prepare_demo("digits", made, progress=False)
+    (made / "sub").mkdir()
+    (made / "thesis.txt").write_text("three years")
+    with pytest.raises(FileExistsError, match="sub, thesis.txt"):  # one of the user's beside the splits
+        prepare_demo("digits", made, overwrite=True, progress=False)
+    assert (made / "thesis.txt").read_text() == "three years" and (made / "sub").is_dir()
+    (made / "thesis.txt").unlink()
+    (made / "sub").rmdir()
+    prepare_demo("digits", made, overwrite=True, seed=1, progress=False)
+    assert (made / "dataset.json").exists() and _leftovers(tmp_path) == []
+    monkeypatch.chdir(made)
+    for here in (".", "..", str(tmp_path)):  # the current folder and what holds it: never emptied
+        with pytest.raises(FileExistsError, match="current folder"):
+            prepare_demo("digits", here, overwrite=True, progress=False)
+    assert (made / "dataset.json").exists() and (tmp_path / "d" / "mine.txt").exists()
     assert _leftovers(tmp_path) == []
 
 

@@ -82,6 +82,14 @@ def test_the_demo_preparations_write_their_files(tmp_path):
     assert sorted(p.name for p in (tmp_path / "tab").iterdir()) == ["dataset.json", "private.csv", "public.csv",
                                                                    "schema.yaml", "test.csv"]
     assert "Class" not in (tmp_path / "tab" / "public.csv").read_text(encoding="utf-8").splitlines()[0]
+    (tmp_path / "tab" / "notes.txt").write_text("mine")  # --overwrite replaces only what pcevolve wrote
+    again = CliRunner().invoke(app, ["data", "prepare", "lending-club", "--out", str(tmp_path / "tab"), "--overwrite"])
+    assert again.exit_code == 1 and "notes.txt" in again.output and "Traceback" not in again.output
+    assert (tmp_path / "tab" / "notes.txt").read_text() == "mine"
+    (tmp_path / "tab" / "notes.txt").unlink()
+    again = CliRunner().invoke(app, ["data", "prepare", "lending-club", "--out", str(tmp_path / "tab"), "--overwrite"])
+    assert again.exit_code == 0, again.output
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left beside it
     import importlib.util
 
     if importlib.util.find_spec("scattertext") is None:

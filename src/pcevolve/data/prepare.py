@@ -40,6 +40,7 @@ from pcevolve.data.dataset import LabeledDataset, UnlabeledImages
 from pcevolve.data.duplicates import check_disjoint
 from pcevolve.data.errors import DataError, DataProblem
 from pcevolve.data.image_files import RESAMPLE
+from pcevolve.data.prepared_folder import check_prepare_target
 from pcevolve.data.sources import (
     DEFAULT_SIZES,
     SOURCES,
@@ -298,14 +299,16 @@ def prepare_demo(
         seed: Seed of the one generator that draws every split.
         size: Resize images to ``size x size`` (LANCZOS); ``None`` keeps the native size.
         source_dir: Folder of the benchmark's IDX files (see :func:`~pcevolve.data.sources.load_demo_source`).
-        overwrite: Replace an existing ``out`` (only once the new one is complete).
+        overwrite: Replace a dataset prepared at ``out`` before (only once the new one is complete; nothing
+            pcevolve did not write is ever replaced).
         progress: Report progress on stderr (a bar on a terminal, lines otherwise); ``None`` as ``True``.
 
     Returns:
         What was written to ``out/dataset.json``.
 
     Raises:
-        FileExistsError: ``out`` exists and ``overwrite`` is false (checked before any work).
+        pcevolve.io.TargetExistsError: ``out`` cannot be written (checked before any work:
+            :func:`~pcevolve.data.prepared_folder.check_prepare_target`).
         SourceNotFoundError: The benchmark's files are absent; says how to install them.
         DataError: More images requested than a class has (naming the class and the numbers).
         ValueError: An invalid option.
@@ -322,8 +325,7 @@ def prepare_demo(
         public_size=defaults.public_size if public_size is None else public_size,
     )
     chosen = _validate_options(classes, public, sizes, seed, size)
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"{out} already exists (use --overwrite to replace it)")
+    out = check_prepare_target(out, overwrite=overwrite)
 
     data = load_demo_source(source, source_dir=source_dir)
     rng = np.random.default_rng(seed)

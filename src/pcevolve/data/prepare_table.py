@@ -23,7 +23,6 @@ The split is seeded and disjoint; ``public.csv`` keeps its label column out, so 
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,9 @@ from typing import Any
 import numpy as np
 
 from pcevolve.data.errors import DataError, DataProblem
+from pcevolve.data.prepared_folder import check_prepare_target
 from pcevolve.data.table_schema import draft_schema
+from pcevolve.io import atomic_directory
 
 
 @dataclass(frozen=True)
@@ -125,15 +126,14 @@ def prepare_table_demo(name: str, out: str | Path, *, seed: int = 0, private_rar
     """Write ``out/{private,public,test}.csv``, ``schema.yaml`` and ``dataset.json``; returns the description.
 
     Raises:
-        DataError: Unknown source, ``out`` exists (without ``overwrite``), the cut asks for more rows (of a class)
-            than the dataset has, or ``private_rare`` / ``private_common`` for a source cut at its natural balance.
+        DataError: Unknown source, the cut asks for more rows (of a class) than the dataset has, or
+            ``private_rare`` / ``private_common`` for a source cut at its natural balance.
+        pcevolve.io.TargetExistsError: ``out`` cannot be written (:func:`~pcevolve.data.prepared_folder.check_prepare_target`).
     """
     if name not in TABLE_SOURCES:
         raise DataError([DataProblem(name, f"unknown table source; known: {', '.join(sorted(TABLE_SOURCES))}")])
     source = TABLE_SOURCES[name]
-    out = Path(out)
-    if out.exists() and not overwrite:
-        raise DataError([DataProblem(str(out), "already exists; pass --overwrite to replace it")])
+    out = check_prepare_target(out, overwrite=overwrite)
     if source.private_rows is not None and (private_rare is not None or private_common is not None):
         raise DataError([DataProblem(name, "is cut at its natural class balance; private_rare and private_common do "
                                            "not apply")])
@@ -143,29 +143,24 @@ def prepare_table_demo(name: str, out: str | Path, *, seed: int = 0, private_rar
         private, test, public = _natural_cut(name, source, len(frame), rng)
     else:
         private, test, public = _stratified_cut(name, source, frame, rng, private_rare, private_common)
-    staging = out.with_name(out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    frame.iloc[private].to_csv(staging / "private.csv", index=False)
-    frame.iloc[test].to_csv(staging / "test.csv", index=False)
-    frame.iloc[public].drop(columns=[source.label]).to_csv(staging / "public.csv", index=False)
-    draft_schema(staging / "public.csv", label_column=source.label).save(staging / "schema.yaml")
-    note = "public.csv has no label column; schema.yaml was drafted from public.csv only"
-    if source.drop_na:
-        note = (f"{dropped} rows with an empty cell dropped before the cut (whole-valued float columns then written "
-                "as integers); " + note)
-    if source.private_rows is not None:
-        note = "private and test rows at the natural class balance (one seeded permutation); " + note
-    description = {
-        "format": "pcevolve.table-demo", "source": name, "rdataset": f"{source.package}/{source.item}",
-        "seed": seed, "label_column": source.label, "rare_class": source.rare,
-        "rows": {"private": len(private), "public": len(public), "test": len(test)},
-        "private_classes": {str(k): int(v) for k, v in
-                            sorted(frame.iloc[private][source.label].astype(str).value_counts().items())},
-        "note": note,
-    }
-    (staging / "dataset.json").write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
-    if out.exists():
-        shutil.rmtree(out)
-    staging.rename(out)
+    with atomic_directory(out, overwrite=True) as staging:  # checked above: only a dataset made here is replaced
+        frame.iloc[private].to_csv(staging / "private.csv", index=False)
+        frame.iloc[test].to_csv(staging / "test.csv", index=False)
+        frame.iloc[public].drop(columns=[source.label]).to_csv(staging / "public.csv", index=False)
+        draft_schema(staging / "public.csv", label_column=source.label).save(staging / "schema.yaml")
+        note = "public.csv has no label column; schema.yaml was drafted from public.csv only"
+        if source.drop_na:
+            note = (f"{dropped} rows with an empty cell dropped before the cut (whole-valued float columns then "
+                    "written as integers); " + note)
+        if source.private_rows is not None:
+            note = "private and test rows at the natural class balance (one seeded permutation); " + note
+        description = {
+            "format": "pcevolve.table-demo", "source": name, "rdataset": f"{source.package}/{source.item}",
+            "seed": seed, "label_column": source.label, "rare_class": source.rare,
+            "rows": {"private": len(private), "public": len(public), "test": len(test)},
+            "private_classes": {str(k): int(v) for k, v in
+                                sorted(frame.iloc[private][source.label].astype(str).value_counts().items())},
+            "note": note,
+        }
+        (staging / "dataset.json").write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
     return description

