@@ -97,3 +97,34 @@ def test_other_label_column_and_bom(tmp_path):
     path.write_bytes("\ufeffclass,x\nA,1\nA,2\nB,3\nB,4\n".encode())
     data = read_labeled_csv(path, label_column="class")
     assert data.feature_names == ("x",) and data.class_counts() == {"A": 2, "B": 2}
+
+
+@pytest.mark.parametrize("kind", ["table", "texts"])
+def test_one_kind_of_problem_takes_at_most_twelve_lines_whatever_the_file_size(tmp_path, kind):
+    # A word in a numeric column on every row, a text that is a number on every line: each row's message differs
+    # by its value, and the lines are grouped by what is wrong, not by the words.
+    import json
+
+    from pcevolve.data.tabular import read_labeled_table
+    from pcevolve.data.errors import problem_lines
+    from pcevolve.data.table_schema import Column, TableSchema
+    from pcevolve.data.text import read_labeled_texts
+
+    rows = 500
+    if kind == "table":
+        path = _write(tmp_path, "x,y,label\n" + "".join(f"word{i},{i % 7},{'ab'[i % 2]}\n" for i in range(rows))
+                      + "".join(f"{i},{i},c\n" for i in range(rows)))
+        schema = TableSchema(columns=(Column("x", "numeric", low=0, high=1000), Column("y", "numeric", low=0,
+                                                                                         high=10)),
+                             label_column="label")
+        with pytest.raises(DataError) as excinfo:
+            read_labeled_table(path, schema, class_names=("a", "b"))
+    else:
+        path = tmp_path / "texts.jsonl"
+        path.write_text("".join(json.dumps({"text": i, "label": "ab"[i % 2]}) + "\n" for i in range(rows)))
+        with pytest.raises(DataError) as excinfo:
+            read_labeled_texts(path, text_field="text", label_field="label", class_names=("a", "b"))
+    lines = problem_lines(excinfo.value.problems)
+    kinds = {problem.group for problem in excinfo.value.problems}
+    assert len(excinfo.value.problems) >= rows and len(lines) <= 11 * len(kinds) and len(kinds) <= 4
+    assert any(line.startswith(f"… and {rows - 10} more with the same problem") for line in lines)

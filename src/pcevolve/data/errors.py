@@ -22,13 +22,34 @@ class DataProblem:
     Attributes:
         path: The file, folder or ``file.csv:row N`` the problem is in.
         message: What is wrong, phrased so the user knows what to fix.
+        kind: What is wrong without this row's own values (``column 'income' is not a number``), when the message
+            holds them: problems of one kind are shown together and counted past the first few
+            (:func:`problem_lines`). Empty: the message is its own kind.
     """
 
     path: str
     message: str
+    kind: str = ""
+
+    @property
+    def group(self) -> str:
+        """What :func:`problem_lines` groups by: the kind, else the message."""
+        return self.kind or self.message
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
+
+
+@dataclass(frozen=True)
+class CellProblem:
+    """What is wrong with one value (a cell, a field of a record): ``kind`` is the same for every value it happens to,
+    ``message`` names this value."""
+
+    kind: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class DataError(ValueError):
@@ -63,25 +84,27 @@ def not_utf8_problem(path: str | os.PathLike[str], *, unit: str) -> DataProblem:
     return DataProblem(str(path), "not UTF-8 text; save the file with the UTF-8 encoding")
 
 
-#: How many problems with the same message :func:`problem_lines` shows before it counts the rest.
-SHOWN_PER_MESSAGE = 10
+#: How many problems of one kind :func:`problem_lines` shows before it counts the rest (with the count's line, no
+#: kind of problem takes more than 11 lines, whatever the file's size).
+SHOWN_PER_KIND = 10
 
 
-def problem_lines(problems: Iterable[DataProblem], *, shown_per_message: int = SHOWN_PER_MESSAGE) -> list[str]:
-    """One line per problem, except that a message shared by more than ``shown_per_message`` problems (the public
-    pool given as the private folder: 20,000 times "image outside a class folder") shows its first ones and then
-    one line counting the rest; the lines keep the order the problems were found in."""
+def problem_lines(problems: Iterable[DataProblem], *, shown_per_kind: int = SHOWN_PER_KIND) -> list[str]:
+    """One line per problem, except that a kind shared by more than ``shown_per_kind`` problems (the public pool
+    given as the private folder: 20,000 times "image outside a class folder"; a word in a numeric column on every
+    row) shows its first ones and then one line counting the rest; the lines keep the order the problems were found
+    in."""
     problems = list(problems)
-    totals = Counter(problem.message for problem in problems)
+    totals = Counter(problem.group for problem in problems)
     seen: Counter[str] = Counter()
     lines = []
     for problem in problems:
-        seen[problem.message] += 1
-        if seen[problem.message] <= shown_per_message:
+        seen[problem.group] += 1
+        if seen[problem.group] <= shown_per_kind:
             lines.append(str(problem))
-        if seen[problem.message] == shown_per_message and totals[problem.message] > shown_per_message:
-            rest = totals[problem.message] - shown_per_message
-            lines.append(f"… and {rest} more with the same problem: {problem.message}")
+        if seen[problem.group] == shown_per_kind and totals[problem.group] > shown_per_kind:
+            rest = totals[problem.group] - shown_per_kind
+            lines.append(f"… and {rest} more with the same problem: {problem.group}")
     return lines
 
 

@@ -97,7 +97,8 @@ def list_folder(folder: Path) -> tuple[list[Path], list[Path], list[DataProblem]
         else:
             suffix = entry.suffix or "(no extension)"
             problems.append(
-                DataProblem(str(entry), f"unsupported file type {suffix}; expected {', '.join(IMAGE_EXTENSIONS)}")
+                DataProblem(str(entry), f"unsupported file type {suffix}; expected {', '.join(IMAGE_EXTENSIONS)}",
+                            kind=f"unsupported file type; expected {', '.join(IMAGE_EXTENSIONS)}")
             )
     return images, folders, problems
 
@@ -137,7 +138,7 @@ def _open(path: Path, *, decode: bool) -> tuple[ImageInfo | DataProblem, Image.I
     except UnidentifiedImageError:
         return DataProblem(str(path), "not a readable image (unknown or corrupt format)"), None
     except Exception as exc:  # noqa: BLE001 -- any reader failure is a problem with this file
-        return DataProblem(str(path), f"cannot read image: {exc}"), None
+        return DataProblem(str(path), f"cannot read image: {exc}", kind="cannot read image"), None
 
 
 def _may_be_oriented(image: Image.Image) -> bool:
@@ -239,7 +240,8 @@ def load_images(
         try:
             pixels = _decode(info, decoded[index], mode=target, size=size)
         except Exception as exc:  # noqa: BLE001
-            problems.append(DataProblem(str(info.path), f"cannot decode image, truncated or corrupt: {exc}"))
+            problems.append(DataProblem(str(info.path), f"cannot decode image, truncated or corrupt: {exc}",
+                                        kind="cannot decode image, truncated or corrupt"))
             samples = None
             continue
         finally:
@@ -258,8 +260,9 @@ def load_images(
 
 def _odd_size(path: Path, found: str, width: int, height: int) -> DataProblem:
     """The problem of an image whose size (``found``, e.g. ``"28x30"``) is not the common ``width`` x ``height``."""
-    return DataProblem(str(path), f"image is {found} but most images are {width}x{height}; "
-                                  "declare a size (--size) to resize all images")
+    fix = "declare a size (--size) to resize all images"
+    return DataProblem(str(path), f"image is {found} but most images are {width}x{height}; {fix}",
+                       kind=f"image size is not the most common {width}x{height}; {fix}")
 
 
 def _majority_mode(native_modes: Counter[str]) -> str:

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 import yaml
 
-from pcevolve.data.errors import DataError, DataProblem, not_utf8_problem
+from pcevolve.data.errors import CellProblem, DataError, DataProblem, not_utf8_problem
 from pcevolve.data.ordering import natural_key
 
 ColumnKind = Literal["numeric", "categorical"]
@@ -62,25 +62,26 @@ class Column:
             raise ValueError(f"numeric column {self.name!r} needs finite bounds low <= high, got "
                              f"{self.low}, {self.high}")
 
-    def parse(self, cell: str) -> tuple[float | None, str | None]:
+    def parse(self, cell: str) -> tuple[float | None, CellProblem | None]:
         """The stored value of one cell, or ``(None, what is wrong)``."""
         text = cell.strip()
         if not text:
-            return None, "is empty (missing value)"
+            return None, CellProblem("is empty (missing value)", "is empty (missing value)")
         if self.kind == "categorical":
             index = self._index.get(text)
             if index is None:
-                return None, (f"has category {text!r}, which the schema does not list (known: "
-                              f"{', '.join(self.categories[:8])}{' …' if len(self.categories) > 8 else ''})")
+                known = f"(known: {', '.join(self.categories[:8])}{' …' if len(self.categories) > 8 else ''})"
+                return None, CellProblem(f"has a category the schema does not list {known}",
+                                         f"has category {text!r}, which the schema does not list {known}")
             return float(index), None
         try:
             value = float(text)
         except ValueError:
-            return None, f"is not a number: {cell!r}"
+            return None, CellProblem("is not a number", f"is not a number: {cell!r}")
         if math.isnan(value):
-            return None, f"is NaN ({cell!r})"
+            return None, CellProblem("is NaN", f"is NaN ({cell!r})")
         if math.isinf(value):
-            return None, f"is infinite ({cell!r})"
+            return None, CellProblem("is infinite", f"is infinite ({cell!r})")
         return value, None
 
     def format(self, value: float) -> str:
@@ -329,7 +330,8 @@ def read_csv_cells(path: Path) -> tuple[list[str], list[tuple[str, list[str]]], 
                     continue
                 where = f"{path}:row {reader.line_num}"
                 if len(cells) != len(header):
-                    problems.append(DataProblem(where, f"has {len(cells)} fields, the header has {len(header)}"))
+                    problems.append(DataProblem(where, f"has {len(cells)} fields, the header has {len(header)}",
+                                                kind=f"a row without the header's {len(header)} fields"))
                     continue
                 rows.append((where, cells))
     except UnicodeDecodeError:

@@ -80,7 +80,8 @@ def _parse_rows(path: Path, header: list[str], rows: list[tuple[str, list[str]]]
         for column, at in zip(schema.columns, positions, strict=True):
             value, error = column.parse(cells[at])
             if error is not None:
-                problems.append(DataProblem(where, f"column {column.name!r} {error}"))
+                problems.append(DataProblem(where, f"column {column.name!r} {error}",
+                                            kind=f"column {column.name!r} {error.kind}"))
                 bad = True
             else:
                 row.append(value)
@@ -190,7 +191,8 @@ def _resolve_labels(
         if text in index:
             labels[row] = index[text]
         else:
-            problems.append(DataProblem(where, f"unknown label {text!r}; declared classes are {list(names)}"))
+            problems.append(DataProblem(where, f"unknown label {text!r}; declared classes are {list(names)}",
+                                        kind=f"a label outside the declared classes {list(names)}"))
     counts = Counter(labels[labels >= 0].tolist())
     for i, name in enumerate(names):
         if counts[i] < min_per_class:

@@ -23,7 +23,7 @@ import csv
 import json
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ from pcevolve.data.dataset import (
     label_type,
     typed_label,
 )
-from pcevolve.data.errors import DataError, DataProblem, name_some, not_utf8_problem, raise_if_problems
+from pcevolve.data.errors import CellProblem, DataError, DataProblem, name_some, not_utf8_problem, raise_if_problems
 from pcevolve.data.tabular import _resolve_labels
 
 #: How a label type is named in messages.
@@ -108,42 +108,53 @@ def _is_unicode(text: str) -> bool:
     return True
 
 
-def _text_of(record: dict[str, Any], text_field: str) -> tuple[str | None, str | None]:
+def _fixed(what: str) -> CellProblem:
+    """A problem whose message names no value of its own: its own kind."""
+    return CellProblem(what, what)
+
+
+#: A field that holds no surrogate-free text.
+_SURROGATE = _fixed("holds an unpaired surrogate escape (such as \\ud800), which is not text")
+
+
+def _text_of(record: dict[str, Any], text_field: str) -> tuple[str | None, CellProblem | None]:
     """``(the text, None)``, or ``(None, what is wrong with the field)``."""
     if text_field not in record:
-        return None, "is missing"
+        return None, _fixed("is missing")
     text = record[text_field]
     if text is None:
-        return None, "is missing (null)"
+        return None, _fixed("is missing (null)")
     if not isinstance(text, str):
-        return None, f"is not a string (it is {json.dumps(text)[:40]})"
+        return None, CellProblem("is not a string", f"is not a string (it is {json.dumps(text)[:40]})")
     if not _is_unicode(text):
-        return None, "holds an unpaired surrogate escape (such as \\ud800), which is not text"
+        return None, _SURROGATE
     if not text.strip():
-        return None, "is empty"
+        return None, _fixed("is empty")
     return text.strip(), None
 
 
-def _label_of(record: dict[str, Any], label_field: str) -> tuple[ClassLabel | None, str | None]:
+def _label_of(record: dict[str, Any], label_field: str) -> tuple[ClassLabel | None, CellProblem | None]:
     """``(the label, None)`` — stripped text, a whole number or a boolean — or ``(None, what is wrong)``."""
     if label_field not in record:
-        return None, "is missing"
+        return None, _fixed("is missing")
     label = record[label_field]
     if label is None:
-        return None, "is missing (null)"
+        return None, _fixed("is missing (null)")
     if isinstance(label, (bool, int)):
         return label, None
     if isinstance(label, float):
         fix = "" if not math.isfinite(label) else (f": write it as {int(label)} or as text (\"{label}\")"
                                                     if label.is_integer() else f": write it as text (\"{label}\")")
-        return None, (f"is {json.dumps(label)}, a decimal number; a label is text, a whole number (no decimal "
-                      f"point) or true/false{fix}")
+        return None, CellProblem("is a decimal number; a label is text, a whole number (no decimal point) or "
+                                 "true/false",
+                                 f"is {json.dumps(label)}, a decimal number; a label is text, a whole number (no "
+                                 f"decimal point) or true/false{fix}")
     if isinstance(label, (list, dict)):
-        return None, f"is {'a list' if isinstance(label, list) else 'an object'}; {_ONE_VALUE}"
+        return None, _fixed(f"is {'a list' if isinstance(label, list) else 'an object'}; {_ONE_VALUE}")
     if not _is_unicode(label):
-        return None, "holds an unpaired surrogate escape (such as \\ud800), which is not text"
+        return None, _SURROGATE
     if not label.strip():
-        return None, "is empty"
+        return None, _fixed("is empty")
     return label.strip(), None
 
 
@@ -176,10 +187,10 @@ class _Scan:
         for name, value in record.items():
             self.fields[name] = self.fields.get(name, False) or (isinstance(value, str) and bool(value.strip()))
 
-    def add(self, where: str, name: str, role: str, what: str) -> None:
-        problem = DataProblem(where, f"field {name!r} ({role}) {what}")
+    def add(self, where: str, name: str, role: str, what: CellProblem) -> None:
+        problem = DataProblem(where, f"field {name!r} ({role}) {what}", kind=f"field {name!r} ({role}) {what.kind}")
         self.problems.append(problem)
-        if what == "is missing":
+        if what.kind == "is missing":
             self.missing.setdefault(name, []).append(problem)
 
 
@@ -189,19 +200,20 @@ def _scan(path: Path, text_field: str, label_field: str, *, labelled: bool) -> _
     try:
         for where, record, problem in _records(path):
             if record is None:
-                scan.problems.append(DataProblem(where, problem or "unreadable"))
+                scan.problems.append(DataProblem(where, problem or "unreadable",
+                                                 kind=(problem or "unreadable").split(" (")[0]))
                 continue
             scan.note(record)
             if not labelled and label_field in record:
                 scan.labelled.append(where)
             text, what = _text_of(record, text_field)
             if text is None:
-                scan.add(where, text_field, "the text", what or "is not usable")
+                scan.add(where, text_field, "the text", what or _fixed("is not usable"))
                 continue
             if labelled:
                 label, what = _label_of(record, label_field)
                 if label is None:
-                    scan.add(where, label_field, "the label", what or "is not usable")
+                    scan.add(where, label_field, "the label", what or _fixed("is not usable"))
                     continue
                 scan.labels.append(label)
             scan.texts.append(text)
@@ -350,7 +362,7 @@ def _in_text_terms(problem: DataProblem, kind: LabelType) -> DataProblem:
     message = problem.message.replace("row(s)", "text(s)")
     if kind == "boolean" and message.startswith("unknown label"):
         message += f" ({_YAML_BOOLEANS})"
-    return DataProblem(problem.path, message)
+    return replace(problem, message=message)
 
 
 def read_unlabeled_texts(path: str | Path, *, text_field: str = "text", label_field: str = "label",

@@ -24,7 +24,7 @@ import io
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -200,11 +200,11 @@ class InputPlan:
     def _translated(self, problem: DataProblem) -> DataProblem:
         for path, (argument, places) in self.where.items():
             if problem.path == path:
-                return DataProblem(argument, problem.message)
+                return replace(problem, path=argument)
             if problem.path.startswith(path + ":"):
                 place = problem.path[len(path) + 1:]
                 index = places.get(place)
-                return DataProblem(argument if index is None else f"{argument}: row index {index}", problem.message)
+                return replace(problem, path=argument if index is None else f"{argument}: row index {index}")
         return problem
 
 
@@ -405,10 +405,12 @@ def _check_image_labels(labels: object, n: int, argument: str, classes: Sequence
     for index, value in enumerate(y):
         if _missing(value):
             problems.append(DataProblem(f"{argument}: y[{index}]",
-                                        f"{_show_missing(value)}; every image needs a label"))
+                                        f"{_show_missing(value)}; every image needs a label",
+                                        kind="a missing label; every image needs a label"))
         elif label_text(_plain(value)) not in known:
             problems.append(DataProblem(f"{argument}: y[{index}]", f"unknown label {_plain(value)!r}; declared "
-                                                                   f"classes (data.classes) are {list(classes)}"))
+                                                                   f"classes (data.classes) are {list(classes)}",
+                                        kind=f"a label outside the declared classes {list(classes)}"))
     return problems
 
 
