@@ -252,16 +252,14 @@ def _float_above_one(X, y):
     return X, y
 
 
-def _int_above_255(X, y):
-    X = np.rint(X * 255).astype(np.int64)
-    X[7, 0, 0] = 300
-    return X, y
+def _int_not_uint8(X, y):  # 0..16, the digits' own scale: never guessed from the values
+    return np.rint(X * 16).astype(np.int64), y
 
 
 @pytest.mark.parametrize(("change", "message"), [
     (lambda X, y: (X[:, :, 0], y), r"private: X: has shape \(60, 8\)"),
     (_float_above_one, r"private: X\[5\]: holds 1.5"),
-    (_int_above_255, r"private: X\[7\]: holds 300"),
+    (_int_not_uint8, r"private: X: has dtype int64; whole-number images must be uint8"),
     (lambda X, y: (X, y[:-1]), r"private: y: has shape \(59,\); it needs one label per image, 60"),
     (lambda X, y: (X, y[:, None]), r"private: y: has shape \(60, 1\); it needs one label per image, 60"),
     (lambda X, y: (X, np.where(np.arange(len(y)) == 9, 7, y)), r"private: y\[9\]: unknown label 7"),
@@ -270,7 +268,7 @@ def _int_above_255(X, y):
     (lambda X, y: (X.astype(object), y), r"private: X: has dtype object; images must be uint8"),
     (_nan_image, r"private: X\[4\]: holds nan"),
     (lambda X, y: (np.repeat(X[..., None], 2, axis=3), y), r"private: X: has shape \(60, 8, 8, 2\)"),
-], ids=["shape", "float-range", "int-range", "label-count", "label-shape", "unknown-label", "str-dtype",
+], ids=["shape", "float-range", "int-dtype", "label-count", "label-shape", "unknown-label", "str-dtype",
         "bool-dtype", "object-dtype", "nan", "two-channels"])
 def test_bad_image_arrays_fail_before_any_budget_is_spent(tmp_path, change, message) -> None:
     X, y, public = _digits()
@@ -285,7 +283,8 @@ def test_bad_image_arrays_fail_before_any_budget_is_spent(tmp_path, change, mess
     (lambda public: public[:, 0], r"^1 problem in the data:\n  public: has shape \(300, 8\)"),
     (lambda public: np.where(np.arange(len(public))[:, None, None] == 3, -0.5, public), r"  public\[3\]: holds -0.5"),
     (lambda public: public.astype(np.complex128), r"  public: has dtype complex128"),
-], ids=["shape", "range", "dtype"])
+    (lambda public: public[:, ::2, ::2], r"  public: holds 4×4 images, the private ones are 8×8"),
+], ids=["shape", "range", "dtype", "size"])
 def test_a_bad_public_image_array_is_named_by_its_index(tmp_path, change, message) -> None:
     X, y, public = _digits()
     with pytest.raises(DataError, match=message):
@@ -391,3 +390,36 @@ def test_sample_gives_image_labels_as_the_declared_classes_not_as_wide_as_the_pr
     numbered = LabeledDataset(np.zeros((2, 8, 8), np.uint8), np.array([1, 0]), ("0", "10"), "image", ("a", "b"))
     _, labels = as_given(numbered, plan.form, None)
     assert labels.dtype == np.int64 and labels.tolist() == [10, 0]
+
+
+def test_a_frame_comes_back_with_its_own_names_booleans_and_label_type(tmp_path) -> None:
+    """A bool label, a bool feature and a column named by a number came back as text ('false', '7'); dates were read
+    as categories and a MultiIndex's tuples as text."""
+    from pcevolve.config import parse_config
+    from pcevolve.data.table_schema import draft_schema
+    from pcevolve.data.tabular import read_labeled_table
+    from pcevolve.in_memory import as_given, plan_inputs
+
+    private = pd.DataFrame({7: [1.5, 2.25, 3.0, 4.0], "flag": [True, False, True, True],
+                            "label": [False, True, False, True]})
+    data = parse_config({"data": {"modality": "tabular", "private": "x", "public": "y", "classes": ["false", "true"],
+                                  "label_column": "label"}, "decoder": {"name": "nearest-public"}},
+                        source="<test>").data
+    plan = plan_inputs(data, tmp_path / "run", private, None)
+    plan.write(tmp_path / "run")
+    written = Path(plan.settings["data.private"])
+    schema = draft_schema(written, label_column="label")
+    back = as_given(read_labeled_table(written, schema, class_names=data.classes), plan.form, schema)
+    assert list(back.columns) == [7, "flag", "label"]
+    assert back["label"].dtype == bool and back["label"].tolist() == [False, True, False, True]
+    assert back["flag"].dtype == bool and back[7].tolist() == [1.5, 2.25, 3.0, 4.0]
+    numbered = parse_config({"data": {"modality": "tabular", "private": "x", "public": "y", "classes": ["a", "b"],
+                                      "label_column": 3}, "decoder": {"name": "nearest-public"}}, source="<t>").data
+    assert numbered.label_column == "3"  # a DataFrame's column 3
+    dated = private.assign(when=pd.to_datetime(["2020-01-19"] * 4))
+    with pytest.raises(DataError, match=r"column 'when': holds dates or times \(row index 0 and 3 more rows\)"):
+        plan_inputs(data, tmp_path / "dated", dated, None)
+    nested = private.copy()
+    nested.columns = pd.MultiIndex.from_tuples([("a", 1), ("b", 2), ("label", "")])
+    with pytest.raises(DataError, match="column names must be text or whole numbers"):
+        plan_inputs(data, tmp_path / "nested", nested, None)

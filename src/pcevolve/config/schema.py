@@ -52,8 +52,9 @@ def class_names_from(value: object, *, typed: bool = False) -> tuple[ClassLabel,
     names: list[ClassLabel] = []
     for name in value:
         if isinstance(name, bool) and not typed:
-            raise ValueError(f"class name {name!r} is not text ({_YAML_BOOLEANS}); quote it in the YAML file "
-                             f"(\"{_label_text(name)}\")")
+            raise ValueError(f"class name {name!r} is not text ({_YAML_BOOLEANS}); declare it as text: "
+                             f"\"{_label_text(name)}\" (a column of booleans is read as false/true, and a DataFrame's "
+                             "comes back as booleans)")
         if not isinstance(name, (str, int)):
             raise ValueError(f"class name {name!r} is not text or a whole number; quote it in the YAML file "
                              f"(\"{name}\")")
@@ -112,6 +113,12 @@ class DataConfig(Frozen):
         # modality is declared before classes, so it has been validated by now (absent only when it is invalid)
         traits = MODALITY_TRAITS.get(info.data.get("modality", ""))
         return None if value is None else class_names_from(value, typed=traits is not None and traits.typed_classes)
+
+    @field_validator("label_column", "text_column", "public_text_column", mode="before")
+    @classmethod
+    def _column_name(cls, value: object) -> object:
+        # A DataFrame's column may be named by a whole number; a file's header names it by its text.
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 class AugmentConfig(Frozen):

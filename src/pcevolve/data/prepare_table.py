@@ -128,7 +128,8 @@ def prepare_table_demo(name: str, out: str | Path, *, seed: int = 0, private_rar
     Raises:
         DataError: Unknown source, the cut asks for more rows (of a class) than the dataset has, or
             ``private_rare`` / ``private_common`` for a source cut at its natural balance.
-        pcevolve.io.TargetExistsError: ``out`` cannot be written (:func:`~pcevolve.data.prepared_folder.check_prepare_target`).
+        pcevolve.io.TargetExistsError: ``out`` cannot be written
+            (:func:`~pcevolve.data.prepared_folder.check_prepare_target`).
     """
     if name not in TABLE_SOURCES:
         raise DataError([DataProblem(name, f"unknown table source; known: {', '.join(sorted(TABLE_SOURCES))}")])

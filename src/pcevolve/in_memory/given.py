@@ -46,23 +46,30 @@ def _pandas() -> Any:
 
 
 def as_given(synthetic: LabeledDataset, form: Mapping[str, Any], layout: Any) -> Any:
-    """The synthetic set in the input's form: a DataFrame (tables, texts) or ``(X, y)`` arrays (images), typed by the
-    declarations only (module docstring)."""
+    """The synthetic set in the input's form: a DataFrame (tables, texts) under the column names as given, or
+    ``(X, y)`` arrays (images), typed by the declarations only (module docstring)."""
     if form["kind"] == "arrays":
         return _as_arrays(synthetic, form)
     pandas = _pandas()
     if form["modality"] == "tabular":
         columns = {column.name: _table_column(column, synthetic.samples[:, i])
                    for i, column in enumerate(layout.columns)}
-        columns[layout.label_column] = np.asarray([synthetic.class_names[k] for k in synthetic.labels], dtype=object)
+        columns[layout.label_column] = declared_values(synthetic.class_names, synthetic.labels)
     else:
         declared = layout.as_declared(synthetic.class_names)
         columns = {layout.text: np.asarray([str(text) for text in synthetic.samples], dtype=object),
                    layout.label: [declared[k] for k in synthetic.labels]}  # pandas types them as declared
-    order = [name for name in form["columns"] if name in columns] + [n for n in columns if n not in form["columns"]]
+    # A table's written header is read without surrounding spaces (a JSON key keeps them): the given names are
+    # found by the form the reader gives.
+    def head(name: Any) -> str:
+        return str(name).strip() if form["modality"] == "tabular" else str(name)
+
+    given = {head(name): name for name in form.get("given") or form["columns"]}
+    heads = [head(name) for name in form["columns"]]
+    order = [name for name in heads if name in columns] + [name for name in columns if name not in heads]
     # Text columns as Python objects, as most DataFrames hold them (a newer pandas would infer its string dtype).
-    return pandas.DataFrame({name: pandas.Series(columns[name], dtype=object) if _is_text(columns[name])
-                             else columns[name] for name in order})
+    return pandas.DataFrame({given.get(name, name): pandas.Series(columns[name], dtype=object)
+                             if _is_text(columns[name]) else columns[name] for name in order})
 
 
 def _is_text(values: Any) -> bool:
@@ -73,22 +80,39 @@ def _is_text(values: Any) -> bool:
 def _table_column(column: Any, values: np.ndarray) -> np.ndarray:
     """One delivered column as the schema types it: its cells as the CSV writes them (:meth:`Column.format`: clipped
     to the bounds, rounded to its decimals), read back as ``int64`` (a whole-number column), ``float64`` (another
-    number) or text (a category)."""
+    number), ``bool`` (a category column whose categories are false and true) or text (another category)."""
     cells = [column.format(value) for value in values]
     if column.kind == "categorical":
-        return np.asarray(cells, dtype=object)
+        return declared_values(column.categories, [column.categories.index(cell) for cell in cells],
+                               numbers=False)
     return np.asarray([int(cell) for cell in cells] if column.integer else [float(cell) for cell in cells],
                       dtype=np.int64 if column.integer else np.float64)
 
 
+def _is_boolean(names: Sequence[str]) -> bool:
+    """Whether declared names are exactly false and true (as pcevolve writes a boolean: lower case)."""
+    return sorted(str(name) for name in names) == ["false", "true"]
+
+
+def declared_values(names: Sequence[str], codes: Sequence[int], *, numbers: bool = True) -> np.ndarray:
+    """Each code's declared name, typed by the declaration: ``bool`` when the names are false and true, ``int64``
+    when every name is a whole number (and ``numbers``), else text (Python strings)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    if _is_boolean(names):
+        return np.asarray([names[k] == "true" for k in codes], dtype=bool)
+    if numbers and all(re.fullmatch(r"[+-]?\d+", str(name)) for name in names):
+        return np.asarray([int(names[k]) for k in codes], dtype=np.int64)
+    return np.asarray([str(names[k]) for k in codes], dtype=object)
+
+
 def declared_labels(class_names: Sequence[str], labels: np.ndarray) -> np.ndarray:
-    """Each sample's class as the declared classes give it: ``int64`` numbers when every declared class is a whole
-    number (``[0, 1, 2]``, or their text), else text as wide as the longest declared name."""
-    whole = all(re.fullmatch(r"[+-]?\d+", name) for name in class_names)
-    if whole:
-        return np.asarray([int(class_names[k]) for k in labels], dtype=np.int64)
+    """Each image's class as the declared classes give it: as :func:`declared_values`, text as wide as the longest
+    declared name (numpy's string arrays, as image labels usually are)."""
+    values = declared_values(class_names, labels)
+    if values.dtype != object:
+        return values
     width = max((len(name) for name in class_names), default=1)
-    return np.asarray([class_names[k] for k in labels], dtype=f"<U{width}")
+    return values.astype(f"<U{width}")
 
 
 def _as_arrays(synthetic: LabeledDataset, form: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
