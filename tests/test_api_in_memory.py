@@ -423,3 +423,40 @@ def test_a_frame_comes_back_with_its_own_names_booleans_and_label_type(tmp_path)
     nested.columns = pd.MultiIndex.from_tuples([("a", 1), ("b", 2), ("label", "")])
     with pytest.raises(DataError, match="column names must be text or whole numbers"):
         plan_inputs(data, tmp_path / "nested", nested, None)
+
+
+def test_the_api_speaks_of_its_own_arguments(table_run, tmp_path) -> None:
+    """evaluate() took paths only, sweep(4) failed inside, a tuple of three arrays printed every array, a second
+    fit() blamed a resumed run, a fit() without a pool named the demo's folder, and a path under a file ended in
+    "File exists"."""
+    from pcevolve.pipeline.export import ExportError
+    from pcevolve.sweep import SweepError
+
+    root, synth, private, public = table_run
+    test = private.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    evaluation = synth.evaluate(test=test)  # a DataFrame, as fit() took one
+    assert evaluation is not None and (synth.folder / "secure" / "input" / "test.csv").is_file()
+    assert synth.evaluate(test=test) is not None  # again: its earlier copy is replaced
+    with pytest.raises(ValueError, match=r"evaluate\(test=\.\.\.\)"):
+        pcevolve.Synthesizer.load(synth.folder, progress=False).evaluate()
+    with pytest.raises(ValueError, match="has finished; for other data or settings make a new Synthesizer"):
+        synth.fit(private, public=public)
+    fresh = pcevolve.Synthesizer(_table_config("fresh"), runs_root=tmp_path / "runs", progress=False)
+    with pytest.raises(TypeError, match=r"epsilons must be a list of numbers.*got 4$"):
+        fresh.sweep(4)
+    X, y, _ = _digits()
+    with pytest.raises(TypeError) as caught:
+        fresh.fit((X, y, y))
+    assert "a tuple of 3: (ndarray of shape (60, 8, 8)" in str(caught.value) and len(str(caught.value)) < 300
+    alone = pcevolve.Synthesizer(epsilon=4.0, name="alone", runs_root=tmp_path / "runs", progress=False,
+                                 settings={"data.modality": "tabular", "data.classes": ["fraud", "ok"]})
+    with pytest.raises(Exception) as caught:
+        alone.fit(private)  # no pool, no schema: the schema is what is missing, not the demo's pool
+    assert "data/demo" not in str(caught.value) and "schema" in str(caught.value)
+    blocker = tmp_path / "file.csv"
+    blocker.write_text("mine")
+    with pytest.raises(ExportError, match="file.csv is a file"):
+        synth.export(blocker / "out")
+    with pytest.raises(SweepError, match="file.csv is a file"):
+        fresh.sweep([1, 2], private, public=public, out=blocker / "sweep", evaluate=False)
+    assert blocker.read_text() == "mine"

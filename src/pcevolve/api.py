@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pcevolve.api_arguments import check_data_arguments, check_path, described
 from pcevolve.catalog.decoders import DECODER_TRAITS
 from pcevolve.config import RunConfig, check_budget, load_config, with_settings
 from pcevolve.progress import loggable
@@ -51,24 +53,6 @@ Data = PathLike | list[Mapping[str, Any]] | tuple[Any, Any] | Any
 
 class NotFittedError(RuntimeError):
     """The synthesizer has no synthetic set yet: call :meth:`Synthesizer.fit` first."""
-
-
-def _check_path(argument: str, value: object, what: str) -> None:
-    """A TypeError in the API's terms when ``value`` is not a path (``str`` or ``os.PathLike``)."""
-    if not isinstance(value, (str, os.PathLike)) or (isinstance(value, str) and not value.strip()):
-        raise TypeError(f"{argument} must be {what}, got {value!r}")
-
-
-def _check_data_arguments(**values: object) -> None:
-    """A TypeError in the API's terms for each given argument of the wrong kind: ``private`` and ``public`` are a path
-    or in-memory data, every other one a path."""
-    from pcevolve.in_memory import looks_in_memory
-
-    for argument, value in values.items():
-        data = argument in ("private", "public")
-        if value is not None and not (data and looks_in_memory(value)):
-            _check_path(argument, value, "a file or folder path, a pandas DataFrame, a list of dicts or numpy arrays"
-                        if data else "a file or folder path")
 
 
 def _log(line: str) -> None:
@@ -98,7 +82,7 @@ class Synthesizer:
                  name: str | None = None, settings: Mapping[str, Any] | None = None,
                  runs_root: PathLike = "runs", progress: bool = True) -> None:
         if not (config is None or isinstance(config, RunConfig)):
-            _check_path("config", config, "a RunConfig, the path of a YAML config, or None")
+            check_path("config", config, "a RunConfig, the path of a YAML config, or None")
         if epsilon is not None:
             if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
                 raise TypeError(f"epsilon must be a number, e.g. Synthesizer(epsilon=8.0); got {epsilon!r}")
@@ -108,7 +92,7 @@ class Synthesizer:
         if settings is not None and not (isinstance(settings, Mapping) and all(isinstance(k, str) for k in settings)):
             raise TypeError("settings must map dotted keys to values, e.g. settings={\"search.synthetic_per_class\": "
                             f"200}}; got {settings!r}")
-        _check_path("runs_root", runs_root, "a folder path")
+        check_path("runs_root", runs_root, "a folder path")
         self._base = config if isinstance(config, RunConfig) or config is None else load_config(config)
         self._overrides: dict[str, Any] = dict(settings or {})
         if epsilon is not None:
@@ -127,7 +111,7 @@ class Synthesizer:
     @classmethod
     def resume(cls, run_dir: PathLike, *, progress: bool = True) -> Synthesizer:
         """A synthesizer for an existing run folder: :meth:`fit` continues it (or reloads a finished one)."""
-        _check_path("run_dir", run_dir, "the path of a run folder")
+        check_path("run_dir", run_dir, "the path of a run folder")
         synth = cls(progress=progress)
         synth._resume = Path(run_dir).resolve()
         return synth
@@ -144,7 +128,7 @@ class Synthesizer:
         from pcevolve.in_memory import read_form
         from pcevolve.pipeline import finished_run
 
-        _check_path("run_dir", run_dir, "the path of a run folder")
+        check_path("run_dir", run_dir, "the path of a run folder")
         config, outcome = finished_run(Path(run_dir).resolve())
         synth = cls(progress=progress)
         synth.config, synth._outcome, synth._resume = config, outcome, outcome.folder
@@ -180,7 +164,7 @@ class Synthesizer:
                  if value is not None}
         return with_settings(self._base, {**self._overrides, **paths}, source="settings")
 
-    def _in_memory_config(self, test: PathLike | None, full: PathLike | None) -> RunConfig:
+    def _in_memory_config(self, test: PathLike | None, full: PathLike | None, *, pool: bool) -> RunConfig:
         """The config for in-memory data: the given one, or the defaults with ``settings`` (which must name the
         modality: settings are chosen from files only)."""
         paths = {key: str(Path(value).resolve()) for key, value in (("data.test", test), ("data.full", full))
@@ -196,8 +180,11 @@ class Synthesizer:
         defaults = RunConfig()
         draws = DECODER_TRAITS[defaults.decoder.name].makes(self._overrides["data.modality"])
         retrieval = {} if draws else {"decoder.name": "nearest-public"}
-        return with_settings(defaults, {"data.test": None, "data.full": None, **retrieval, **self._overrides,
-                                        **paths}, source="settings")
+        # Nothing of the defaults' demo paths: the data is what fit() is given (a pool only when one is; the plan
+        # names its copy).
+        unpooled = {} if pool else {"data.public": None}
+        return with_settings(defaults, {**unpooled, "data.test": None, "data.full": None, **retrieval,
+                                        **self._overrides, **paths}, source="settings")
 
     def _plan_inputs(self, private: Data | None, public: Data | None, test: PathLike | None,
                      full: PathLike | None, *, folder: Callable[[RunConfig], Path] | None = None
@@ -207,7 +194,7 @@ class Synthesizer:
         written, no folder made, when it has a problem)."""
         from pcevolve.in_memory import plan_inputs
 
-        config = self._in_memory_config(test, full)
+        config = self._in_memory_config(test, full, pool=public is not None)
         target = self.runs_root / config.name if folder is None else folder(config)
         plan = plan_inputs(config.data, target, private, public)
         paths = {f"data.{key}": str(Path(value).resolve()) for key, value in (("private", private),
@@ -241,11 +228,15 @@ class Synthesizer:
         from pcevolve.in_memory import looks_in_memory, read_form
         from pcevolve.pipeline import discard_if_unstarted, open_run, run_pipeline
 
-        _check_data_arguments(private=private, public=public, test=test, full=full)
+        check_data_arguments(private=private, public=public, test=test, full=full)
         plan: InputPlan | None = None
         if self._resume is not None:
             if any(value is not None for value in (private, public, test, full)):
-                raise ValueError("a resumed run keeps the data it was started with; call fit() without paths")
+                if self._outcome is not None:
+                    raise ValueError(f"this synthesizer's run {self._resume} has finished; for other data or "
+                                     "settings make a new Synthesizer (a run's data never changes)")
+                raise ValueError(f"the run {self._resume} continues on the data it was started with; call fit() "
+                                 "without data to continue it")
             config, folder, resumed = open_run(None, root=self.runs_root, resume=self._resume)
         elif looks_in_memory(private) or looks_in_memory(public):
             config, plan = self._plan_inputs(private, public, test, full)
@@ -297,7 +288,10 @@ class Synthesizer:
         from pcevolve.sweep import create_sweep, run_sweep
         from pcevolve.sweep.run import check_judging, sweep_folder
 
-        _check_data_arguments(private=private, public=public, test=test, full=full, out=out)
+        if isinstance(epsilons, (str, bytes)) or not isinstance(epsilons, Sequence) or not all(
+                isinstance(value, (int, float)) and not isinstance(value, bool) for value in epsilons):
+            raise TypeError(f"epsilons must be a list of numbers, e.g. sweep([1, 2, 4, 8]); got {described(epsilons)}")
+        check_data_arguments(private=private, public=public, test=test, full=full, out=out)
         if looks_in_memory(private) or looks_in_memory(public):
             if not looks_in_memory(private):
                 raise ValueError("sweep() on in-memory data needs the private data in memory too (or both as paths)")
@@ -322,7 +316,7 @@ class Synthesizer:
         """Continue an interrupted :meth:`sweep` (or redraw a finished one's curve); nothing finished runs again."""
         from pcevolve.sweep import open_sweep, run_sweep
 
-        _check_path("folder", folder, "the path of a sweep folder")
+        check_path("folder", folder, "the path of a sweep folder")
         return run_sweep(open_sweep(folder), test=test, full=full, evaluate=evaluate, progress=progress, say=_log)
 
     def _fitted(self) -> RunOutcome:
@@ -415,7 +409,7 @@ class Synthesizer:
         from pcevolve.modalities import MODALITIES
 
         self._fitted()
-        _check_path("path", path, "a file or folder path")
+        check_path("path", path, "a file or folder path")
         assert self.config is not None  # set by fit()
         modality = MODALITIES.get_part(self.config.data.modality)
         synthetic = self._synthetic(n)
@@ -435,11 +429,17 @@ class Synthesizer:
 
         return export_run(self._fitted().folder, out, with_report=with_report).path
 
-    def evaluate(self, test: PathLike | None = None, full: PathLike | None = None, *,
+    def evaluate(self, test: Data | None = None, full: PathLike | None = None, *,
                  settings: EvaluationSettings | None = None) -> RunEvaluation:
-        """Judge the synthetic set against real test images and write the report into ``RUN/report/``.
+        """Judge the synthetic set against real labelled test data and write the report into ``RUN/report/``.
 
-        The evaluation reads the private images (attacks, copy checks, the few-shot reference), so its
+        Args:
+            test: Held-out labelled data (default: the config's ``data.test``): a path, or in memory as :meth:`fit`
+                takes the private data (a DataFrame or list of dicts with the label column, ``(X, y)`` arrays),
+                written inside ``RUN/secure/input/``.
+            full: Images only: a larger real labelled set, the reference line "trained on real data".
+
+        The evaluation reads the private data (attacks, copy checks, the few-shot reference), so its
         exact figures are not DP: they go to ``RUN/secure/``, and the report says which numbers they are.
         """
         from pcevolve.evaluation import EvaluationSettings, evaluate_run
@@ -448,14 +448,35 @@ class Synthesizer:
 
         outcome = self._fitted()
         assert self.config is not None  # set by fit()
+        test = self._test_path(test, outcome.folder)
+        if test is None:
+            raise ValueError("evaluate() needs real held-out labelled test data: evaluate(test=...) with a path, or "
+                             "in memory as fit() took the private data")
         if self.config.data.modality != "image":  # tables: the judge of the run's modality (no --full line)
             return judge_run(outcome.folder, test, seed=0 if settings is None else settings.seed,
                              progress=self.progress).evaluation
-        test = test if test is not None else self.config.data.test
         full = full if full is not None else self.config.data.full
-        if test is None:
-            raise ValueError("evaluate() needs real held-out test images (one folder per class)")
         evaluation = evaluate_run(outcome.folder, test, full, settings=settings or EvaluationSettings(),
                                   progress=self.progress)
         write_report(evaluation)
         return evaluation
+
+    def _test_path(self, test: Data | None, run: Path) -> PathLike | None:
+        """The test data's path: ``test`` when it is one, the config's without it, and in-memory data written inside
+        ``RUN/secure/input/`` (replacing what an earlier evaluate() wrote there) after the checks :meth:`fit` makes.
+        """
+        from pcevolve.in_memory import input_folder, looks_in_memory, plan_inputs
+
+        assert self.config is not None
+        if test is None:
+            return self.config.data.test
+        if not looks_in_memory(test):
+            check_path("test", test, "a file or folder path, a pandas DataFrame, a list of dicts or (X, y) arrays")
+            return test
+        plan = plan_inputs(self.config.data, run, None, None, test=test)
+        written = Path(plan.settings["data.test"])
+        if written.is_dir() and written.parent == input_folder(run):
+            shutil.rmtree(written)  # an earlier evaluate()'s copy: the folder writer never replaces a folder
+        plan.write(run)
+        return written
+

@@ -20,7 +20,6 @@ longer) would let the private data shape what is delivered.
 from __future__ import annotations
 
 import csv
-import datetime as _dt
 import io
 import json
 import os
@@ -41,6 +40,18 @@ from pcevolve.in_memory.given import (
     input_folder,
     read_form,
 )
+from pcevolve.in_memory.records import (
+    Records,
+    check_cells,
+    check_columns,
+    check_kinds,
+    check_labels,
+    is_frame,
+    is_missing,
+    plain,
+    show_missing,
+    records_from,
+)
 from pcevolve.io import (
     atomic_directory,
     atomic_write_bytes,
@@ -60,174 +71,6 @@ __all__ = ["FORM_FILE", "INPUT_FOLDER", "InputPlan", "Records", "as_given", "as_
 def is_in_memory(value: object) -> bool:
     """Whether ``value`` is data rather than a path (``None`` is neither: the config's path is used)."""
     return value is not None and not isinstance(value, (str, os.PathLike))
-
-
-# ------------------------------------------------------------------------------------------------ records
-
-
-@dataclass(frozen=True)
-class Records:
-    """A table or texts as given: column names in order (their text forms, as the written file heads them), each
-    row's cells, each row's index (a DataFrame's index label, or the position in a list of dicts), and the column
-    names as given (text or whole numbers), which the synthetic set comes back under."""
-
-    columns: tuple[str, ...]
-    rows: list[dict[str, Any]]
-    index: list[Any]
-    given: tuple[str | int, ...] = ()
-
-
-def _is_frame(value: object) -> bool:
-    return type(value).__module__.startswith("pandas") and hasattr(value, "columns") and hasattr(value, "to_dict")
-
-
-def records_from(value: object, argument: str) -> Records:
-    """The rows of a pandas DataFrame or a list of dicts.
-
-    Raises:
-        TypeError: ``value`` is neither (naming ``argument``).
-        DataError: A column name that is neither text nor a whole number (a MultiIndex's tuples, a float), or two
-            names with one text form (``1`` and ``"1"``): one line naming them.
-    """
-    if _is_frame(value):
-        frame: Any = value
-        given = list(frame.columns)
-        cells = list(frame.itertuples(index=False, name=None))
-        index = list(frame.index)
-    elif isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and all(
-            isinstance(row, Mapping) for row in value):
-        given = list(dict.fromkeys(key for row in value for key in row))
-        cells = [tuple(row.get(key, _ABSENT) for key in given) for row in value]
-        index = list(range(len(cells)))
-    else:
-        raise TypeError(f"{argument} must be a file or folder path, a pandas DataFrame or a list of dicts for this "
-                        f"modality; got {type(value).__name__}")
-    names = tuple(_column_name(name) for name in given)
-    bad = [repr(name) for name, plain in zip(given, names) if plain is None or not str(plain).strip()]
-    if bad:
-        raise DataError([DataProblem(argument, f"column names must be text or whole numbers, not blank; found "
-                                               f"{', '.join(bad[:5])}{' …' if len(bad) > 5 else ''}: rename them (a "
-                                               "MultiIndex: join its levels, e.g. '_'.join(map(str, name)))")])
-    columns = tuple(str(name) for name in names)
-    heads = [column.strip() for column in columns]  # a file's header is read without surrounding spaces
-    twice = sorted({head for head in heads if heads.count(head) > 1})
-    if twice:
-        raise DataError([DataProblem(argument, f"two columns are named {', '.join(map(repr, twice))} (as text, "
-                                               "without surrounding spaces): rename one")])
-    rows = [{name: cell for name, cell in zip(columns, row, strict=True) if cell is not _ABSENT} for row in cells]
-    return Records(columns, rows, index, names)
-
-
-#: A key a dict row lacks (a list of dicts need not give every row every key).
-_ABSENT = object()
-
-
-def _column_name(name: Any) -> str | int | None:
-    """A column name as text or a whole number (numpy's as Python's), or None for any other kind."""
-    name = _plain(name)
-    if isinstance(name, str):
-        return name
-    if isinstance(name, int) and not isinstance(name, bool):
-        return name
-    return None
-
-
-def _plain(value: Any) -> Any:
-    """A numpy scalar as the Python value it holds (JSON and the CSV writer know only those)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _missing(value: Any) -> bool:
-    """None, NaN, NaT or pandas' NA (whose comparison cannot be made true or false)."""
-    if value is None:
-        return True
-    try:
-        return bool(value != value)
-    except (TypeError, ValueError):
-        return True
-
-
-def _where(argument: str, column: str, index: Any) -> str:
-    return f"{argument}: column {column!r}, row index {index!r}"
-
-
-def _check_columns(records: Records, argument: str, needed: Mapping[str, str], refused: Mapping[str, str],
-                   ) -> list[DataProblem]:
-    """Problems of columns that must be there (``needed``: column → the setting naming it) or must not be."""
-    problems = [DataProblem(argument, f"no column {name!r} (set {setting} to the column holding it); columns are "
-                                      f"{list(records.columns)}") for name, setting in needed.items()
-                if name not in records.columns]
-    problems += [DataProblem(argument, f"has the column {name!r}; {why}") for name, why in refused.items()
-                 if name in records.columns]
-    return problems
-
-
-def _check_cells(records: Records, argument: str, columns: Sequence[str]) -> list[DataProblem]:
-    """A problem for every missing cell (NaN, None, absent from a dict) of ``columns``."""
-    problems = []
-    for index, row in zip(records.index, records.rows, strict=True):
-        for column in columns:
-            if column not in row:
-                problems.append(DataProblem(_where(argument, column, index), "missing (the row has no such key)"))
-            elif _refused_kind(row[column]) is None and _missing(row[column]):  # refused kinds: _check_kinds
-                problems.append(DataProblem(_where(argument, column, index), f"{_show_missing(row[column])}; fill "
-                                            "or drop the row before fit()"))
-    return problems
-
-
-def _check_kinds(records: Records, argument: str, columns: Sequence[str]) -> list[DataProblem]:
-    """One problem per column holding values no table or text cell can be (dates, times, complex numbers, bytes,
-    containers), naming the first row index and how many rows hold such values."""
-    problems = []
-    for column in columns:
-        found: dict[str, list[Any]] = {}
-        for index, row in zip(records.index, records.rows, strict=True):
-            kind = _refused_kind(row.get(column))
-            if kind is not None:
-                found.setdefault(kind, []).append(index)
-        for kind, indices in found.items():
-            rows = f"row index {indices[0]!r}" + (f" and {len(indices) - 1} more rows" if len(indices) > 1 else "")
-            problems.append(DataProblem(f"{argument}: column {column!r}", f"holds {kind} ({rows}); {_REFUSED[kind]}"))
-    return problems
-
-
-#: Values a cell cannot hold, and what to do instead.
-_REFUSED = {
-    "dates or times": "give them as numbers (e.g. days since a fixed date) or as text before fit()",
-    "complex numbers": "give the real and imaginary parts as two columns",
-    "bytes": "decode them to text before fit()",
-    "containers (lists, dicts, arrays)": "give one value per cell",
-}
-
-
-def _refused_kind(value: Any) -> str | None:
-    """The kind of ``value`` when no cell may hold it (a key of :data:`_REFUSED`), else None."""
-    if isinstance(value, (_dt.date, _dt.time, _dt.timedelta, np.datetime64, np.timedelta64)):
-        return "dates or times"
-    if isinstance(value, (complex, np.complexfloating)):
-        return "complex numbers"
-    if isinstance(value, (bytes, bytearray, np.bytes_)):
-        return "bytes"
-    if isinstance(value, (list, tuple, dict, set, frozenset, np.ndarray)):
-        return "containers (lists, dicts, arrays)"
-    return None
-
-
-def _show_missing(value: Any) -> str:
-    return "None" if value is None else "NaN" if isinstance(_plain(value), float) else str(value)
-
-
-def _check_labels(records: Records, argument: str, column: str,
-                  classes: Sequence[ClassLabel] | None) -> list[DataProblem]:
-    """A problem for every label outside the declared classes (compared by text form, as the readers do)."""
-    if classes is None:
-        return []
-    known = {label_text(name) for name in classes}
-    return [DataProblem(_where(argument, column, index), f"unknown label {_plain(row[column])!r}; declared classes "
-                                                         f"(data.classes) are {list(classes)}")
-            for index, row in zip(records.index, records.rows, strict=True)
-            if column in row and _refused_kind(row[column]) is None and not _missing(row[column])
-            and label_text(_plain(row[column])) not in known]
 
 
 # ------------------------------------------------------------------------------------------------ the plan
@@ -281,9 +124,14 @@ class InputPlan:
         return problem
 
 
-def plan_inputs(data: DataConfig, run_path: Path, private: object, public: object) -> InputPlan:
-    """Check the in-memory ``private`` / ``public`` data against the config (``data.modality``, its columns and
-    declared classes) and plan where it is written; a path (or None) is left to the config.
+#: The arguments whose data is labelled: the private set, and a test set given to evaluate().
+LABELLED = ("private", "test")
+
+
+def plan_inputs(data: DataConfig, run_path: Path, private: object, public: object, test: object = None
+                ) -> InputPlan:
+    """Check the in-memory ``private`` / ``public`` (and ``test``) data against the config (``data.modality``, its
+    columns and declared classes) and plan where it is written; a path (or None) is left to the config.
 
     Raises:
         DataError: Every problem found, each naming the column and row index, or the array index.
@@ -296,12 +144,13 @@ def plan_inputs(data: DataConfig, run_path: Path, private: object, public: objec
     if planner is None:
         raise ValueError(f"in-memory data is not supported for data.modality {data.modality!r}; give paths")
     problems: list[DataProblem] = []
-    for argument, value in (("private", private), ("public", public)):
+    for argument, value in (("private", private), ("public", public), ("test", test)):
         if is_in_memory(value):
             problems += planner(plan, data, argument, value)
-    if not problems and len(plan.columns) == 2:
+    if not problems and {"private", "public"} <= set(plan.columns):
         problems = _check_same_columns(plan.columns["private"], plan.columns["public"], data.label_column)
-    if not problems and len(plan.image_sizes) == 2 and len(set(plan.image_sizes.values())) == 2:
+    sizes = plan.image_sizes
+    if not problems and {"private", "public"} <= set(sizes) and sizes["private"] != sizes["public"]:
         private_size, public_size = plan.image_sizes["private"], plan.image_sizes["public"]
         problems = [DataProblem("public", f"holds {public_size[0]}×{public_size[1]} images, the private ones are "
                                           f"{private_size[0]}×{private_size[1]}: give both at one size (the pool's "
@@ -319,16 +168,16 @@ def _write_file(target: Path, payload: bytes) -> None:
 
 def _plan_table(plan: InputPlan, data: DataConfig, argument: str, value: object) -> list[DataProblem]:
     records = records_from(value, argument)
-    labelled = argument == "private"
+    labelled = argument in LABELLED
     label = data.label_column
     needed = {label: "data.label_column"} if labelled else {}
     refused = {} if labelled else {label: "the public table must be unlabelled (its labels are never used): drop it"}
-    problems = _check_columns(records, argument, needed, refused)
+    problems = check_columns(records, argument, needed, refused)
     if problems:
         return problems
-    problems = _check_kinds(records, argument, records.columns)
-    problems += _check_cells(records, argument, records.columns)
-    problems += _check_labels(records, argument, label, data.classes) if labelled else []
+    problems = check_kinds(records, argument, records.columns)
+    problems += check_cells(records, argument, records.columns)
+    problems += check_labels(records, argument, label, data.classes) if labelled else []
     if problems:
         return problems
     target = input_folder(plan.run_path) / f"{argument}.csv"
@@ -337,7 +186,7 @@ def _plan_table(plan: InputPlan, data: DataConfig, argument: str, value: object)
     plan.writers.append(lambda base: _write_file(input_folder(base) / target.name, text.encode("utf-8")))
     plan.where[str(target)] = (argument, places)
     plan.columns[argument] = records.columns
-    if labelled:
+    if argument == "private":
         plan.form = {"modality": "tabular", "kind": "frame", "columns": list(records.columns),
                      "given": list(records.given)}
     return []
@@ -358,7 +207,7 @@ def _check_same_columns(private: Sequence[str], public: Sequence[str], label: st
 
 def _cell(value: Any) -> str:
     """A cell as CSV text: numbers exactly (``repr`` of a float round-trips), booleans and labels as text."""
-    value = _plain(value)
+    value = plain(value)
     if isinstance(value, bool):
         return label_text(value)
     return repr(value) if isinstance(value, float) else str(value)
@@ -384,29 +233,29 @@ def _csv_text(records: Records) -> tuple[str, dict[str, str]]:
 
 def _plan_texts(plan: InputPlan, data: DataConfig, argument: str, value: object) -> list[DataProblem]:
     records = records_from(value, argument)
-    labelled = argument == "private"
+    labelled = argument in LABELLED
     text = data.text_column if labelled else (data.public_text_column or data.text_column)
     label = data.label_column
     needed = {text: "data.text_column" if labelled or not data.public_text_column else "data.public_text_column"}
     needed |= {label: "data.label_column"} if labelled else {}
     refused = {} if labelled else {label: "the public pool must be unlabelled (its labels are never used): drop it"}
-    problems = _check_columns(records, argument, needed, refused)
+    problems = check_columns(records, argument, needed, refused)
     if problems:
         return problems
     fields = [text, label] if labelled else [text]
-    problems = _check_kinds(records, argument, fields)
-    problems += _check_cells(records, argument, fields)
-    problems += _check_labels(records, argument, label, data.classes) if labelled else []
+    problems = check_kinds(records, argument, fields)
+    problems += check_cells(records, argument, fields)
+    problems += check_labels(records, argument, label, data.classes) if labelled else []
     if problems:
         return problems
     target = input_folder(plan.run_path) / f"{argument}.jsonl"
     # One JSON object per line, ASCII only, so that no line reader splits a record: line N is row N - 1.
-    lines = [json.dumps({name: _plain(row[name]) for name in fields}) for row in records.rows]
+    lines = [json.dumps({name: plain(row[name]) for name in fields}) for row in records.rows]
     payload = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
     plan.settings[f"data.{argument}"] = str(target)
     plan.writers.append(lambda base: _write_file(input_folder(base) / target.name, payload))
     plan.where[str(target)] = (argument, {f"line {n}": repr(index) for n, index in enumerate(records.index, 1)})
-    if labelled:
+    if argument == "private":
         plan.form = {"modality": "text", "kind": "frame",
                      "columns": [name for name in records.columns if name in fields],
                      "given": [given for name, given in zip(records.columns, records.given) if name in fields]}
@@ -417,10 +266,10 @@ def _plan_texts(plan: InputPlan, data: DataConfig, argument: str, value: object)
 
 
 def _plan_images(plan: InputPlan, data: DataConfig, argument: str, value: object) -> list[DataProblem]:
-    labelled = argument == "private"
+    labelled = argument in LABELLED
     if labelled:
         if not (isinstance(value, tuple) and len(value) == 2):
-            raise TypeError(f"private must be a folder path or a tuple (X, y) of numpy arrays for images; got "
+            raise TypeError(f"{argument} must be a folder path or a tuple (X, y) of numpy arrays for images; got "
                             f"{type(value).__name__}")
         images, labels = value
     else:
@@ -444,11 +293,12 @@ def _plan_images(plan: InputPlan, data: DataConfig, argument: str, value: object
     plan.settings[f"data.{argument}"] = str(target)
     if labelled:
         classes = [label_text(name) for name in data.classes or ()]
-        codes = np.array([classes.index(label_text(_plain(y))) for y in np.asarray(labels, dtype=object)], np.int64)
+        codes = np.array([classes.index(label_text(plain(y))) for y in np.asarray(labels, dtype=object)], np.int64)
         plan.writers.append(lambda base: _write_class_folders(input_folder(base) / target.name, pixels, codes,
                                                               classes))
-        plan.form = {"modality": "image", "kind": "arrays", "ndim": int(images.ndim),
-                     "channels": int(images.shape[3]) if images.ndim == 4 else None}
+        if argument == "private":
+            plan.form = {"modality": "image", "kind": "arrays", "ndim": int(images.ndim),
+                         "channels": int(images.shape[3]) if images.ndim == 4 else None}
     else:
         plan.writers.append(lambda base: _write_flat_folder(input_folder(base) / target.name, pixels))
     return []
@@ -478,7 +328,7 @@ def _check_image_array(images: np.ndarray, place: str) -> list[DataProblem]:
         return []
     first = int(np.flatnonzero(bad.reshape(len(images), -1).any(axis=1))[0])
     value = images[first][bad[first]].flat[0]
-    return [DataProblem(f"{place}[{first}]", f"holds {_plain(value)!r} (dtype {images.dtype}); {what}")]
+    return [DataProblem(f"{place}[{first}]", f"holds {plain(value)!r} (dtype {images.dtype}); {what}")]
 
 
 def _check_image_labels(labels: object, n: int, argument: str, classes: Sequence[ClassLabel]) -> list[DataProblem]:
@@ -489,12 +339,12 @@ def _check_image_labels(labels: object, n: int, argument: str, classes: Sequence
     known = {label_text(name) for name in classes}
     problems = []
     for index, value in enumerate(y):
-        if _missing(value):
+        if is_missing(value):
             problems.append(DataProblem(f"{argument}: y[{index}]",
-                                        f"{_show_missing(value)}; every image needs a label",
+                                        f"{show_missing(value)}; every image needs a label",
                                         kind="a missing label; every image needs a label"))
-        elif label_text(_plain(value)) not in known:
-            problems.append(DataProblem(f"{argument}: y[{index}]", f"unknown label {_plain(value)!r}; declared "
+        elif label_text(plain(value)) not in known:
+            problems.append(DataProblem(f"{argument}: y[{index}]", f"unknown label {plain(value)!r}; declared "
                                                                    f"classes (data.classes) are {list(classes)}",
                                         kind=f"a label outside the declared classes {list(classes)}"))
     return problems
@@ -527,7 +377,7 @@ def _write_flat_folder(target: Path, pixels: np.ndarray) -> None:
 def looks_in_memory(value: object) -> bool:
     """Whether ``value`` is one of the in-memory kinds fit() takes: a DataFrame, a list of dicts, ``(X, y)`` or an
     image array X (checked against the modality later)."""
-    if _is_frame(value) or isinstance(value, np.ndarray):
+    if is_frame(value) or isinstance(value, np.ndarray):
         return True
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], np.ndarray):
         return True

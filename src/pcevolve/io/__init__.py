@@ -13,6 +13,7 @@ from pcevolve.io.atomic import (
     read_json,
     read_jsonl,
     refuse_existing,
+    refuse_file_parent,
 )
 
 __all__ = [
@@ -28,4 +29,5 @@ __all__ = [
     "read_json",
     "read_jsonl",
     "refuse_existing",
+    "refuse_file_parent",
 ]

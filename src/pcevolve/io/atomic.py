@@ -40,6 +40,23 @@ class TargetExistsError(FileExistsError):
     """A writer was pointed at something that already exists (and was not told to replace it)."""
 
 
+def refuse_file_parent(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a :class:`Path`, once no folder above it is a file (``out.csv/run``: a mistyped path that would
+    end in the operating system's "File exists" or "Not a directory").
+
+    Raises:
+        TargetExistsError: Names the file in the way.
+    """
+    target = Path(path)
+    for parent in target.parents:
+        if parent.is_dir():
+            break
+        if parent.exists() or parent.is_symlink():
+            raise TargetExistsError(f"{parent} is a file, so {target} cannot be made inside it: give a path in a "
+                                    "folder")
+    return target
+
+
 def refuse_existing(path: str | os.PathLike[str], *, overwrite: bool, folder: bool) -> Path:
     """Check that writing a ``folder`` (else a file) at ``path`` destroys nothing the caller did not offer.
 
@@ -50,7 +67,7 @@ def refuse_existing(path: str | os.PathLike[str], *, overwrite: bool, folder: bo
     Raises:
         TargetExistsError: The message names the path and what to do.
     """
-    target = Path(path)
+    target = refuse_file_parent(path)
     if not (target.exists() or target.is_symlink()):
         return target
     if folder and not target.is_dir():
@@ -76,7 +93,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     Returns:
         The target path.
     """
-    target = Path(path)
+    target = refuse_file_parent(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
@@ -193,7 +210,7 @@ def atomic_directory(path: str | os.PathLike[str], *, overwrite: bool = False) -
     Raises:
         FileExistsError: ``path`` exists and ``overwrite`` is false.
     """
-    target = Path(path)
+    target = refuse_file_parent(path)
     if target.exists() and not overwrite:
         raise FileExistsError(f"{target} already exists (use overwrite to replace it)")
     target.parent.mkdir(parents=True, exist_ok=True)

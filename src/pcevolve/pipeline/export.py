@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pcevolve.config import RunConfig, dump_config, load_config
-from pcevolve.io import atomic_directory, atomic_write_json, atomic_write_text
+from pcevolve.io import TargetExistsError, atomic_directory, atomic_write_json, atomic_write_text, refuse_file_parent
 from pcevolve.modalities import MODALITIES
 from pcevolve.pipeline.audit_ledger import AUDIT_LEDGER, AuditCost, audit_cost
 from pcevolve.randomness import FLOATING_POINT_NOTE
@@ -100,6 +100,10 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
     target = Path(out)
     if target.exists():
         raise ExportError(f"{target} already exists; choose a new folder for the export")
+    try:
+        refuse_file_parent(target)
+    except TargetExistsError as error:
+        raise ExportError(str(error)) from None
     if target.resolve().is_relative_to(folder.path.resolve()):
         raise ExportError(f"{target} is inside the run folder {folder.path}; export to a folder outside it")
     config = load_config(folder.config_path)

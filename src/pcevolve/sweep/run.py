@@ -37,7 +37,14 @@ from pathlib import Path
 from pcevolve.config import RunConfig, dump_config, load_config
 from pcevolve.config.schema import MAX_EPSILON
 from pcevolve.in_memory import FORM_FILE, input_folder
-from pcevolve.io import atomic_directory, atomic_write_bytes, atomic_write_json, read_json
+from pcevolve.io import (
+    TargetExistsError,
+    atomic_directory,
+    atomic_write_bytes,
+    atomic_write_json,
+    read_json,
+    refuse_file_parent,
+)
 from pcevolve.modalities import MODALITIES
 from pcevolve.pipeline import open_run, run_pipeline
 from pcevolve.pipeline.secure_zone import SecureZone
@@ -190,6 +197,10 @@ def create_sweep(config: RunConfig, epsilons: Sequence[float], *, out: str | os.
         pcevolve.data.DataError: Bad private data.
     """
     target = sweep_folder(config, out=out, root=root)
+    try:
+        refuse_file_parent(target)
+    except TargetExistsError as error:
+        raise SweepError(f"{error} (the sweep's folder)") from None
     if target.exists():
         raise SweepError(f"{target} already exists: continue it with `pcevolve sweep --resume {target}` or choose "
                          "another --out")
