@@ -460,3 +460,10 @@ def test_the_api_speaks_of_its_own_arguments(table_run, tmp_path) -> None:
     with pytest.raises(SweepError, match="file.csv is a file"):
         fresh.sweep([1, 2], private, public=public, out=blocker / "sweep", evaluate=False)
     assert blocker.read_text() == "mine"
+
+
+def test_an_image_set_is_never_saved_under_a_file_name(image_run, tmp_path) -> None:
+    synth = image_run[0]
+    with pytest.raises(FileExistsError, match="names a .csv file; an image set is a folder"):
+        synth.save(tmp_path / "out.csv")
+    assert not (tmp_path / "out.csv").exists()

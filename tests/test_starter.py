@@ -106,7 +106,7 @@ def test_init_cli_writes_a_valid_config_and_refuses_to_overwrite(digits, tmp_pat
     assert again.exit_code == 1 and "already exists" in again.output
     bad = runner.invoke(app, ["init", str(digits / "private"), "--public", str(tmp_path / "nowhere"),
                               "--out", "d.yaml"])
-    assert bad.exit_code == 1 and "nowhere" in bad.output and "Traceback" not in bad.output
+    assert bad.exit_code == 2 and "nowhere" in bad.output and "Traceback" not in bad.output  # a mistyped path
     assert not (tmp_path / "d.yaml").exists()
 
 
@@ -114,7 +114,7 @@ def test_run_cli_applies_flags_on_top_of_a_config_file(digits, tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text("name: x\n")
     result = CliRunner().invoke(app, ["run", "c.yaml", "--epsilon", "2", "--set", "search.generations=0"])
-    assert result.exit_code == 2 and "--epsilon / --set: key 'search.generations'" in result.output
+    assert result.exit_code == 2 and "error: --set: key 'search.generations'" in result.output  # the flag at fault
     missing = CliRunner().invoke(app, ["run", "c.yaml", "--epsilon", "2"])  # default data paths do not exist here
     assert missing.exit_code == 1 and "data.private" in missing.output
     assert not (tmp_path / "runs").exists()  # a wrong path leaves no run folder behind

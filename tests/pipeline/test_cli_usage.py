@@ -164,3 +164,43 @@ def test_resume_refuses_a_folder_pcevolve_did_not_start(tmp_path, config_file) -
     code, output = _cli("run", "--resume", stub)
     assert code == 1 and "is not the configuration" in output
     assert sorted(p.name for p in stub.iterdir()) == ["config.yaml", "manifest.json"]  # nothing added
+
+
+def test_every_wrong_turn_of_the_command_line_exits_2(tmp_path, tiny_data, config_file, monkeypatch) -> None:
+    """Exit code 2 means "fix the command line" everywhere: a pool not given or of the wrong kind, an init on a
+    .tsv, a run name already taken (before the data is read), a --set the sweep would ignore; a bad --set names
+    --set alone."""
+    runs = tmp_path / "runs"
+    tsv = tmp_path / "p.tsv"
+    tsv.write_text("a\tb\n1\t2\n")
+    pool_csv = tmp_path / "pool.csv"
+    pool_csv.write_text("x,y\n1,2\n")
+    cases = [("run", tiny_data / "private", "--classes", "0,1,2", "--runs-root", runs),
+             ("run", tiny_data / "private", "--public", pool_csv, "--classes", "0,1,2", "--runs-root", runs),
+             ("init", tsv, "--out", tmp_path / "c.yaml"),
+             ("sweep", config_file, "--epsilons", "1", "2", "--set", "privacy.epsilon=3", "--runs-root", runs)]
+    for args in cases:
+        code, output = _cli(*args)
+        assert code == 2, (args, output)
+    assert not runs.exists() and not (tmp_path / "c.yaml").exists()
+    code, output = _cli("run", config_file, "--set", "search.nope=1", "--name", "other", "--runs-root", runs)
+    assert code == 2 and output.startswith("error: --set: unknown key 'search.nope'")
+    (runs / "taken").mkdir(parents=True)
+    read: list[str] = []
+    monkeypatch.setattr("pcevolve.cli.run_commands.source_config", lambda *a, **k: read.append("read"))
+    code, output = _cli("run", tiny_data / "private", "--public", tiny_data / "public", "--classes", "0,1,2",
+                        "--name", "taken", "--runs-root", runs)
+    assert code == 2 and "already exists" in output and "--name" in output and not read
+
+
+def test_quiet_prints_warnings_only(capsys) -> None:
+    from rich.console import Console
+
+    from pcevolve.cli.run_commands import step_lines
+
+    console = Console(file=None, force_terminal=False, width=200)
+    with console.capture() as captured:
+        say = step_lines(console, quiet=True)
+        say("release: class statistics")
+        say("warning: augment.flip is on")
+    assert "release" not in captured.get() and "warning: augment.flip" in captured.get()

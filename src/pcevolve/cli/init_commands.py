@@ -14,9 +14,9 @@ import yaml
 
 from pcevolve.config import ConfigError, RunConfig, check_budget
 from pcevolve.data import DataError
-from pcevolve.data.errors import problem_lines
+from pcevolve.data.errors import PathKindError, problem_lines
 from pcevolve.io import atomic_write_text
-from pcevolve.starters import Starter, StarterError, choose_config
+from pcevolve.starters import Starter, StarterError, StarterUsageError, choose_config
 from pcevolve.starters.common import Choice
 
 PRIVATE_HELP = ("Private labelled data: images, one folder per class, or a CSV table with a label column (or a "
@@ -133,19 +133,20 @@ def budget_or_exit(epsilon: float | None) -> None:
 
 def starter_or_exit(private: Path, *, public: Path | None, test: Path | None, full: Path | None,
                     epsilon: float, name: str | None, settings: dict[str, Any] | None = None) -> Starter:
-    """:func:`choose_config`, with every problem printed one per line and exit code 1 (no traceback)."""
+    """:func:`choose_config`, with every problem printed one per line (no traceback) and exit code 2 when the
+    command line needs fixing (a path, a pool not given, a class list not declared), else 1."""
     try:
         return choose_config(private, public=public, test=test, full=full, epsilon=epsilon, name=name,
                              overrides=settings)
-    except DataError as exc:
+    except DataError as exc:  # the paths given (PathKindError): fix the command line; else the files
         for line in problem_lines(exc.problems):
             typer.echo(line, err=True)
         typer.echo(f"{len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''} found; nothing was written",
                    err=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(2 if isinstance(exc, PathKindError) else 1) from None
     except StarterError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(2 if isinstance(exc, StarterUsageError) else 1) from None
     except ConfigError as exc:  # the settings given on the command line (--set, --epsilon, --name) do not validate
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

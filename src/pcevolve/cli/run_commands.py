@@ -6,6 +6,7 @@ The whole pipeline, then a one-screen summary.
 from __future__ import annotations
 
 import errno
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -35,6 +36,7 @@ from pcevolve.cli.init_commands import (
 from pcevolve.config import ConfigError, RunConfig, load_config, with_settings
 from pcevolve.data import DataError
 from pcevolve.randomness import FLOATING_POINT_NOTE, NOT_DP_WARNING
+from pcevolve.starters import run_name
 
 if TYPE_CHECKING:  # imported by the commands that use them (see cli/main.py)
     from pcevolve.pipeline import RunOutcome
@@ -78,6 +80,10 @@ def run(
     overrides = with_schema(with_classes(with_label_column(parse_settings(settings), label_column, kind == "images"),
                                          classes), schema)
     budget_or_exit(epsilon)
+    planned = name if name is not None else run_name(source) if kind not in ("config", None) and source else None
+    if planned is not None and (runs_root / planned).exists():  # before the data is read or the settings chosen
+        _usage(f"{runs_root / planned} already exists: continue it with `pcevolve run --resume {runs_root / planned}`,"
+               " or give the new run another --name")
     # Only now the pipeline (and torch): the command line is refused in about a second when it is wrong.
     from pcevolve.pipeline import RunError, discard_if_unstarted, open_run, run_pipeline
     from pcevolve.privacy import LedgerError
@@ -85,7 +91,8 @@ def run(
         if kind is not None:
             assert source is not None
             config = source_config(source, kind, overrides=overrides, label_column=label_column, public=public,
-                                   test=test, full=full, name=name, epsilon=epsilon, given=given, console=console)
+                                   test=test, full=full, name=name, epsilon=epsilon, given=given, console=console,
+                                   set_keys=set(parse_settings(settings)))
         else:
             config = None
         if config is not None and executor is not None:  # checked before a folder exists
@@ -99,7 +106,7 @@ def run(
     console.print(f"{'resuming' if resumed else 'starting'} run [bold]{config.name}[/bold] in {folder.path}")
     try:
         outcome = run_pipeline(config, folder, progress=not quiet,
-                               say=lambda text: console.print(f"[cyan]»[/cyan] {text}"))
+                               say=step_lines(console, quiet))
     except KeyboardInterrupt:
         if not resumed and discard_if_unstarted(folder):
             typer.echo(f"\nstopped before any budget was spent; {folder.path} was removed", err=True)
@@ -127,6 +134,15 @@ def run(
 
 #: A first argument with one of these suffixes is a run configuration; anything else is data (data/kinds.py).
 CONFIG_SUFFIXES = (".yaml", ".yml")
+
+
+def step_lines(console: Console, quiet: bool) -> Callable[[str], None]:
+    """What prints a run's step lines: every one, or with ``--quiet`` its warnings alone."""
+    def say(text: str) -> None:
+        if not quiet or text.startswith("warning"):
+            console.print(f"[cyan]»[/cyan] {text}", highlight=False)
+
+    return say
 
 
 def _usage(message: str) -> NoReturn:
@@ -172,7 +188,8 @@ def _data_flags(public: Path | None, test: Path | None, full: Path | None) -> di
 
 def source_config(source: Path, kind: str, *, overrides: dict[str, Any], label_column: str | None,
                   public: Path | None, test: Path | None, full: Path | None, name: str | None,
-                  epsilon: float | None, given: list[str], console: Console) -> RunConfig:
+                  epsilon: float | None, given: list[str], console: Console,
+                  set_keys: Collection[str] = ()) -> RunConfig:
     """The config SOURCE stands for (``kind``: :func:`source_kind`'s answer): the YAML file with the command line's
     settings on top, or for data the settings chosen from it and the --public pool, as `pcevolve init` chooses them
     (each choice printed with why; at ε 8 unless --epsilon says otherwise). Exits 2 on a bad command line (a
@@ -182,7 +199,7 @@ def source_config(source: Path, kind: str, *, overrides: dict[str, Any], label_c
         with_label_column({}, label_column, MODALITY_TRAITS[config.data.modality].classes_from_folders)
         return with_flags(config, {**overrides, **_data_flags(public, test, full),
                                    **({} if name is None else {"name": name}),
-                                   **({} if epsilon is None else {"privacy.epsilon": epsilon})}, given)
+                                   **({} if epsilon is None else {"privacy.epsilon": epsilon})}, given, set_keys)
     starter = starter_or_exit(source, public=public, test=test, full=full, epsilon=8.0 if epsilon is None else epsilon,
                               name=name, settings=overrides)
     for line in starter.findings:
@@ -193,12 +210,27 @@ def source_config(source: Path, kind: str, *, overrides: dict[str, Any], label_c
     return config
 
 
-def with_flags(config: RunConfig, dotted: dict[str, object], given: list[str]) -> RunConfig:
+#: The setting each flag of a run sets; any other key comes from --set.
+FLAG_KEYS = {"data.public": "--public", "data.test": "--test", "data.full": "--full", "name": "--name",
+             "privacy.epsilon": "--epsilon", "data.label_column": "--label-column", "data.classes": "--classes",
+             "data.schema_file": "--schema"}
+
+
+def with_flags(config: RunConfig, dotted: dict[str, object], given: list[str],
+               set_keys: Collection[str] = ()) -> RunConfig:
     """``config`` with settings from the command line on top, validated together; a bad one exits 2 naming the
-    key and its flag (the run's config.yaml records the result)."""
+    key and the flag that set it (``set_keys``: the keys --set gave; the run's config.yaml records the result)."""
+    def flag_of(key: str) -> str:
+        return "--set" if key in set_keys else FLAG_KEYS.get(key, "--set")
+
     try:
         return with_settings(config, dotted, source=" / ".join(given))
     except ConfigError as exc:
+        for flag in dict.fromkeys(flag_of(key) for key in dotted):  # the flag refused alone is the one to fix
+            try:
+                with_settings(config, {k: v for k, v in dotted.items() if flag_of(k) == flag}, source=flag)
+            except ConfigError as alone:
+                _usage(str(alone))
         _usage(str(exc))
 
 

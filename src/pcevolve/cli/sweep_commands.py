@@ -25,7 +25,7 @@ from pcevolve.cli.init_commands import (
     with_label_column,
     with_schema,
 )
-from pcevolve.cli.run_commands import source_config, source_kind
+from pcevolve.cli.run_commands import source_config, source_kind, step_lines
 from pcevolve.config import ConfigError, RunConfig
 from pcevolve.config.schema import MAX_EPSILON
 from pcevolve.data import DataError
@@ -80,6 +80,9 @@ def sweep(
     if resume is None and (config_path is None or not values):
         _usage("give a CONFIG file (or PRIVATE data and --public) and --epsilons, e.g. pcevolve sweep "
                "configs/demo.yaml --epsilons 1 2 4 8")
+    if any(item.partition("=")[0].strip() in ("privacy.epsilon", "name") for item in settings or []):
+        _usage("--set privacy.epsilon / name: each run of a sweep takes its ε from --epsilons and its name from it "
+               "(eps-1, eps-8); drop the --set")
     from pcevolve.pipeline import RunError
     from pcevolve.privacy import LedgerError
     from pcevolve.sweep import SweepError, SweepPlanError, create_sweep, open_sweep, run_sweep
@@ -111,7 +114,7 @@ def sweep(
 
     try:
         outcome = run_sweep(opened, test=test, full=full, evaluate=evaluate, epochs=epochs, progress=not quiet,
-                            say=lambda text: console.print(f"[cyan]»[/cyan] {text}", highlight=False))
+                            say=step_lines(console, quiet))
     except KeyboardInterrupt:
         typer.echo(f"\nstopped; continue with: pcevolve sweep --resume {opened.folder.path}", err=True)
         raise typer.Exit(130) from None

@@ -52,9 +52,9 @@ def class_names_from(value: object, *, typed: bool = False) -> tuple[ClassLabel,
     names: list[ClassLabel] = []
     for name in value:
         if isinstance(name, bool) and not typed:
-            raise ValueError(f"class name {name!r} is not text ({_YAML_BOOLEANS}); declare it as text: "
-                             f"\"{_label_text(name)}\" (a column of booleans is read as false/true, and a DataFrame's "
-                             "comes back as booleans)")
+            raise ValueError(f"class name {name!r} is not text ({_YAML_BOOLEANS}); quote it "
+                             f"(\"{_label_text(name)}\"): a column of booleans is read as false/true, and a DataFrame's "
+                             "comes back as booleans")
         if not isinstance(name, (str, int)):
             raise ValueError(f"class name {name!r} is not text or a whole number; quote it in the YAML file "
                              f"(\"{name}\")")

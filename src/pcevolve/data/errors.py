@@ -68,6 +68,11 @@ class DataError(ValueError):
         super().__init__("\n".join([header, *(f"  {line}" for line in problem_lines(self.problems))]))
 
 
+class PathKindError(DataError):
+    """The paths given do not exist, are of a kind pcevolve does not read, or do not go with the private data's kind:
+    what needs fixing is the command (its arguments), not the files."""
+
+
 def not_utf8_problem(path: str | os.PathLike[str], *, unit: str) -> DataProblem:
     """The problem of a file that is not UTF-8, at the first line (``unit``: "row" for a table, "line" for JSON
     Lines) that does not decode, so that a user can find the character; the decoder's own message gives only a

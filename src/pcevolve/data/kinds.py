@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from pcevolve.catalog.modalities import MODALITY_SPECS
-from pcevolve.data.errors import DataError, DataProblem, raise_if_problems
+from pcevolve.data.errors import DataError, DataProblem, PathKindError
 from pcevolve.data.image_files import is_image_name
 
 Kind = Literal["images", "csv", "jsonl"]
@@ -125,8 +125,8 @@ def check_run_kinds(private: str | Path, splits: Mapping[Role, str | Path | None
     to exist, to be of a type pcevolve reads, and to go with the private data's kind. Nothing is read.
 
     Raises:
-        DataError: Every problem found, each one line naming its path (and, for a mismatch, the private data and
-            what to give instead).
+        PathKindError: Every problem found, each one line naming its path (and, for a mismatch, the private data
+            and what to give instead).
     """
     problems: list[DataProblem] = []
     private_kind = _kind_or_problem(private, problems)
@@ -135,7 +135,8 @@ def check_run_kinds(private: str | Path, splits: Mapping[Role, str | Path | None
         modality, context = modality_of(private_kind), private_context(private, private_kind)
         problems += [problem for role, path, kind in given if kind is not None
                      and (problem := split_kind_problem(path, kind, role, modality, context)) is not None]
-    raise_if_problems(problems)
+    if problems:
+        raise PathKindError(problems)
     assert private_kind is not None  # a private path that kind_of refused is among the problems raised above
     return private_kind
 

@@ -16,7 +16,12 @@ import numpy as np
 from PIL import Image
 
 from pcevolve.data.table_schema import TableSchema
-from pcevolve.io import atomic_directory, atomic_write_bytes, refuse_existing
+from pcevolve.io import TargetExistsError, atomic_directory, atomic_write_bytes, refuse_existing
+
+
+#: Suffixes of a file name: a folder of images is never made under one (``save("out.csv")`` on an image run).
+FILE_SUFFIXES = (".csv", ".jsonl", ".json", ".txt", ".png", ".jpg", ".jpeg", ".npz", ".npy", ".zip", ".tar", ".gz",
+                 ".parquet", ".xlsx", ".yaml", ".yml")
 
 
 def write_image_folder(path: str | os.PathLike[str], samples: np.ndarray, labels: np.ndarray,
@@ -27,13 +32,18 @@ def write_image_folder(path: str | os.PathLike[str], samples: np.ndarray, labels
     one is replaced (once the new one is complete) only with ``overwrite``; a file is never replaced.
 
     Raises:
-        pcevolve.io.TargetExistsError: ``path`` holds something and may not be replaced.
+        pcevolve.io.TargetExistsError: ``path`` holds something and may not be replaced, or names a file
+            (``out.csv``).
     """
     samples = np.asarray(samples)
     labels = np.asarray(labels)
     if samples.dtype != np.uint8 or samples.ndim not in (3, 4) or len(samples) != len(labels):
         raise ValueError(f"expected uint8 samples (N, H, W[, 3]) with N labels, got {samples.dtype} "
                          f"{samples.shape} and {labels.shape}")
+    suffix = Path(path).suffix.lower()
+    if suffix in FILE_SUFFIXES:
+        raise TargetExistsError(f"{path} names a {suffix} file; an image set is a folder (one folder of PNGs per "
+                                "class): give a folder path")
     refuse_existing(path, overwrite=overwrite, folder=True)
     with atomic_directory(path, overwrite=True) as staging:
         for k, name in enumerate(class_names):

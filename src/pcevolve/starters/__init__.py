@@ -7,6 +7,6 @@ ground of :mod:`~pcevolve.starters.common`.
 """
 
 from pcevolve.starters.choose import choose_config
-from pcevolve.starters.common import Starter, StarterError, run_name
+from pcevolve.starters.common import Starter, StarterError, StarterUsageError, run_name
 
-__all__ = ["Starter", "StarterError", "choose_config", "run_name"]
+__all__ = ["Starter", "StarterError", "StarterUsageError", "choose_config", "run_name"]

@@ -40,6 +40,7 @@ from pcevolve.starters.common import (
     DataPaths,
     Starter,
     StarterError,
+    StarterUsageError,
     check_splits,
     classes_choice,
     declared_classes,
@@ -102,7 +103,7 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
 
         return choose_text_config(paths, epsilon=epsilon, name=name, overrides=overrides)
     if paths.public is None:
-        raise StarterError("no public pool given: pcevolve needs a folder of unlabelled images like yours that "
+        raise StarterUsageError("no public pool given: pcevolve needs a folder of unlabelled images like yours that "
                            "may be published (e.g. an open dataset of the same kind); it learns its features and "
                            "draws the delivered images from it. Give it with --public FOLDER")
 

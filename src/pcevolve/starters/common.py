@@ -59,6 +59,11 @@ class StarterError(ValueError):
     """The input cannot be turned into a run configuration; the message says which path and why."""
 
 
+class StarterUsageError(StarterError):
+    """What is missing or wrong is an argument of the command (a pool not given or of the wrong kind, a class list
+    not declared), not a file: the command line exits 2 on it."""
+
+
 @dataclass(frozen=True)
 class Choice:
     """One setting chosen from the data: its dotted key, value and the reason, in words.
@@ -157,7 +162,7 @@ class Starter:
         """
         if not self.proposals:
             return self.config
-        raise StarterError("; ".join(f"{choice.key} must be declared by you, not read off the private data (one "
+        raise StarterUsageError("; ".join(f"{choice.key} must be declared by you, not read off the private data (one "
                                      f"record more or less would change it): {declare(choice)}"
                                      for choice in self.proposals))
 

@@ -21,6 +21,7 @@ from pcevolve.starters.common import (
     DataPaths,
     Starter,
     StarterError,
+    StarterUsageError,
     check_splits,
     classes_choice,
     declared_classes,
@@ -50,7 +51,7 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
     if paths.public is None:
         return choose_made_table_config(paths, label, epsilon=epsilon, name=name, overrides=overrides)
     if paths.public.is_dir():
-        raise StarterError(f"{paths.public}: is a folder; a private CSV table needs a public CSV table with the same "
+        raise StarterUsageError(f"{paths.public}: is a folder; a private CSV table needs a public CSV table with the same "
                            "columns and no label column")
     for path in (paths.private, paths.public):
         if not path.is_file():
