@@ -108,7 +108,11 @@ def test_collapse_is_detected_and_names_the_remedies():
     report = diagnose_collapse(healthy)
     assert not report.collapsed and report.effective_rank > 30
     message = diagnose_collapse(collapsed).message()
-    assert "queue" in message and "temperature" in message and "projection" in message
+    assert "public pool" in message and "representation.temperature" in message
+    assert "representation.feature_dim" in message
+    # A direction every embedding shares (a high mean cosine) is no collapse: every use of the features is centred.
+    offset = 4.0 + rng.normal(size=(300, 64))  # mean cosine about 0.94, as after training on a small pool
+    assert not diagnose_collapse(offset).collapsed
 
 
 def test_public_choices_do_not_depend_on_the_private_batch_sizes(digits, monkeypatch):

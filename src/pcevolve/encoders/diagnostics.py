@@ -6,6 +6,11 @@ cost no privacy: effective rank (exp of the entropy of the normalised singular v
 Roy & Vetterli 2007), uniformity (Wang & Isola 2020, log E exp(−2‖u − v‖²) of normalised
 embeddings; 0 when collapsed, about −4 when spread on a high-dimensional sphere) and the
 spread of feature norms.
+
+Both are taken on the centred embeddings: every use of the features (the basis, the class statistics, the
+distances) is centred, and a direction all embeddings share — a high mean cosine, common after contrastive
+training on a small pool — moves none of them. Collapse is what is left when that offset is removed: few
+directions, or points bunched on the sphere.
 """
 
 from __future__ import annotations
@@ -14,10 +19,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+#: What to try on a collapsed representation, each by the setting that does it.
 REMEDIES = (
-    "a bigger negative queue (>= 4096)",
-    "temperature 0.07 -> 0.1",
-    "a smaller projection (feature_dim 128 or 64)",
+    "a larger public pool (its images are the negatives)",
+    "representation.temperature 0.1 (from 0.07)",
+    "representation.feature_dim 128 or 64",
 )
 
 
@@ -69,18 +75,24 @@ def uniformity(features: np.ndarray, *, t: float = 2.0, max_samples: int = 2000,
 
 
 def diagnose_collapse(
-    features: np.ndarray, *, min_rank_fraction: float = 0.05, max_uniformity: float = -0.5
+    features: np.ndarray, *, min_rank_fraction: float = 0.05, max_uniformity: float = -0.5,
+    min_relative_spread: float = 0.05,
 ) -> CollapseReport:
-    """Diagnose collapse; collapsed when the effective rank is below ``min_rank_fraction``·dim (at least 2)
-    or the embeddings are all near one direction (uniformity above ``max_uniformity``)."""
+    """Diagnose collapse; collapsed when the effective rank is below ``min_rank_fraction``·dim (at least 2),
+    the centred embeddings bunch in one region of the sphere (uniformity above ``max_uniformity``), or their spread
+    around the mean is under ``min_relative_spread`` of their norm (all near one point)."""
     x = np.asarray(features, dtype=np.float64)
     if x.ndim != 2 or len(x) < 3:
         raise ValueError(f"need at least 3 embeddings as an (N, D) array, got shape {x.shape}")
     rank = effective_rank(x)
-    unif = uniformity(x)
+    unif = uniformity(x - x.mean(axis=0))
     norms = np.linalg.norm(x, axis=1)
     u = x / np.maximum(norms[:, None], 1e-12)
     gram = u @ u.T
     mean_cos = float((gram.sum() - np.trace(gram)) / (len(x) * (len(x) - 1)))
-    collapsed = rank < max(2.0, min_rank_fraction * x.shape[1]) or unif > max_uniformity
+    # All embeddings near one point: what the centred measures cannot see (they are blind to scale).
+    spread = float(np.sqrt(((x - x.mean(axis=0)) ** 2).sum(axis=1).mean()) / max(float(np.sqrt((norms ** 2).mean())),
+                                                                                1e-12))
+    collapsed = (rank < max(2.0, min_rank_fraction * x.shape[1]) or unif > max_uniformity
+                 or spread < min_relative_spread)
     return CollapseReport(rank, x.shape[1], unif, float(norms.std() / max(norms.mean(), 1e-12)), mean_cos, collapsed)

@@ -180,9 +180,9 @@ def train_representation(
         public_steps = _pretrain_public(projector, key_encoder, queue, public_bank, config=config, generator=generator,
                                         progress=progress, record=record)
         seconds["public_pretraining"] = time.perf_counter() - started
-        if len(public_bank) < 4096:
-            logger.warning("only %d public images for negatives; a queue under 4096 risks a collapsed representation",
-                           len(public_bank))
+        if len(public_bank) < 4096:  # said as a warning only if the diagnostics below find a collapse
+            logger.info("%d public images for negatives, fewer than the 4096 a queue is usually filled with",
+                        len(public_bank))
 
     mode: Mode = "frozen"
     sigma = q = None
