@@ -34,10 +34,12 @@ def test_mechanisms_audit_of_the_demo_config_passes(monkeypatch):
 
     # Seeded, so that a correct mechanism's rare bound above its claim (under 1 % a game) never fails a CI run.
     monkeypatch.setattr(mechanisms, "SecureNoise", lambda: GeneratorNoise(np.random.default_rng(7)))
-    result = CliRunner().invoke(app, ["audit", *QUICK])
+    result = CliRunner().invoke(app, ["audit", *QUICK, "--all"])
     assert result.exit_code == 0, result.output
     assert result.output.count("pass") == 5  # one row per mechanism: release, vote, selection, two DP-SGD steps
     assert "FAIL" not in result.output and "95% confidence" in result.output
+    used = CliRunner().invoke(app, ["audit", *QUICK])  # the demo's one mechanism, the release: no minutes on others
+    assert used.exit_code == 0 and used.output.count("pass") == 1 and "vote" not in used.output
 
 
 def test_mechanisms_audit_exits_1_when_the_noise_is_halved(monkeypatch):
@@ -74,6 +76,10 @@ def test_the_report_shows_the_bounds_beside_the_claim_with_what_they_mean():
     assert any("could not have refuted ε = 8.00" in text for text in texts)  # its ceiling, 4.65, is below the claim
     tables = [block for block in section.blocks if isinstance(block, Table)]
     assert tables[0].rows[0][2:4] == ("8.00", "7.67") and tables[1].rows[0][3:5] == ("8.00", "0.00")
+    assert tables[1].rows[0][-1] == "inconclusive"  # an audit that cannot fail is no pass
+    reaching = audit_section({"audit": {"end_to_end": {"claimed_epsilon": 1.0, "highest_ceiling": 4.65,
+                                                       "passed": True}}})
+    assert [b for b in reaching.blocks if isinstance(b, Table)][0].rows[0][-1] == "pass"
     unaudited = audit_section({"audit": None})
     assert "pcevolve audit" in unaudited.blocks[0].text and len(unaudited.blocks) == 1
 

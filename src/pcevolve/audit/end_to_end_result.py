@@ -93,7 +93,9 @@ class EndToEndAudit:
 
     def summary(self) -> str:
         """One paragraph for a person: what was run, what was found, what it means."""
-        verdict = (f"at or below the claimed ε = {self.claimed_epsilon:.3g}: the claim was not refuted (an audit can "
+        verdict = ("inconclusive: no result of this audit could have passed the claimed ε = "
+                   f"{self.claimed_epsilon:.3g}" if self.passed and self.highest_ceiling <= self.claimed_epsilon else
+                   f"at or below the claimed ε = {self.claimed_epsilon:.3g}: the claim was not refuted (an audit can "
                    "only refute, never prove, a claim)" if self.passed else
                    f"ABOVE the claimed ε = {self.claimed_epsilon:.3g}: with {self.confidence:.0%} confidence the run "
                    "leaks more than its ledger says")

@@ -217,18 +217,31 @@ def mechanism_games(config: "RunConfig", num_samples: int, *, scale: float = 1.0
 
 
 def play(game: Game, *, trials: int | None = None, alpha: float = 0.05,
-         noise: Callable[[], NoiseSource] | None = None) -> MechanismAudit:
+         noise: Callable[[], NoiseSource] | None = None, progress: bool = False) -> MechanismAudit:
     """Play ``game`` ``trials`` times on each input (its default if ``None``) and bound it.
 
     ``noise`` makes the source every run draws from; default :class:`~pcevolve.privacy.noise.SecureNoise`, as a
-    run's mechanisms draw (tests pass a seeded one where they need a result that repeats).
+    run's mechanisms draw (tests pass a seeded one where they need a result that repeats). ``progress``: a bar (or
+    lines) on standard error, one step per run.
     """
     import time
+
+    from pcevolve.progress import progress_bar
 
     count = game.trials if trials is None else trials
     source = (noise or SecureNoise)()
     started = time.perf_counter()
-    scores = {side: np.array([game.play(side, source) for _ in range(count)]) for side in (False, True)}
+    bar = progress_bar(2 * count, game.name, "runs", enabled=progress)
+    scores: dict[bool, np.ndarray] = {}
+    try:
+        for side in (False, True):
+            played = []
+            for _ in range(count):
+                played.append(game.play(side, source))
+                bar.update(1)
+            scores[side] = np.array(played)
+    finally:
+        bar.close()
     bound = audit_trade_off(scores[False], scores[True], model=game.model, claimed_epsilon=game.claimed_epsilon,
                             claimed_mu=game.claimed_mu, alpha=alpha, delta=game.delta)
     return MechanismAudit(game.name, game.setting, game.deployed, bound, time.perf_counter() - started)

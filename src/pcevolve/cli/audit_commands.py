@@ -1,7 +1,8 @@
 """``pcevolve audit``: an empirical privacy audit that can catch a broken mechanism or a leaking run.
 
-* ``pcevolve audit --mechanisms --config CONFIG`` plays a distinguishing game for every DP mechanism a run can use,
-  at the parameters the config gives it, through the deployed code with secure noise (pcevolve.audit.mechanisms).
+* ``pcevolve audit --mechanisms --config CONFIG`` plays a distinguishing game for every DP mechanism the config
+  uses, at the parameters it gives them, through the deployed code with secure noise (pcevolve.audit.mechanisms);
+  ``--all`` adds the others at reference settings.
 * ``pcevolve audit RUN_DIR`` runs the pipeline once more on the run's config and data with canaries and plays a
   membership game on what that run ships (pcevolve.audit.end_to_end). ``--mechanisms`` adds the per-mechanism
   audit at the σ and ε the run's ledger charged; ``--no-end-to-end`` leaves the end-to-end audit out.
@@ -40,6 +41,8 @@ def audit(
                                     "for (sets DP-SGD's σ); a run folder is audited at its ledger's σ and ε."),
     trials: float = typer.Option(1.0, "--trials", min=0.01, help="--mechanisms: multiply every game's default "
                                  "number of runs (fewer: faster and looser)."),
+    every: bool = typer.Option(False, "--all", help="--mechanisms: also play the mechanisms the config or run does "
+                               "not use, at reference settings (a check of all of pcevolve's mechanism code)."),
     canaries: int = typer.Option(500, "--canaries", min=20, help="End to end: canary records, each inserted with "
                                  "probability 1/2."),
     end_to_end: bool = typer.Option(True, "--end-to-end/--no-end-to-end", help="With a run folder: audit it end to "
@@ -66,7 +69,7 @@ def audit(
         console = Console(width=110)
     failed = False
     if mechanisms:
-        failed |= _mechanisms(console, run_dir, config, num_samples, trials, quiet)
+        failed |= _mechanisms(console, run_dir, config, num_samples, trials, quiet, every)
     if run_dir is not None and end_to_end:
         failed |= _end_to_end(console, run_dir, canaries, overwrite, quiet)
     console.print(MEANING, highlight=False)
@@ -98,8 +101,9 @@ def _check_run(run_dir: Path, *, end_to_end: bool, canaries: int, overwrite: boo
 
 
 def _mechanisms(console: Console, run_dir: Path | None, config_path: Path | None, num_samples: int, trials: float,
-                quiet: bool) -> bool:
-    """Play every game; print and (with a run) save the results. True when one failed."""
+                quiet: bool, every: bool) -> bool:
+    """Play the game of every mechanism the config or run uses (``every``: of all of them); print and (with a run)
+    save the results. True when one failed."""
     from pcevolve.audit.mechanisms import mechanism_games, play, recorded
     from pcevolve.audit.results import write_audit_part
     from pcevolve.privacy import BudgetLedger
@@ -113,13 +117,17 @@ def _mechanisms(console: Console, run_dir: Path | None, config_path: Path | None
     except (ConfigError, LedgerError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    games = mechanism_games(run_config, num_samples, scale=trials, deployed=deployed)
+    games = [game for game in mechanism_games(run_config, num_samples, scale=trials, deployed=deployed)
+             if every or game.deployed]
+    if not games:
+        console.print("this config uses no DP mechanism pcevolve can play alone; --all plays each at a reference "
+                      "setting", highlight=False)
     results = []
     for game in games:
         if not quiet:
             console.print(f"audit: {game.name} — {game.setting}: {game.trials:,} runs on each of D and D′",
                           highlight=False)
-        results.append(play(game))
+        results.append(play(game, progress=not quiet))
     console.print(mechanism_table(results))
     if run_dir is not None:
         path = write_audit_part(run_dir, "mechanisms", mechanisms_json(results, run_config.name, num_samples))

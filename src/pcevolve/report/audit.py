@@ -14,6 +14,17 @@ MEANING = ("Each bound is the ε (or μ) the attack proves the code gives away a
            "attack did not refute the claim — an audit never certifies it.")
 
 
+def end_to_end_verdict(end_to_end: dict[str, Any]) -> str:
+    """"FAIL" when the bound passed the claim; "inconclusive" when no result of this audit could have passed it (the
+    claim above the most its canaries can show: it cannot fail); else "pass"."""
+    if not end_to_end.get("passed"):
+        return "FAIL"
+    reach, claimed = end_to_end.get("highest_ceiling"), end_to_end.get("claimed_epsilon")
+    if isinstance(reach, (int, float)) and isinstance(claimed, (int, float)) and reach <= claimed:
+        return "inconclusive"
+    return "pass"
+
+
 def audit_section(data: dict[str, Any]) -> Section:
     """The section, from the evaluation JSON's ``audit`` entry (``None``: the run was not audited)."""
     audit = data.get("audit") or {}
@@ -35,13 +46,13 @@ def audit_section(data: dict[str, Any]) -> Section:
                             ((str(end_to_end.get("canaries")), str(end_to_end.get("guesses")),
                               str(end_to_end.get("correct")), _num(end_to_end.get("claimed_epsilon")),
                               _num(end_to_end.get("epsilon_lower_bound")), _num(end_to_end.get("ceiling")),
-                              "pass" if end_to_end.get("passed") else "FAIL"),),
+                              end_to_end_verdict(end_to_end)),),
                             highlight=() if end_to_end.get("passed") else (0,),
                             caption="End to end: the pipeline run again on this run's config and data with canary "
                                     "records, each inserted with probability 1/2, and a membership game on "
                                     "everything that run ships (one run, Steinke, Nasr & Jagielski 2023)."))
         reach, claimed = end_to_end.get("highest_ceiling"), end_to_end.get("claimed_epsilon")
-        if isinstance(reach, (int, float)) and isinstance(claimed, (int, float)) and reach < claimed:
+        if end_to_end_verdict(end_to_end) == "inconclusive":
             blocks.append(Paragraph(f"With {end_to_end.get('canaries')} canaries no end-to-end result could exceed "
                                     f"{_num(reach)}, so this audit could not have refuted ε = {_num(claimed)} however "
                                     "the run leaked: it refutes smaller claims, or needs more canaries.", tone="note"))
