@@ -467,3 +467,17 @@ def test_an_image_set_is_never_saved_under_a_file_name(image_run, tmp_path) -> N
     with pytest.raises(FileExistsError, match="names a .csv file; an image set is a folder"):
         synth.save(tmp_path / "out.csv")
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_settings_alone_deliver_what_the_pool_can_hold(tmp_path) -> None:
+    """Without a config, a 400-row pool kept the defaults' 1,000 rows per class: the pool repeated five times."""
+    from pcevolve.starters.common import retrieval_per_class
+
+    private, public = _frames()
+    settings = {"data.modality": "tabular", "data.classes": ["fraud", "ok"]}
+    synth = pcevolve.Synthesizer(epsilon=4.0, name="sized", runs_root=tmp_path, progress=False, settings=settings)
+    config, _ = synth._plan_inputs(private, public, None, None)
+    assert config.search.synthetic_per_class == retrieval_per_class(len(public), 2) < len(public)
+    asked = pcevolve.Synthesizer(epsilon=4.0, name="asked", runs_root=tmp_path, progress=False,
+                                 settings={**settings, "search.synthetic_per_class": 30})
+    assert asked._plan_inputs(private, public, None, None)[0].search.synthetic_per_class == 30

@@ -197,10 +197,24 @@ class Synthesizer:
         config = self._in_memory_config(test, full, pool=public is not None)
         target = self.runs_root / config.name if folder is None else folder(config)
         plan = plan_inputs(config.data, target, private, public)
+        config = self._sized_to_pool(config, public)
         paths = {f"data.{key}": str(Path(value).resolve()) for key, value in (("private", private),
                                                                               ("public", public))
                  if value is not None and f"data.{key}" not in plan.settings}
         return with_settings(config, {**plan.settings, **paths}, source="fit()"), plan
+
+    def _sized_to_pool(self, config: RunConfig, public: Data | None) -> RunConfig:
+        """Settings alone (no config) that retrieve from an in-memory pool deliver as many per class as ``pcevolve
+        init`` would choose from a pool of that size (public), unless the settings say how many."""
+        from pcevolve.in_memory import looks_in_memory
+        from pcevolve.starters.common import retrieval_per_class
+
+        if (self._base is not None or "search.synthetic_per_class" in self._overrides or not looks_in_memory(public)
+                or config.decoder.name != "nearest-public" or config.data.classes is None):
+            return config
+        pool = len(public) if not isinstance(public, tuple) else len(public[0])
+        per_class = retrieval_per_class(pool, len(config.data.classes))
+        return with_settings(config, {"search.synthetic_per_class": per_class}, source="settings")
 
     def fit(self, private: Data | None = None, public: Data | None = None, *,
             test: PathLike | None = None, full: PathLike | None = None) -> Synthesizer:
@@ -349,8 +363,9 @@ class Synthesizer:
         Returns:
             When :meth:`fit` was given paths: a :class:`~pcevolve.data.LabeledDataset`. When it was given in-memory
             data: a pandas DataFrame for tables and texts (the input's columns, in its order; a table's columns
-            typed by its schema — whole numbers ``int64``, other numbers ``float64``, categories text — and the label
-            column holding the declared classes, as texts declare them), or ``(X, y)`` numpy arrays for images (X
+            typed by its schema — whole numbers ``int64``, other numbers ``float64``, categories text, false/true
+            ``bool`` — under the column names as given, and the label column holding the declared classes: booleans,
+            whole numbers or text), or ``(X, y)`` numpy arrays for images (X
             uint8 in the input's layout, N×S×S or N×S×S×C with S = ``data.image_size``; y the declared classes:
             ``int64`` when every class is a whole number, else text). Nothing about them is read off the private
             data's own dtypes, which would let the private values shape what is delivered.

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from pcevolve.catalog.decoders import DECODER_TRAITS
 from pcevolve.config import RunConfig
 from pcevolve.decoders import Decoder, load_decoder, train_decoder
 from pcevolve.evolution import EvolutionSettings
@@ -370,9 +371,13 @@ def _warn_thin_territories(c: RunContext, territories: ClassTerritories, release
             if 2 * size >= count:  # nearly enough: the pool holds about as many of this class as were asked for
                 c.say(f"{head} To deliver each at most once, ask for fewer (search.synthetic_per_class: {size}).")
             else:
-                c.say(f"{head} The public pool may lack this class: check it, or use a decoder that draws new "
-                      f"{noun}s (decoder.name: pixel-view with search.pixel_frequencies, as in "
-                      "configs/disjoint-demo.yaml)")
+                modality = c.config.data.modality
+                drawers = [name for name, traits in DECODER_TRAITS.items()
+                           if traits.makes(modality) and not traits.retrieval]
+                other = (f"use a decoder that draws new {noun}s (decoder.name: {' or '.join(drawers)})" if drawers
+                         else f"give a pool with more {noun}s like it, or ask for fewer (search.synthetic_per_class: "
+                              f"{size})")
+                c.say(f"{head} The public pool may lack this class: check it, or {other}")
 
 
 def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:

@@ -286,11 +286,17 @@ def file_run_choices(paths: DataPaths, name: str | None, modality: str, what: st
             Choice("data.modality", modality, f"the samples are {what}")]
 
 
+def retrieval_per_class(pool: int, classes: int) -> int:
+    """Delivered samples per class when each is retrieved from a public pool of ``pool``: about pool / (2 × classes),
+    so that a class's share of the pool is not delivered over and over (between the starters' bounds)."""
+    return int(min(MAX_PER_CLASS, max(MIN_PER_CLASS, pool // (2 * classes))))
+
+
 def retrieval_choices(noun: str, *, pool: int, classes: int, basis: int, epsilon: float,
                       encoder_why: str) -> list[Choice]:
     """Delivery by retrieval from a public pool of ``pool`` samples, and the whole budget on the release: the
     choices shared by tables and texts, whose encoders train on nothing private (``encoder_why`` says why)."""
-    per_class = int(min(MAX_PER_CLASS, max(MIN_PER_CLASS, pool // (2 * classes))))
+    per_class = retrieval_per_class(pool, classes)
     return [
         Choice("decoder.name", "nearest-public", f"each synthetic {noun} is a public {noun} chosen for its class"),
         Choice("decoder.public_images", pool, f"public {noun}s indexed for retrieval (at most 20,000)"),
