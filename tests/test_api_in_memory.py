@@ -481,3 +481,11 @@ def test_settings_alone_deliver_what_the_pool_can_hold(tmp_path) -> None:
     asked = pcevolve.Synthesizer(epsilon=4.0, name="asked", runs_root=tmp_path, progress=False,
                                  settings={**settings, "search.synthetic_per_class": 30})
     assert asked._plan_inputs(private, public, None, None)[0].search.synthetic_per_class == 30
+
+
+def test_an_empty_frame_is_refused_in_one_line(tmp_path) -> None:
+    private, public = _frames()
+    with pytest.raises(DataError, match=r"private: has no rows \(columns \[") as caught:
+        pcevolve.Synthesizer(_table_config("empty"), runs_root=tmp_path / "runs", progress=False).fit(
+            private.iloc[:0], public=public)
+    assert len(caught.value.problems) == 1 and not (tmp_path / "runs").exists()

@@ -2,6 +2,7 @@
 on a config or a resume that cannot be trusted."""
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -202,6 +203,13 @@ def test_export_copies_only_what_may_leave(secure_run, tmp_path):
     assert str(Path(shared_config["data"]["public"])) == "public"
     readme = (out / "README.txt").read_text()
     assert "differential privacy" in readme and "secure random source" in readme and "NOT" not in readme
+    assert "an image the run cannot read" in readme and " a image" not in readme
+    listed = [line for line in readme.splitlines() if line.startswith("  ") and not line.startswith("  -")]
+    assert len({line.index(line.split()[1], 2 + len(line.split()[0])) for line in listed}) == 1  # one column
+    # Made to be shared: readable as the user's umask makes new files, not private to their creator.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert all(p.stat().st_mode & 0o777 == (0o777 if p.is_dir() else 0o666) & ~mask for p in [out, *out.rglob("*")])
     # The tiny config trains with DP-SGD: its rate q = batch / n in ledger.json gives n, and the README says so.
     assert "q = batch / n" in readme and "treats n as public" in " ".join(readme.split())
     # Its times time nothing: every file has the export's own time, which the system gives it as its change time

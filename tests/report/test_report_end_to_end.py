@@ -38,6 +38,12 @@ def test_report_folder_holds_every_file_and_section(clean):
     assert "Not covered by the DP guarantee" in html  # the caveat naming every private-derived figure
     assert "SPEC" not in html and "SPEC" not in markdown
     assert not list(folder.parent.glob(".report.*"))  # no staging folder left behind
+    evaluation, _ = clean
+    # The original method's figures (5 classes, ε = 8) stand beside a run of that setting only.
+    from pcevolve.report.build import ORIGINAL_CLASSES, ORIGINAL_EPSILON
+
+    same = abs(evaluation.epsilon - ORIGINAL_EPSILON) < 0.05 and evaluation.inputs.classes == ORIGINAL_CLASSES
+    assert ("figures the original method reports" in markdown) == same
 
 
 def test_evaluation_json_holds_every_number(clean, tiny_settings):

@@ -97,7 +97,7 @@ def prepare_command(
     classes: Annotated[str, typer.Option(help="Labels of the private/test/full classes.")] = "0,1,2,3,4",
     per_class: Annotated[int | None, typer.Option(help="Private images per class [100; digits 30].")] = None,
     test_per_class: Annotated[int | None, typer.Option(
-        help="Test images per class [fashion-mnist 1000, all it has; mnist 200; digits 40].")] = None,
+        help="Test images per class (default: fashion-mnist 1000, all it has; mnist 200; digits 40).")] = None,
     full_size: Annotated[
         int | None, typer.Option(help="Further labelled images, 0 for none [10000; digits 250].")
     ] = None,
@@ -346,8 +346,8 @@ def check_command(
 ) -> None:
     """Validate a dataset: a per-class summary and exit 0, or every problem (one per line) and exit 1.
 
-    Every path's kind is checked first (``pcevolve.data.kinds``): a split of another kind than PATH's is one line
-    naming both, and is not read.
+    Every path's kind is checked first: a split of another kind than PATH's is one line naming both, and is not
+    read.
     """
     from rich.console import Console
 

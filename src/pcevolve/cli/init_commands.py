@@ -19,12 +19,14 @@ from pcevolve.io import atomic_write_text
 from pcevolve.starters import Starter, StarterError, StarterUsageError, choose_config
 from pcevolve.starters.common import Choice
 
-PRIVATE_HELP = ("Private labelled data: images, one folder per class, or a CSV table with a label column (or a "
-                "folder made by `pcevolve data prepare`).")
-PUBLIC_HELP = ("Unlabelled public data like the private data: a flat folder of images, or a CSV table with the same "
-               "columns and no label column; required.")
-TEST_HELP = "Real held-out labelled data for `pcevolve evaluate` (class folders, or a CSV table)."
-LABEL_HELP = "The label column of a private CSV table [label]."
+PRIVATE_HELP = ("Private labelled data: images, one folder per class, a CSV table with a label column, or a JSONL "
+                "file of texts (or a folder made by `pcevolve data prepare`).")
+PUBLIC_HELP = ("Unlabelled public data like the private data: a flat folder of images, a CSV table with the same "
+               "columns and no label column, or a JSONL file of texts without labels. Images and texts need one; "
+               "a table without one is made from its declared --schema.")
+TEST_HELP = ("Real held-out labelled data for `pcevolve evaluate` (class folders, a CSV table or a JSONL file, like "
+             "the private data).")
+LABEL_HELP = "The label column of a private CSV table (the label field of JSONL texts). [default: label]"
 FULL_HELP = "A larger real labelled set: the evaluation's upper reference line."
 EPSILON_HELP = "Total privacy budget ε of the whole run."
 NAME_HELP = "Run name (folder runs/NAME); default from the private folder's name."

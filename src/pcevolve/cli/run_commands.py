@@ -49,7 +49,7 @@ def run(
     public: Path | None = typer.Option(None, "--public", help=PUBLIC_HELP),
     test: Path | None = typer.Option(None, "--test", help=TEST_HELP),
     full: Path | None = typer.Option(None, "--full", help=FULL_HELP),
-    epsilon: float | None = typer.Option(None, "--epsilon", help=EPSILON_HELP + " [8]"),
+    epsilon: float | None = typer.Option(None, "--epsilon", help=EPSILON_HELP + " [default: 8.0]"),
     name: str | None = typer.Option(None, "--name", help=NAME_HELP),
     label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
     classes: str | None = typer.Option(None, "--classes", help=CLASSES_HELP),

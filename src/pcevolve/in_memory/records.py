@@ -103,6 +103,8 @@ def _where(argument: str, column: str, index: Any) -> str:
 def check_columns(records: Records, argument: str, needed: Mapping[str, str], refused: Mapping[str, str],
                    ) -> list[DataProblem]:
     """Problems of columns that must be there (``needed``: column → the setting naming it) or must not be."""
+    if not records.rows:  # a frame with its columns but no rows is no data at all
+        return [DataProblem(argument, f"has no rows (columns {list(records.columns)})")]
     problems = [DataProblem(argument, f"no column {name!r} (set {setting} to the column holding it); columns are "
                                       f"{list(records.columns)}") for name, setting in needed.items()
                 if name not in records.columns]

@@ -14,6 +14,7 @@ from pcevolve.io.atomic import (
     read_jsonl,
     refuse_existing,
     refuse_file_parent,
+    shared_tree,
 )
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "read_jsonl",
     "refuse_existing",
     "refuse_file_parent",
+    "shared_tree",
 ]

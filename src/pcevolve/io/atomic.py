@@ -243,6 +243,30 @@ def private_folder(path: str | os.PathLike[str]) -> Path:
     return folder
 
 
+def shared_tree(path: str | os.PathLike[str]) -> None:
+    """Give ``path`` and everything below it the modes the user's umask gives a new folder and file (commonly 0755
+    and 0644): what is made to be shared (an export) must be readable by the colleagues the user's other files are
+    readable by, whereas pcevolve's atomic writers start from modes private to their creator. Links are left alone.
+    """
+    mask = os.umask(0o022)
+    os.umask(mask)
+    root = Path(path)
+    if root.is_symlink():
+        return
+    if root.is_file():
+        os.chmod(root, 0o666 & ~mask)
+        return
+    os.chmod(root, 0o777 & ~mask)
+    for where, folders, files in os.walk(root):
+        here = Path(where)
+        for name in folders:
+            if not (here / name).is_symlink():
+                os.chmod(here / name, 0o777 & ~mask)
+        for name in files:
+            if not (here / name).is_symlink():
+                os.chmod(here / name, 0o666 & ~mask)
+
+
 def private_tree(path: str | os.PathLike[str]) -> None:
     """Make ``path`` and everything below it its owner's alone: folders 0700, files 0600. Links are left as they are
     (their modes are their targets'); a missing ``path`` is nothing to do."""

@@ -35,7 +35,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pcevolve.config import RunConfig, dump_config, load_config
-from pcevolve.io import TargetExistsError, atomic_directory, atomic_write_json, atomic_write_text, refuse_file_parent
+from pcevolve.io import (
+    TargetExistsError,
+    atomic_directory,
+    atomic_write_json,
+    atomic_write_text,
+    refuse_file_parent,
+    shared_tree,
+)
 from pcevolve.modalities import MODALITIES
 from pcevolve.pipeline.audit_ledger import AUDIT_LEDGER, AuditCost, audit_cost
 from pcevolve.randomness import FLOATING_POINT_NOTE
@@ -156,7 +163,7 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str], *, 
                                                           ledger.is_dp, with_report,
                                                           sweep=None if swept is None else (swept, ledger.spent()),
                                                           audited=audited, reveals_n=_reveals_n(ledger)))
-        os.chmod(staging, 0o755)  # the temporary folder is private to its creator; the export is meant to be read
+        shared_tree(staging)  # its files start private to their creator; an export is made to be read
         _stamp(staging, time.time())
     files = (*copied, *([] if swept is None else [SWEEP_LEDGER]), "manifest.json", "config.yaml", "README.txt")
     return ExportSummary(path=target, files=files, epsilon=epsilon, delta=ledger.delta, dp=ledger.is_dp,
@@ -215,39 +222,46 @@ def _readme(name: str, noun: str, delivered: str, epsilon: float, delta: float, 
             "  - the classes were declared by the data's owner, not read off the private data;",
             "  - the settings were chosen without looking at results on the private data (each run on the same data "
             f"spends its own budget, and choosing between runs by their results is {choosing});",
-            f"  - the private data could be read: a {noun} the run cannot read stops it with an error that names "
-            "it, and such an error is not covered;",
+            f"  - the private data could be read: {_a(noun)} {noun} the run cannot read stops it with an error that "
+            "names it, and such an error is not covered;",
             f"  - each person contributed one private {noun} (someone with several is protected less).",
         ]
     else:
         guarantee = ["NOT DIFFERENTIALLY PRIVATE: this run drew its noise reproducibly (for tests and research), so "
                      "anyone holding its config can regenerate the noise and undo it. Do not share it as private."]
     what = "one folder per class" if not Path(delivered).suffix else "one file"
+    files = [(delivered, f"the synthetic set ({what}, in the input's format)"),
+             ("ledger.json", "every differentially private release of the run with its epsilon; "
+                             "`pcevolve ledger show ledger.json` recomputes them"),
+             ("config.yaml", "the run's settings (its data folders and files named without their paths)"),
+             ("manifest.json", "the software versions the run used, and the day it started")]
+    if sweep is not None:
+        files.append((SWEEP_LEDGER, "the ledger of the sweep this run belongs to: every run's releases, composed"))
+    if with_report:
+        files.append(("report/", "the evaluation report, which is not part of the private product: it compares the "
+                                 f"synthetic set with the private {noun}s. Its membership-attack, copy-check and "
+                                 "few-shot figures were computed on the private data (rounded, but without noise) and "
+                                 "are NOT covered by the guarantee above"))
+    if audited is not None:
+        files.append((AUDIT_LEDGER, "the ledger of the end-to-end privacy audits the report shows: each ran the "
+                                    "pipeline again on the same private data, so the report's audit result costs "
+                                    f"ε = {audited.audits:.4f} on its own, and the synthetic set shared with it costs "
+                                    f"ε = {audited.with_run:.4f} in all (δ = {audited.delta:g}), not the ε above"))
+    width = max(len(file) for file, _ in files) + 1
     lines = [
         f"Synthetic dataset '{name}', made by pcevolve from a private labelled dataset.",
         "",
         *guarantee,
         "",
         "Files:",
-        f"  {delivered:<15} the synthetic set ({what}, in the input's format)",
-        "  ledger.json     every differentially private release of the run with its epsilon; "
-        "`pcevolve ledger show ledger.json` recomputes them",
-        "  config.yaml     the run's settings (its data folders and files named without their paths)",
-        "  manifest.json   the software versions the run used, and the day it started",
+        *(f"  {file:<{width}}{description}" for file, description in files),
     ]
-    if sweep is not None:
-        lines.append(f"  {SWEEP_LEDGER} the ledger of the sweep this run belongs to: every run's releases, composed")
-    if with_report:
-        lines.append("  report/         the evaluation report, which is not part of the private product: it compares the "
-                     f"synthetic set with the private {noun}s. Its membership-attack, copy-check and few-shot figures "
-                     "were computed on the private data (rounded, but without noise) and are NOT covered by the "
-                     "guarantee above")
-    if audited is not None:
-        lines.append(f"  {AUDIT_LEDGER} the ledger of the end-to-end privacy audits the report shows: each ran the "
-                     f"pipeline again on the same private data, so the report's audit result costs ε = "
-                     f"{audited.audits:.4f} on its own, and the synthetic set shared with it costs ε = "
-                     f"{audited.with_run:.4f} in all (δ = {audited.delta:g}), not the ε above")
     return "\n".join(lines) + "\n"
+
+
+def _a(noun: str) -> str:
+    """The indefinite article before ``noun`` ("an image", "a table row")."""
+    return "an" if noun[:1].lower() in "aeiou" else "a"
 
 
 def _sweep_paragraph(swept: SweepGuarantee, own: float) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from pcevolve.evaluation.attacks import FPR_LEVELS, AttackResult, MembershipAttack
 from pcevolve.evaluation.shipped import shared_rate
@@ -109,6 +110,7 @@ def ledger_bars(stages: Mapping[str, Mapping[str, float]], events: Sequence[Mapp
         right.step(range(1, len(events) + 1), [e["total_epsilon"] for e in events], where="post", color=_COLOURS[0])
         right.axhline(total_cap, color="black", ls="--", lw=0.8, label=f"total cap {total_cap:g}")
         right.legend(fontsize=8)
+    right.xaxis.set_major_locator(MaxNLocator(integer=True))  # events are counted: no event 1.5
     right.set_xlabel("ledger event")
     right.set_ylabel("total ε after the event")
     right.set_title("running total (composed, not summed)", fontsize=10)
