@@ -459,6 +459,12 @@ def test_the_api_speaks_of_its_own_arguments(table_run, tmp_path) -> None:
         synth.export(blocker / "out")
     with pytest.raises(SweepError, match="file.csv is a file"):
         fresh.sweep([1, 2], private, public=public, out=blocker / "sweep", evaluate=False)
+    with pytest.raises(SweepError, match=r"more than max_epsilon 0\.5") as caught:  # the API's names, not flags
+        fresh.sweep([1, 2], private, public=public, max_epsilon=0.5, evaluate=False)
+    assert "--" not in str(caught.value)
+    with pytest.raises(ValueError, match=r"^epsilons: ") as caught:
+        fresh.sweep([0, 2], private, public=public, evaluate=False)
+    assert "--" not in str(caught.value)
     assert blocker.read_text() == "mine"
 
 

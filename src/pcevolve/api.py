@@ -300,6 +300,7 @@ class Synthesizer:
         """
         from pcevolve.in_memory import looks_in_memory
         from pcevolve.sweep import create_sweep, run_sweep
+        from pcevolve.sweep.plan import API_TERMS
         from pcevolve.sweep.run import check_judging, sweep_folder
 
         if isinstance(epsilons, (str, bytes)) or not isinstance(epsilons, Sequence) or not all(
@@ -316,12 +317,13 @@ class Synthesizer:
             if evaluate:
                 check_judging(config, test, full)
             opened, _ = create_sweep(config, epsilons, out=out, root=root, max_epsilon=max_epsilon,
-                                     in_memory=(count, plan.write))
+                                     in_memory=(count, plan.write), terms=API_TERMS)
         else:
             config = self._config_for(private, public, test, full)
             if evaluate:
                 check_judging(config, test, full)
-            opened, _ = create_sweep(config, epsilons, out=out, root=self.runs_root, max_epsilon=max_epsilon)
+            opened, _ = create_sweep(config, epsilons, out=out, root=self.runs_root, max_epsilon=max_epsilon,
+                                     terms=API_TERMS)
         return run_sweep(opened, test=test, full=full, evaluate=evaluate, progress=self.progress, say=_log)
 
     @staticmethod

@@ -154,8 +154,8 @@ def _check_audit_file(folder: RunFolder, *, overwrite: bool) -> None:
     if target.exists() and current is None:
         raise TargetExistsError(f"{target} exists and is not a pcevolve audit file; move it away first")
     if current is not None and AUDIT_PART in current and not overwrite:
-        raise TargetExistsError(f"{target} already holds an end-to-end audit; pass overwrite=True (--overwrite) to "
-                                "replace it")
+        raise TargetExistsError(f"{target} already holds an end-to-end audit; it is replaced only when asked "
+                                "(overwrite)")
 
 
 def _finished_run(path: Path, canaries: int) -> tuple[RunFolder, RunConfig]:

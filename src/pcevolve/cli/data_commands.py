@@ -109,8 +109,9 @@ def prepare_command(
     source_dir: Annotated[
         Path | None, typer.Option(help="Folder of the IDX files (fashion-mnist, mnist).")
     ] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a dataset prepared at --out before (a folder holding anything "
-                                          "else is never replaced).")] = False,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace a dataset prepared at --out before (a folder holding anything else is never "
+                            "replaced).")] = False,
 ) -> None:
     """Write a demo dataset: private/, test/, full/ (class folders), public/ (unlabelled), dataset.json — or, for a
     table, private.csv, public.csv (no label column), test.csv, schema.yaml and dataset.json."""
@@ -140,7 +141,9 @@ def prepare_command(
         )
     except DataError as exc:
         _fail(_problem_lines(exc.problems), err=True)
-    except (FileExistsError, SourceNotFoundError, ValueError) as exc:
+    except FileExistsError as exc:
+        _fail([f"error: {exc}" + ("" if overwrite else " (--overwrite)")], err=True)
+    except (SourceNotFoundError, ValueError) as exc:
         _fail([f"error: {exc}"], err=True)
     table = Table(title=f"{out} ({source}, seed {seed})")
     for column in ("split", "images", "classes", "labelled"):
@@ -180,7 +183,7 @@ def _prepare_files(prepare, summary, source: str, out: Path, *, seed: int, overw
     except DataError as exc:
         _fail(_problem_lines(exc.problems), err=True)
     except FileExistsError as exc:
-        _fail([f"error: {exc}"], err=True)
+        _fail([f"error: {exc}" + ("" if overwrite else " (--overwrite)")], err=True)
     Console().print(f"wrote {out} in {time.perf_counter() - started:.1f} s: {summary(description)}", soft_wrap=True,
                     highlight=False)
 

@@ -42,8 +42,8 @@ def check_prepare_target(out: str | os.PathLike[str], *, overwrite: bool) -> Pat
     if not entries:
         return target
     if not overwrite:
-        raise TargetExistsError(f"{target} already exists; pass overwrite=True (--overwrite) to replace a dataset "
-                                "prepared there before, or give a new folder")
+        raise TargetExistsError(f"{target} already exists; give a new folder, or ask to replace it (overwrite) if "
+                                "pcevolve prepared it")
     made = PREPARED_ENTRIES.get(_prepared_format(target))
     if made is None:
         raise TargetExistsError(f"{target} is not a dataset pcevolve prepared (no dataset.json of one); nothing was "

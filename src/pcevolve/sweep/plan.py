@@ -21,6 +21,20 @@ class SweepPlanError(ValueError):
     """The ε values or the cap cannot make a sweep; the message says why (nothing was read or written)."""
 
 
+@dataclass(frozen=True)
+class Terms:
+    """How the caller names a sweep's arguments in its messages: the command line's flags, or the Python API's
+    parameters (an API user is never told to pass a flag)."""
+
+    epsilons: str = "--epsilons"
+    out: str = "--out"
+    max_epsilon: str = "--max-epsilon"
+
+
+#: The command line's names, and the Python API's (``Synthesizer.sweep``).
+CLI_TERMS, API_TERMS = Terms(), Terms(epsilons="epsilons", out="out", max_epsilon="max_epsilon")
+
+
 def member_name(epsilon: float) -> str:
     """The folder name of the member at ``epsilon`` (``eps-0.5``, ``eps-8``)."""
     return f"eps-{epsilon:g}"
@@ -77,19 +91,19 @@ def check_epsilons(epsilons: Sequence[float], *, source: str = "--epsilons") -> 
     return tuple(sorted(values))
 
 
-def member_configs(config: RunConfig, epsilons: Sequence[float]) -> tuple[RunConfig, ...]:
+def member_configs(config: RunConfig, epsilons: Sequence[float], terms: Terms = CLI_TERMS) -> tuple[RunConfig, ...]:
     """The base config at each ε of ``epsilons`` (checked by :func:`check_epsilons`), named by :func:`member_name`."""
     return tuple(with_settings(config, {"name": member_name(epsilon), "privacy.epsilon": epsilon},
-                               source="--epsilons") for epsilon in check_epsilons(epsilons))
+                               source=terms.epsilons) for epsilon in check_epsilons(epsilons, source=terms.epsilons))
 
 
-def plan_sweep(config: RunConfig, epsilons: Sequence[float], num_samples: int) -> SweepPlan:
+def plan_sweep(config: RunConfig, epsilons: Sequence[float], num_samples: int, terms: Terms = CLI_TERMS) -> SweepPlan:
     """The members at ``epsilons`` and what they spend together for ``num_samples`` private samples.
 
     The composition is computed at a PLD interval that depends on the ε values only (their sum, an upper bound on
     the total), so the sweep's ledger, made with the same interval, composes the same events to the same total.
     """
-    members = member_configs(config, epsilons)
+    members = member_configs(config, epsilons, terms)
     plans = tuple(plan_budget(member, num_samples) for member in members)
     discretization = pld_discretization_for(sum(member.privacy.epsilon for member in members))
     privacy = config.privacy

@@ -53,7 +53,7 @@ from pcevolve.privacy import BudgetLedger
 from pcevolve.privacy.ledger_errors import LedgerError
 from pcevolve.run_folder import RunFolder
 from pcevolve.sweep.curve import CurvePoint, curve_png, curve_point
-from pcevolve.sweep.plan import SweepPlan, member_configs, plan_sweep
+from pcevolve.sweep.plan import CLI_TERMS, SweepPlan, Terms, member_configs, plan_sweep
 
 SWEEP_VERSION = 1
 RESULTS_FORMAT = "pcevolve.sweep.results"
@@ -147,7 +147,7 @@ def private_count(config: RunConfig) -> int:
     return len(modality.read_private(config.data, modality.layout(config.data)).labels)
 
 
-def check_cap(plan: SweepPlan, max_epsilon: float | None) -> float:
+def check_cap(plan: SweepPlan, max_epsilon: float | None, terms: Terms = CLI_TERMS) -> float:
     """The sweep ledger's cap: ``max_epsilon``, or the planned total without one.
 
     The runs of a sweep compose into one guarantee, so the ceiling a single run's ε obeys
@@ -159,19 +159,19 @@ def check_cap(plan: SweepPlan, max_epsilon: float | None) -> float:
     planned = plan.total.epsilon
     alone = ", ".join(f"ε {p.total.epsilon:.3g}" for p in plan.plans)
     if max_epsilon is not None and not 0.0 < max_epsilon <= MAX_EPSILON:  # NaN fails too
-        raise SweepError(f"--max-epsilon must be in (0, {MAX_EPSILON:g}], got {max_epsilon!r}: beyond {MAX_EPSILON:g} "
-                         "a DP guarantee bounds no attacker. Nothing was run or written")
+        raise SweepError(f"{terms.max_epsilon} must be in (0, {MAX_EPSILON:g}], got {max_epsilon!r}: beyond "
+                         f"{MAX_EPSILON:g} a DP guarantee bounds no attacker. Nothing was run or written")
     if planned > MAX_EPSILON:
         raise SweepError(f"the {len(plan.members)} runs ({alone}) compose to ε {planned:.4g} at δ = "
                          f"{plan.total.delta:g}: runs on the same private data count together, and beyond "
-                         f"{MAX_EPSILON:g} a DP guarantee bounds no attacker; drop or lower some ε values. Nothing was "
-                         "run or written")
+                         f"{MAX_EPSILON:g} a DP guarantee bounds no attacker; drop or lower some ε values. Nothing "
+                         "was run or written")
     if max_epsilon is None:
         return planned
     if planned > max_epsilon:
         raise SweepError(f"the {len(plan.members)} runs ({alone}) compose to ε {planned:.4g} at δ = "
-                         f"{plan.total.delta:g}, more than --max-epsilon {max_epsilon:g}; drop or lower some ε values, "
-                         "or raise the cap. Nothing was run or written")
+                         f"{plan.total.delta:g}, more than {terms.max_epsilon} {max_epsilon:g}; drop or lower some ε "
+                         "values, or raise the cap. Nothing was run or written")
     return float(max_epsilon)
 
 
@@ -183,13 +183,15 @@ def sweep_folder(config: RunConfig, *, out: str | os.PathLike[str] | None = None
 
 def create_sweep(config: RunConfig, epsilons: Sequence[float], *, out: str | os.PathLike[str] | None = None,
                  root: str | os.PathLike[str] = "runs", max_epsilon: float | None = None,
-                 in_memory: tuple[int, Callable[[], None]] | None = None) -> tuple[Sweep, SweepPlan]:
+                 in_memory: tuple[int, Callable[[], None]] | None = None,
+                 terms: Terms = CLI_TERMS) -> tuple[Sweep, SweepPlan]:
     """Plan a sweep, refuse it if its runs would pass ``max_epsilon``, and make its folder (atomically) and ledger.
 
     Args:
         in_memory: For data held in memory (the Python API): n, and the function that writes the data where the
             config names it, inside ``SWEEP/secure/input/`` (called once the folder exists; if it fails, the folder
             is removed again).
+        terms: How the messages name the arguments (the command line's flags, or the API's parameters).
 
     Raises:
         SweepError: The folder exists, or the plan passes the cap (nothing is written then).
@@ -202,17 +204,18 @@ def create_sweep(config: RunConfig, epsilons: Sequence[float], *, out: str | os.
     except TargetExistsError as error:
         raise SweepError(f"{error} (the sweep's folder)") from None
     if target.exists():
-        raise SweepError(f"{target} already exists: continue it with `pcevolve sweep --resume {target}` or choose "
-                         "another --out")
-    member_configs(config, epsilons)  # bad values fail before the data is read
+        resume = (f"`pcevolve sweep --resume {target}`" if terms == CLI_TERMS else
+                  f"Synthesizer.resume_sweep({str(target)!r})")
+        raise SweepError(f"{target} already exists: continue it with {resume} or choose another {terms.out}")
+    member_configs(config, epsilons, terms)  # bad values fail before the data is read
     missing = [f"data.{key}: {path} does not exist" for key, path in
                (("private", config.data.private), ("public", config.data.public))
                if path is not None and not Path(path).exists()
                and not (in_memory is not None and Path(path).resolve().is_relative_to(target.resolve()))]
     if missing:
         raise SweepError("; ".join(missing) + " (relative paths are read from the current folder)")
-    plan = plan_sweep(config, epsilons, private_count(config) if in_memory is None else in_memory[0])
-    cap = check_cap(plan, max_epsilon)
+    plan = plan_sweep(config, epsilons, private_count(config) if in_memory is None else in_memory[0], terms)
+    cap = check_cap(plan, max_epsilon, terms)
     privacy = config.privacy
     with atomic_directory(target) as staging:
         dump_config(config, staging / "config.yaml")
