@@ -134,3 +134,13 @@ def test_an_end_to_end_audit_it_cannot_play_is_refused_before_the_games(tmp_path
     result = CliRunner().invoke(app, ["audit", str(tmp_path), "--mechanisms"])
     assert result.exit_code == 1 and "supports image runs" in result.output and "tabular run" in result.output
     assert not played and not (tmp_path / "audit.json").exists()
+
+
+def test_the_ledger_chart_counts_events_in_whole_numbers():
+    from pcevolve.report.figures import ledger_figure
+
+    stages = {"release": {"cap": 4.0, "epsilon": 3.9}}
+    figure = ledger_figure(stages, [{"total_epsilon": 2.0}, {"total_epsilon": 3.9}], total_cap=4.0)
+    figure.canvas.draw()
+    ticks = [tick for tick in figure.axes[1].get_xticks() if 1 <= tick <= 2]
+    assert ticks and all(float(tick).is_integer() for tick in ticks)

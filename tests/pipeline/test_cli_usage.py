@@ -204,3 +204,15 @@ def test_quiet_prints_warnings_only(capsys) -> None:
         say("release: class statistics")
         say("warning: augment.flip is on")
     assert "release" not in captured.get() and "warning: augment.flip" in captured.get()
+
+
+@pytest.mark.parametrize("command", [["run"], ["init"], ["data", "check"], ["data", "prepare"]])
+def test_help_names_every_kind_of_file_and_no_internal_module(command) -> None:
+    result = runner.invoke(app, [*command, "--help"], terminal_width=120)
+    text = " ".join(result.output.split())
+    import re
+
+    assert result.exit_code == 0 and "pcevolve.data" not in text
+    assert not re.search(r"\w \.(\s|$)", text)  # no stray space before a full stop ("per class .")
+    if command[0] in ("run", "init"):
+        assert "JSONL" in text and "[8]" not in text

@@ -92,7 +92,13 @@ def _roc_axes(ax: Any, results: Mapping[str, AttackResult], *, log: bool, epsilo
 
 def ledger_bars(stages: Mapping[str, Mapping[str, float]], events: Sequence[Mapping[str, Any]], *,
                 total_cap: float) -> bytes:
-    """ε spent vs cap per stage (left) and the accountant's running total over the events (right)."""
+    """ε spent vs cap per stage (left) and the accountant's running total over the events (right), as PNG."""
+    return figure_png(ledger_figure(stages, events, total_cap=total_cap))
+
+
+def ledger_figure(stages: Mapping[str, Mapping[str, float]], events: Sequence[Mapping[str, Any]], *,
+                  total_cap: float) -> Any:
+    """The figure :func:`ledger_bars` draws."""
     figure = new_figure(figsize=(10, 3.6))
     left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
     names = list(stages)
@@ -115,7 +121,7 @@ def ledger_bars(stages: Mapping[str, Mapping[str, float]], events: Sequence[Mapp
     right.set_ylabel("total ε after the event")
     right.set_title("running total (composed, not summed)", fontsize=10)
     right.grid(alpha=0.3)
-    return figure_png(figure)
+    return figure
 
 
 def per_class_accuracy(class_names: Sequence[str], lines: Mapping[str, Sequence[float | None]], *, worst: int | None,
