@@ -134,7 +134,7 @@ def test_a_split_of_another_kind_is_one_line_naming_both_and_nothing_is_written(
     extra = [] if flag == "--public" else ["--public", {"private": "pool", "private.csv": "pool.csv"}[private]]
     out = ["--out", "c.yaml"] if command == "init" else ["--runs-root", "runs", "-q"]
     result = runner.invoke(app, [command, private, flag, split, *extra, *out])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output  # the paths given: the command line needs fixing
     line = _one_problem(result.output)
     assert line.startswith(f"{split}: ") and mismatch in line and f"({private}): {fix}" in line, line
     assert not (data / "c.yaml").exists() and not (data / "runs").exists()
@@ -146,7 +146,7 @@ def test_init_names_a_file_type_it_does_not_read(data: Path, monkeypatch) -> Non
     monkeypatch.chdir(data)
     (data / "records.tsv").write_text("x\tlabel\n1\ta\n", encoding="utf-8")
     result = runner.invoke(app, ["init", "records.tsv", "--public", "pool.csv", "--out", "c.yaml"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # as `run` does: a file it does not read is a command line to fix
     assert _one_problem(result.output).startswith("records.tsv: is a .tsv file, which pcevolve does not read")
     assert not (data / "c.yaml").exists()
 

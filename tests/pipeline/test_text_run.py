@@ -107,7 +107,7 @@ def test_init_and_the_one_line_run_read_a_jsonl_file(text_data, tmp_path):
     assert result.exit_code == 0, result.output
     assert "modality: text" in out.read_text(encoding="utf-8") and "40 texts in 2 classes" in result.output
     refused = CliRunner().invoke(app, ["init", str(text_data / "private.jsonl"), "--out", str(tmp_path / "x.yaml")])
-    assert refused.exit_code == 1 and "needs a public pool of texts" in " ".join(refused.output.split())
+    assert refused.exit_code == 2 and "needs a public pool of texts" in " ".join(refused.output.split())
 
 
 def test_data_check_compares_tables_in_one_schema_and_reads_jsonl(tmp_path, text_data):

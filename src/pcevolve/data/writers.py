@@ -40,11 +40,11 @@ def write_image_folder(path: str | os.PathLike[str], samples: np.ndarray, labels
     if samples.dtype != np.uint8 or samples.ndim not in (3, 4) or len(samples) != len(labels):
         raise ValueError(f"expected uint8 samples (N, H, W[, 3]) with N labels, got {samples.dtype} "
                          f"{samples.shape} and {labels.shape}")
+    refuse_existing(path, overwrite=overwrite, folder=True)
     suffix = Path(path).suffix.lower()
     if suffix in FILE_SUFFIXES:
         raise TargetExistsError(f"{path} names a {suffix} file; an image set is a folder (one folder of PNGs per "
                                 "class): give a folder path")
-    refuse_existing(path, overwrite=overwrite, folder=True)
     with atomic_directory(path, overwrite=True) as staging:
         for k, name in enumerate(class_names):
             folder = staging / name
