@@ -13,7 +13,9 @@ report (``pcevolve evaluate``) shows. Exit status 1 when a bound passes its clai
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +82,6 @@ def audit(
 def _check_run(run_dir: Path, *, end_to_end: bool, canaries: int, overwrite: bool) -> None:
     """Refuse, before any game is played, a run the audit cannot judge: an unfinished one (its ledger holds only
     part of what the run will charge) and, for the end-to-end audit, whatever :func:`check_auditable` refuses."""
-    from pcevolve.pipeline.run import RunError
     from pcevolve.pipeline.sweep_member import delivered
 
     if not delivered(run_dir):
@@ -90,14 +91,23 @@ def _check_run(run_dir: Path, *, end_to_end: bool, canaries: int, overwrite: boo
     if end_to_end:
         from pcevolve.audit.end_to_end import check_auditable
 
-        try:
+        with _refusals():
             check_auditable(run_dir, canaries=canaries, overwrite=overwrite)
-        except FileExistsError as exc:
-            typer.echo(f"error: {exc} (--overwrite replaces an earlier result)", err=True)
-            raise typer.Exit(1) from None
-        except (ValueError, RunError) as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from None
+
+
+@contextlib.contextmanager
+def _refusals() -> Iterator[None]:
+    """What the end-to-end audit refuses, as one error line and exit status 1."""
+    from pcevolve.pipeline.run import RunError
+
+    try:
+        yield
+    except FileExistsError as exc:
+        typer.echo(f"error: {exc} (--overwrite replaces an earlier result)", err=True)
+        raise typer.Exit(1) from None
+    except (ValueError, RunError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
 
 
 def _mechanisms(console: Console, run_dir: Path | None, config_path: Path | None, num_samples: int, trials: float,
@@ -158,17 +168,10 @@ def mechanism_table(results: list["MechanismAudit"]) -> Table:
 def _end_to_end(console: Console, run_dir: Path, canaries: int, overwrite: bool, quiet: bool) -> bool:
     """Audit the run with canaries (the result goes to ``RUN_DIR/audit.json``) and print it. True when it failed."""
     from pcevolve.audit.end_to_end import audit_run
-    from pcevolve.pipeline.run import RunError
 
     say = (lambda _: None) if quiet else (lambda line: console.print(line, highlight=False))
-    try:
+    with _refusals():
         result = audit_run(run_dir, canaries=canaries, progress=not quiet, overwrite=overwrite, say=say)
-    except FileExistsError as exc:
-        typer.echo(f"error: {exc} (--overwrite replaces an earlier result)", err=True)
-        raise typer.Exit(1) from None
-    except (ValueError, RunError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
     if quiet:  # audit_run says it otherwise
         console.print(result.summary(), highlight=False)
     console.print(f"written: {run_dir / 'audit.json'}", highlight=False)

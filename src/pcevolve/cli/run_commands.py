@@ -77,8 +77,9 @@ def run(
     if resume is not None and given:
         _usage(f"--resume continues a run with the settings it was started with; {', '.join(given)} cannot change "
                "them. Start a new run instead (another --name), or resume without them")
-    overrides = with_schema(with_classes(with_label_column(parse_settings(settings), label_column, kind == "images"),
-                                         classes), schema)
+    set_settings = parse_settings(settings)
+    overrides = with_schema(with_classes(with_label_column(set_settings, label_column, kind == "images"), classes),
+                            schema)
     budget_or_exit(epsilon)
     planned = name if name is not None else run_name(source) if kind not in ("config", None) and source else None
     if planned is not None and (runs_root / planned).exists():  # before the data is read or the settings chosen
@@ -92,7 +93,7 @@ def run(
             assert source is not None
             config = source_config(source, kind, overrides=overrides, label_column=label_column, public=public,
                                    test=test, full=full, name=name, epsilon=epsilon, given=given, console=console,
-                                   set_keys=set(parse_settings(settings)))
+                                   set_keys=set(set_settings))
         else:
             config = None
         if config is not None and executor is not None:  # checked before a folder exists

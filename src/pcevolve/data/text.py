@@ -65,7 +65,7 @@ def _is_csv(path: Path) -> bool:
     return path.suffix.lower() == ".csv"
 
 
-def _records(path: Path) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
+def _records(path: Path) -> Iterator[tuple[str, dict[str, Any] | None, CellProblem | None]]:
     """``(where, record, problem)`` per non-blank line of a JSONL file or row of a CSV file."""
     if _is_csv(path):
         with open(path, encoding="utf-8-sig", newline="") as handle:
@@ -84,16 +84,18 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any] | None, str | Non
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                yield where, None, f"is not valid JSON ({error.msg})"
+                yield where, None, CellProblem("is not valid JSON", f"is not valid JSON ({error.msg})")
                 continue
             except RecursionError:
-                yield where, None, "is not JSON that can be read (nested too deeply)"
+                yield where, None, CellProblem("is not JSON that can be read",
+                                               "is not JSON that can be read (nested too deeply)")
                 continue
             except ValueError as error:  # an integer of over 4,300 digits
-                yield where, None, f"is not JSON that can be read ({str(error).split(':')[0]})"
+                yield where, None, CellProblem("is not JSON that can be read",
+                                               f"is not JSON that can be read ({str(error).split(':')[0]})")
                 continue
             if not isinstance(record, dict):
-                yield where, None, "is not a JSON object"
+                yield where, None, _fixed("is not a JSON object")
                 continue
             yield where, record, None
 
@@ -200,8 +202,8 @@ def _scan(path: Path, text_field: str, label_field: str, *, labelled: bool) -> _
     try:
         for where, record, problem in _records(path):
             if record is None:
-                scan.problems.append(DataProblem(where, problem or "unreadable",
-                                                 kind=(problem or "unreadable").split(" (")[0]))
+                problem = problem or _fixed("unreadable")
+                scan.problems.append(DataProblem(where, str(problem), kind=problem.kind))
                 continue
             scan.note(record)
             if not labelled and label_field in record:
