@@ -34,7 +34,7 @@ from pcevolve.data.sources import load_demo_source
 from pcevolve.decoders import load_decoder
 from pcevolve.modalities import MODALITIES
 from pcevolve.run_folder import RunFolder
-from pcevolve.search.assembly import POOL_LABELS_FILE, VERDICT_FILE, load_public_features, territory_sizes
+from pcevolve.search.assembly import POOL_LABELS_FILE, VERDICT_FILE, in_task_of, load_public_features, territory_sizes
 from pcevolve.search.pool_labels import PoolLabels
 from pcevolve.search.release import StatisticsRelease
 from pcevolve.search.territory import ClassTerritories
@@ -65,7 +65,8 @@ def replay(run: Path, source: str, *, epsilon: float, repeats: int) -> dict:
     labels = PoolLabels.load(run / POOL_LABELS_FILE)
     pool_view = basis.reduce(decoder.pool_encodings())
     private_view = basis.reduce(encoder.encode_both(private.samples, batch_size=256)[1])
-    sizes = territory_sizes(config, release)
+    in_task = in_task_of(config, release, basis, decoder)
+    sizes, eligible = territory_sizes(config, release, in_task), None if in_task is None else in_task.inside
     task = task_labels(private.class_names)
     _, truth, _ = pool_truth(run, load_demo_source(source).train, task)
     generations = config.search.verdict_generations
@@ -75,8 +76,9 @@ def replay(run: Path, source: str, *, epsilon: float, repeats: int) -> dict:
 
     def search(select) -> np.ndarray:
         state = VerdictState.start(len(task), VerdictSettings(step=config.search.verdict_step))
-        return run_verdict(labels, pool_view, sizes, private_view=private_view, private_labels=private.labels,
-                           rounds=generations, epsilon=epsilon, select=select, state=state).offsets
+        return run_verdict(labels, pool_view, sizes, eligible=eligible, private_view=private_view,
+                           private_labels=private.labels, rounds=generations, epsilon=epsilon, select=select,
+                           state=state).offsets
 
     offsets["exact"] = search(lambda _, counts: int(np.argmax(counts)))
     rng = np.random.default_rng(0)
@@ -85,7 +87,7 @@ def replay(run: Path, source: str, *, epsilon: float, repeats: int) -> dict:
                                                                              p=mechanism.probabilities(counts))))
     rows = {}
     for name, b in offsets.items():
-        territories = ClassTerritories.of(pool_view, shifted_labels(labels, b), sizes)
+        territories = ClassTerritories.of(pool_view, shifted_labels(labels, b), sizes, eligible)
         count = correct_counts(pool_view, [territories], private_view, private.labels)[0]
         rows[name] = {"offsets": [round(float(v), 3) for v in b], **_judge(truth, territories),
                       "probe_private_right": round(float(count / len(private.labels)), 4)}

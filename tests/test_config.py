@@ -81,17 +81,21 @@ def test_hash_changes_with_any_field():
 
 
 def test_search_evolve_left_off_leaves_the_config_hash_as_before():
-    """A run folder written before ``search.evolve`` existed has no such key: its hash must not see the new one."""
+    """A run folder written before ``search.evolve`` (or ``search.in_task``) existed has no such key: its hash must not
+    see the new one."""
     import hashlib
     import json
 
     resolved = RunConfig().model_dump(mode="json", exclude={"executor"})
     for key in ("classes", "public_text_column"):
         del resolved["data"][key]
-    del resolved["search"]["evolve"]
+    for key in ("evolve", "in_task", "in_task_fraction"):
+        del resolved["search"][key]
     canonical = json.dumps(resolved, sort_keys=True, separators=(",", ":"))
     assert config_hash(RunConfig()) == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
     assert config_hash(RunConfig.model_validate({"search": {"evolve": True}})) != config_hash(RunConfig())
+    assert config_hash(RunConfig.model_validate({"search": {"in_task": False}})) != config_hash(RunConfig())
+    assert config_hash(RunConfig.model_validate({"search": {"in_task_fraction": 0.5}})) != config_hash(RunConfig())
 
 
 def test_noise_is_secure_by_default_and_the_old_switch_says_what_replaced_it(tmp_path):

@@ -237,8 +237,8 @@ def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(ti
     real = territory_module.ClassTerritories.of
     kept: list[int] = []
 
-    def starved(pool, labels, sizes):  # class 0's territory shrinks (territory 2: sizes are twice the delivery)
-        found = real(pool, labels, sizes)
+    def starved(pool, labels, sizes, eligible=None):  # class 0's territory shrinks (territory 2: twice the delivery)
+        found = real(pool, labels, sizes, eligible)
         kept.append(2 if share is None else int(share * sizes[0]))
         return territory_module.ClassTerritories(members=(found.members[0][:kept[-1]], *found.members[1:]),
                                                  spreads=found.spreads)

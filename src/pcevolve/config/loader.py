@@ -136,13 +136,18 @@ def config_hash(config: RunConfig) -> str:
     """SHA-256 of the canonical JSON of the resolved config (every default filled in), without ``executor``:
     where the work runs does not change what it computes. ``data.classes`` and ``data.public_text_column`` left
     null, and ``search.evolve`` left off, are left out too, so a run started before those settings existed keeps
-    its hash and can be resumed (a resumed search that had not finished then delivers its one-shot start)."""
+    its hash and can be resumed (a resumed search that had not finished then delivers its one-shot start); so are
+    ``search.in_task`` and ``search.in_task_fraction`` at their defaults (a resumed delivery then follows the pool's
+    estimated in-task part)."""
     resolved = config.model_dump(mode="json", exclude={"executor"})
     for key in ("classes", "public_text_column"):
         if resolved["data"][key] is None:
             del resolved["data"][key]
     if not resolved["search"]["evolve"]:
         del resolved["search"]["evolve"]
+    for key, default in (("in_task", True), ("in_task_fraction", 1.0)):
+        if resolved["search"][key] == default:
+            del resolved["search"][key]
     canonical = json.dumps(resolved, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -156,6 +156,12 @@ class SearchConfig(Frozen):
     # the search no choice of images; more lets it choose, at the price of less confident labels. On the demo
     # (docs/search.md §4) 1.5-2 trained the CNN best: 0 / 1 / 1.5 / 2 / 3 gave 78.8 / 80.9 / 81.5 / 82.0 / 80.5%.
     territory: float = Field(2.0, ge=0.0, le=100.0)
+    # Retrieval decoders: which part of the pool looks like the task's classes at all (search/in_task.py; the release's
+    # kernel mean embeddings against the pool's own, post-processing). Territories are cut from that part only, and
+    # at most in_task_fraction of its estimated size is delivered. false: every pool sample counts as one of the
+    # task's classes.
+    in_task: bool = True
+    in_task_fraction: float = Field(1.0, gt=0.0, le=1.0)
     # Retrieval decoders: who labels the pool images the territories are cut from (search/pool_labels.py), i.e. the
     # delivered labels. "class-model": the DP class model alone. "pixel-cnn" (images): the class model's territories
     # teach a small CNN the pool's pixels, and the two posteriors are multiplied (co-training; post-processing,

@@ -23,7 +23,8 @@ from pcevolve.run_folder import RunFolder
 from pcevolve.search.basis import PublicBasis
 from pcevolve.search.class_model import ClassModel
 from pcevolve.search.delivery import configured_delivery_counts
-from pcevolve.search.pool_labels import PoolLabels, co_trained
+from pcevolve.search.in_task import InTask, estimate_in_task, in_task_counts
+from pcevolve.search.pool_labels import PoolLabels, co_trained, softmax
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.release import StatisticsRelease
 from pcevolve.search.roundtrip import ExactRoundTrip, RoundTripSurrogate, SurrogateData
@@ -102,7 +103,8 @@ def label_pool(config: RunConfig, release: StatisticsRelease, basis: PublicBasis
     if config.pool_labeller == "class-model":
         return first
     return co_trained(decoder.pool_samples(), first, model.scores(coordinates),
-                      per_class=territory_sizes(config, release), outside_share=config.search.labeller_outside,
+                      per_class=territory_sizes(config, release, in_task_of(config, release, basis, decoder)),
+                      outside_share=config.search.labeller_outside,
                       seed=seed, flip=config.augment.flip)
 
 
@@ -132,16 +134,38 @@ def has_territories(config: RunConfig, decoder: Decoder) -> bool:
     return config.search.territory > 0 and decoder.pool_encodings() is not None
 
 
-def territory_sizes(config: RunConfig, release: StatisticsRelease) -> np.ndarray:
-    """Each class's territory size: ``search.territory`` × its delivered count (from the noisy counts)."""
+def in_task_of(config: RunConfig, release: StatisticsRelease, basis: PublicBasis, decoder: Decoder) -> InTask | None:
+    """Which of a retrieval decoder's pool looks like the task's classes at all (:mod:`pcevolve.search.in_task`), or
+    None without territories; the whole pool with ``search.in_task`` off. Post-processing; deterministic."""
+    if not has_territories(config, decoder):
+        return None
+    coordinates = basis.reduce(decoder.pool_encodings())
+    posterior = softmax(class_model_of(release, basis).scores(coordinates))
+    if not config.search.in_task:
+        return InTask.everything(posterior)
+    return estimate_in_task(release.statistics, release.rff, coordinates, posterior)
+
+
+def delivered_counts(config: RunConfig, release: StatisticsRelease, in_task: InTask | None) -> np.ndarray:
+    """Samples delivered per class: the configured size split by the noisy counts
+    (:func:`~pcevolve.search.delivery.configured_delivery_counts`), and, when the in-task estimate sets part of the
+    pool aside, never more than ``search.in_task_fraction`` of each class's in-task mass (:func:`in_task_counts`)."""
     counts = configured_delivery_counts(config.search, release.statistics)
-    return np.ceil(config.search.territory * counts).astype(np.int64)
+    if in_task is None or not in_task.separated:
+        return counts
+    return in_task_counts(counts, in_task.mass, fraction=config.search.in_task_fraction)
+
+
+def territory_sizes(config: RunConfig, release: StatisticsRelease, in_task: InTask | None) -> np.ndarray:
+    """Each class's territory size: ``search.territory`` × its delivered count (:func:`delivered_counts`)."""
+    return np.ceil(config.search.territory * delivered_counts(config, release, in_task)).astype(np.int64)
 
 
 def class_territories(config: RunConfig, release: StatisticsRelease, basis: PublicBasis,
                       decoder: Decoder, labels: PoolLabels | None) -> ClassTerritories | None:
     """Each class's part of a retrieval decoder's pool (``search.territory`` per delivered sample), cut by the
-    run's pool ``labels`` (:func:`label_pool`, saved by the labels stage); None without territories.
+    run's pool ``labels`` (:func:`label_pool`, saved by the labels stage) from the pool samples that look like the
+    task at all (:func:`in_task_of`); None without territories.
 
     A pure function of the config, the release, the basis, the decoder's pool and the labels: a resumed run and a
     benchmark reading the run folder (:func:`load_pool_labels`) get the same territories.
@@ -150,7 +174,10 @@ def class_territories(config: RunConfig, release: StatisticsRelease, basis: Publ
         return None
     if labels is None:
         raise ValueError("territories need the run's pool labels (the labels stage saved none)")
-    return ClassTerritories.of(basis.reduce(decoder.pool_encodings()), labels, territory_sizes(config, release))
+    in_task = in_task_of(config, release, basis, decoder)
+    assert in_task is not None  # there are territories
+    sizes = territory_sizes(config, release, in_task)
+    return ClassTerritories.of(basis.reduce(decoder.pool_encodings()), labels, sizes, eligible=in_task.inside)
 
 
 def search_targets(config: RunConfig, release: StatisticsRelease, public: PublicFeatures,

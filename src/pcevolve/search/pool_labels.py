@@ -70,9 +70,11 @@ class PoolLabels:
     def predicted(self) -> np.ndarray:
         return np.argmax(self.posterior, axis=1)
 
-    def surest(self, k: int, count: int) -> np.ndarray:
-        """Up to ``count`` pool rows assigned to class ``k``, the surest first (ties in row order)."""
-        rows = np.flatnonzero(self.predicted == k)
+    def surest(self, k: int, count: int, eligible: np.ndarray | None = None) -> np.ndarray:
+        """Up to ``count`` pool rows assigned to class ``k`` (among the ``eligible`` rows, a boolean mask, if given),
+        the surest first (ties in row order)."""
+        assigned = self.predicted == k
+        rows = np.flatnonzero(assigned if eligible is None else assigned & np.asarray(eligible, dtype=bool))
         return rows[np.argsort(-self.confidence[rows], kind="stable")[:count]]
 
     def assigned(self) -> list[int]:

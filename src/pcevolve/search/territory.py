@@ -48,19 +48,26 @@ class ClassTerritories:
     spreads: np.ndarray
 
     @classmethod
-    def of(cls, pool_coordinates: np.ndarray, labels: PoolLabels, sizes: np.ndarray) -> ClassTerritories:
-        """The ``sizes[k]`` pool points the labels assign to class k with the highest confidence (fewer if they
-        assign fewer; at least one per class: the pool point most likely of class k, if none is assigned)."""
+    def of(cls, pool_coordinates: np.ndarray, labels: PoolLabels, sizes: np.ndarray,
+           eligible: np.ndarray | None = None) -> ClassTerritories:
+        """The ``sizes[k]`` pool points the labels assign to class k with the highest confidence, among the
+        ``eligible`` ones (a boolean mask: the pool points that look like the task at all; all if None) — fewer if
+        they assign fewer; at least one per class: the eligible pool point most likely of class k, if none is
+        assigned."""
         sizes = np.asarray(sizes, dtype=np.int64)
         if sizes.shape != (labels.num_classes,) or np.any(sizes < 1):
             raise ValueError(f"sizes must be {labels.num_classes} positive counts, got {sizes}")
         if len(pool_coordinates) != len(labels.confidence):
             raise ValueError(f"{len(pool_coordinates)} pool points but {len(labels.confidence)} labels")
+        if eligible is not None and not np.any(eligible):
+            eligible = None  # nothing looks like the task: every pool point stays a candidate
+        likelihood = labels.posterior if eligible is None else np.where(np.asarray(eligible)[:, None],
+                                                                         labels.posterior, -1.0)
         members = []
         for k, size in enumerate(sizes):
-            rows = labels.surest(k, size)
+            rows = labels.surest(k, size, eligible)
             if len(rows) == 0:  # no pool point is assigned to k: its single most likely point stands in
-                rows = np.array([int(np.argmax(labels.posterior[:, k]))])
+                rows = np.array([int(np.argmax(likelihood[:, k]))])
             members.append(np.sort(rows))
         return cls(members=tuple(members), spreads=np.stack([member_spread(pool_coordinates[m]) for m in members]))
 

@@ -137,7 +137,7 @@ class VerdictState:
 def run_verdict(labels: PoolLabels, pool_view: np.ndarray, sizes: np.ndarray, *, private_view: np.ndarray,
                 private_labels: np.ndarray, rounds: int, epsilon: float, select: Callable[..., int],
                 state: VerdictState, settings: VerdictSettings = VerdictSettings(),
-                neighbouring: Neighbouring = "add_remove",
+                neighbouring: Neighbouring = "add_remove", eligible: np.ndarray | None = None,
                 on_generation: Callable[[VerdictState], None] = lambda _: None) -> VerdictState:
     """Run ``rounds`` more generations from ``state``; return the final state (its offsets are the selection).
 
@@ -145,6 +145,7 @@ def run_verdict(labels: PoolLabels, pool_view: np.ndarray, sizes: np.ndarray, *,
         labels: The run's pool labels (the offsets 0).
         pool_view: (N, D) the pool images' decoded-and-re-encoded features the probe is fitted on.
         sizes: (K,) territory sizes, as the run cuts them.
+        eligible: (N,) bool, the pool images territories may take (the in-task part), as the run cuts them.
         private_view, private_labels: the private samples in the same view, and their classes.
         epsilon: Each selection's ε.
         select: ``select(mechanism, utilities) -> index``: charges the ledger, then draws (the stage's wiring).
@@ -157,7 +158,8 @@ def run_verdict(labels: PoolLabels, pool_view: np.ndarray, sizes: np.ndarray, *,
     coordinates = np.asarray(pool_view)
     for _ in range(rounds):
         offsets = candidate_offsets(state.offsets, state.step)
-        territories = [ClassTerritories.of(coordinates, shifted_labels(labels, row), sizes) for row in offsets]
+        territories = [ClassTerritories.of(coordinates, shifted_labels(labels, row), sizes, eligible)
+                       for row in offsets]
         counts = correct_counts(coordinates, territories, private_view, private_labels)
         chosen = select(mechanism, counts)
         state.history.append({"generation": state.generation + 1, "chosen": int(chosen), "step": state.step,

@@ -167,7 +167,8 @@ def choose_config(private: str | Path, *, public: str | Path | None = None, test
         Choice("search.synthetic_per_class", per_class,
                f"delivered samples per class on average; retrieval gives each one its own public image, and "
                f"part of a pool is of other classes, so about pool / (2 x {k} classes) fit (at most "
-               f"{MAX_IMAGES_PER_CLASS:,}): more images train a downstream model better than fewer surer ones"),
+               f"{MAX_IMAGES_PER_CLASS:,}): more images train a downstream model better than fewer surer ones; "
+               "the run delivers fewer where less of the pool looks like a class (search.in_task)"),
         Choice("search.territory", territory,
                f"each class is delivered only from the {territory:g} x {per_class} public images the DP class model "
                "gives to it most surely (three quarters of the pool over all classes, at most twice the delivered "

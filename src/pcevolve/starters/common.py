@@ -303,7 +303,7 @@ def retrieval_choices(noun: str, *, pool: int, classes: int, basis: int, epsilon
         Choice("search.basis_dim", basis, "principal directions of the public features the search works in"),
         Choice("search.synthetic_per_class", per_class,
                f"delivered {noun}s per class on average; about public {noun}s / (2 x {classes} classes) fit (at most "
-               "1,000)"),
+               f"1,000); the run delivers fewer where less of the pool looks like a class (search.in_task)"),
         Choice("search.delivery_oversample", 1.0, "with retrieval, draw exactly the delivered size"),
         Choice("search.release_min_snr", 2.0, "release the class covariances and random features only where they "
                                               "would rise above their noise; else their budget goes to the means"),
