@@ -7,6 +7,10 @@ class is the class they were delivered under, and the share that come from class
 (the demo's in-domain pool holds all ten Fashion-MNIST classes). Evaluation only: it reads the source
 labels, which no stage of a run may.
 
+It also judges the run's in-task estimate (``pcevolve.search.in_task``, rebuilt from the run folder as the run made
+it): the share of the pool it says looks like the task against the share that is, and which pool images of each
+source class it set aside.
+
     python bench/labels.py runs/demo [more run folders]       # → bench/results/labels.json
     python bench/labels.py --smoke                            # a tiny digits run, in seconds
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import smoke
@@ -43,7 +48,31 @@ def label_accuracy(run: Path, source: str) -> dict:
     return {"run": str(run), "images": int(len(found)), "matched": float(np.mean(found >= 0)),
             "label_accuracy": float(np.mean(found == wanted)), "outside_task_classes": float(np.mean(outside)),
             "per_class": {name: float(np.mean(found[delivered.labels == k] == task_labels[k]))
-                          for k, name in enumerate(delivered.class_names)}}
+                          for k, name in enumerate(delivered.class_names)},
+            "in_task": in_task_accuracy(run, config, true_label, task_labels)}
+
+
+def in_task_accuracy(run: Path, config: Any, true_label: dict[bytes, int], task_labels: list[int]) -> dict | None:
+    """The run's in-task estimate against the pool's source labels (None without territories)."""
+    from pcevolve.decoders import load_decoder
+    from pcevolve.run_folder import RunFolder
+    from pcevolve.search.assembly import in_task_of, load_public_features
+    from pcevolve.search.release import StatisticsRelease
+
+    decoder = load_decoder(run / "decoder")
+    release = StatisticsRelease.load(run / "release.npz")
+    in_task = in_task_of(config, release, load_public_features(RunFolder(run)).basis, decoder)
+    if in_task is None:
+        return None
+    source = np.array([true_label.get(image.tobytes(), -1) for image in decoder.pool_samples()])
+    truth = np.isin(source, task_labels)
+    inside = in_task.inside
+    return {"share_estimated": round(in_task.share, 4), "share_true": round(float(np.mean(truth)), 4),
+            "separated": in_task.separated, "set_aside": in_task.set_aside,
+            "inside_in_task": round(float(np.mean(truth[inside])), 4) if inside.any() else None,
+            "in_task_kept": round(float(np.mean(inside[truth])), 4) if truth.any() else None,
+            "kept_per_source_class": {int(c): round(float(np.mean(inside[source == c])), 4)
+                                      for c in np.unique(source[source >= 0])}}
 
 
 def main() -> None:

@@ -273,6 +273,8 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     counts = ", ".join(f"{name} {count}" for name, count in zip(outcome.class_names, outcome.synthetic_counts,
                                                                  strict=True))
     console.print(f"synthetic set: {sum(outcome.synthetic_counts)} {outcome.noun}s ({counts}) in {outcome.delivered}")
+    if outcome.pool:
+        console.print(outcome.pool)
     if outcome.made_by is not None:
         console.print(f"made without a public pool: {outcome.made_by}")
     else:

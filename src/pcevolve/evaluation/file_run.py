@@ -30,6 +30,7 @@ from pcevolve.evaluation.inputs import (
     EvaluationError,
     JudgedRun,
     audit_json,
+    delivery_note,
     ledger_json,
     one_line,
     open_run_folder,
@@ -119,7 +120,8 @@ class FileRunEvaluation(JudgedRun, ABC, Generic[Judgement]):
                                 else {"path": name["public"], self.kind.unit: len(self.public)})},
             "judgement": judgement.to_json(),
             # How the delivered samples were made without a public pool (the delivery stage's own words), or None.
-            "made_by": _made_by(self.folder),
+            "made_by": delivery_note(self.folder, "made_by"),
+            "pool": delivery_note(self.folder, "pool"),
             "caveat": self.kind.caveat,
             "ledger": ledger_json(self.ledger, self.folder),
             "audit": audit_json(self.folder),
@@ -128,18 +130,6 @@ class FileRunEvaluation(JudgedRun, ABC, Generic[Judgement]):
     def to_secure_json(self) -> dict[str, Any]:
         """The exact private-derived figures a shared report leaves out (``secure/evaluation.json``)."""
         return self.secure_json(self.kind.format, self.kind.version)
-
-
-def _made_by(folder: Path) -> str | None:
-    """The delivery marker's account of how a run without a public pool made its samples (public: the run's own
-    summary line), or None for a run that retrieved or decoded them."""
-    marker = folder / "stages" / "delivery.json"
-    if not marker.is_file():
-        return None
-    from pcevolve.io import read_json
-
-    made_by = read_json(marker).get("made_by")
-    return made_by if isinstance(made_by, str) else None
 
 
 class FileRunFiles(NamedTuple):

@@ -356,3 +356,16 @@ def _read_public(config: RunConfig, rng: np.random.Generator, most: int) -> tupl
     if problems:
         raise EvaluationError(f"public folder {folder}: {one_line(DataError(problems))}")
     return samples, len(images)
+
+
+def delivery_note(folder: Path, key: str) -> str | None:
+    """A sentence the delivery stage wrote of the run (``stages/delivery.json``), or None: ``made_by``, how a run
+    without a public pool made its samples; ``pool``, how much of a retrieval decoder's pool looked like the task.
+    Public: the run's own summary lines, functions of the DP release and public data."""
+    marker = Path(folder) / "stages" / "delivery.json"
+    if not marker.is_file():
+        return None
+    from pcevolve.io import read_json
+
+    note = read_json(marker).get(key)
+    return note if isinstance(note, str) else None

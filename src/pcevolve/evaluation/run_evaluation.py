@@ -22,7 +22,7 @@ from pcevolve.evaluation.copies import NEAR_COPY_RMS, CopyCheck, near_copy_thres
 from pcevolve.evaluation.distribution import PerClassValue
 from pcevolve.evaluation.features import INDEPENDENT_BACKBONE
 from pcevolve.evaluation.hints import Hint
-from pcevolve.evaluation.inputs import RunInputs, audit_json, ledger_json
+from pcevolve.evaluation.inputs import RunInputs, audit_json, delivery_note, ledger_json
 from pcevolve.evaluation.members import public_member_counts
 from pcevolve.evaluation.settings import EvaluationSettings
 from pcevolve.evaluation.shipped import path_name, shared_distance, shared_estimate, shared_rate
@@ -220,6 +220,8 @@ class RunEvaluation:
             "data": {**self.inputs.describe(),
                      "members_per_class": self.members_per_class(),
                      "non_members_from": "test folder (also in the utility test set)"},
+            # How much of the public pool looked like the task (the delivery stage's own words), or None.
+            "pool": delivery_note(self.inputs.folder, "pool"),
             "headline": self.headline(),
             "utility": [_shareable_utility(r) for r in self.utility],
             "distribution": {space: {which: {metric: (value.to_shared_json() if which in PRIVATE_SETS

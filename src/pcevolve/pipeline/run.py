@@ -81,6 +81,7 @@ class RunOutcome:
     reencode_agreement: float = float("nan")
     generations: int = 0
     made_by: str | None = None  # without a public pool: how the delivered samples were made (None: searched)
+    pool: str | None = None  # with a retrieval decoder: how much of the public pool looked like the task
 
 
 def open_run(config: RunConfig | None, *, root: str | Path = "runs", resume: str | Path | None = None,
@@ -145,7 +146,8 @@ def finished_run(run_dir: str | Path) -> tuple[RunConfig, RunOutcome]:
     outcome = RunOutcome(folder=folder.path, class_names=class_names, synthetic_counts=list(delivery["counts"]),
                          delivered=folder.path / delivery["delivered"], noun=modality.noun,
                          epsilon={stage: ledger.spent(stage) for stage in ledger.stages},
-                         total_epsilon=ledger.spent(), delta=ledger.delta, is_dp=ledger.is_dp)
+                         total_epsilon=ledger.spent(), delta=ledger.delta, is_dp=ledger.is_dp,
+                         pool=delivery.get("pool"))
     return config, outcome
 
 
@@ -384,7 +386,8 @@ def _run_pipeline(config: RunConfig, folder: RunFolder, *, progress: bool, say: 
     outcome = RunOutcome(folder=folder.path, class_names=context.class_names, synthetic_counts=delivery["counts"],
                          seconds=shareable, delivered=folder.path / delivery["delivered"], noun=modality.noun,
                          private_stages=private_stages, epsilon=account, total_epsilon=ledger.spent(),
-                         delta=ledger.delta, is_dp=ledger.is_dp, made_by=delivery.get("made_by"), **searched)
+                         delta=ledger.delta, is_dp=ledger.is_dp, made_by=delivery.get("made_by"),
+                         pool=delivery.get("pool"), **searched)
     folder.record("summary", seconds=shareable, epsilon=account, total_epsilon=outcome.total_epsilon,
                   dp=ledger.is_dp, synthetic_counts=outcome.synthetic_counts,
                   **{key: value for key, value in searched.items() if key != "generations"})

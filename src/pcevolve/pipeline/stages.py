@@ -30,6 +30,7 @@ from pcevolve.decoders import Decoder, load_decoder, train_decoder
 from pcevolve.evolution import EvolutionSettings
 from pcevolve.executors import bulk_encode
 from pcevolve.io import atomic_write_json, atomic_write_npz, read_json
+from pcevolve.pipeline.pool_warnings import thin_class_lines
 from pcevolve.pipeline.secure_zone import split_training_record
 from pcevolve.pipeline.stage import RunContext, Stage
 from pcevolve.plots import write_fitness_curve
@@ -45,7 +46,9 @@ from pcevolve.search.assembly import (
     build_problem,
     class_model_of,
     class_territories,
+    delivered_counts,
     has_territories,
+    in_task_of,
     label_pool,
     labeller_output,
     load_pool_labels,
@@ -265,7 +268,11 @@ def _run_labels(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
     if labels is None:
         return None, {"labeller": None}
     labels.save(c.folder.path / POOL_LABELS_FILE)
-    return labels, {"labeller": labels.labeller, "assigned": labels.assigned()}
+    in_task = in_task_of(c.config, c.products.release, c.products.public_features.basis, c.products.decoder)
+    assert in_task is not None  # labels are made only for territories
+    c.say(in_task.line(c.modality.noun))
+    return labels, {"labeller": labels.labeller, "assigned": labels.assigned(), "in_task": in_task.summary()}
+
 
 
 _LABELLER_WORDS = {"class-model": "by the DP class model",
@@ -295,7 +302,7 @@ def _run_verdict(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
     if not has_verdict(c.config) or labels is None:
         return labels, {"generations": 0}
     assert c.private is not None
-    basis, release = c.products.public_features.basis, c.products.release
+    basis, release, decoder = c.products.public_features.basis, c.products.release, c.products.decoder
     settings = VerdictSettings(step=c.config.search.verdict_step)
     path, noise = c.folder.path / VERDICT_FILE, c.randomness.noise(VERDICT_STAGE)
     # The ledger says how many selections were paid for. A kill between a charge and the save below loses that
@@ -313,8 +320,10 @@ def _run_verdict(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
             return mechanism.release(counts, ledger=c.ledger, stage=VERDICT_STAGE, noise=noise,
                                      description="verdict: one labelling of the pool among its neighbours")
 
-        state = run_verdict(labels, basis.reduce(c.products.decoder.pool_encodings()),
-                            territory_sizes(c.config, release), private_view=basis.reduce(private_features),
+        in_task = in_task_of(c.config, release, basis, decoder)
+        assert in_task is not None  # labels are made only for territories
+        state = run_verdict(labels, basis.reduce(decoder.pool_encodings()), territory_sizes(c.config, release, in_task),
+                            eligible=in_task.inside, private_view=basis.reduce(private_features),
                             private_labels=c.private.labels, rounds=rounds, epsilon=epsilon, select=select,
                             state=state, settings=settings, neighbouring=c.ledger.neighbouring,
                             on_generation=lambda s: atomic_write_json(path, s.to_json()))
@@ -361,23 +370,16 @@ class SearchResult:
 
 
 def _warn_thin_territories(c: RunContext, territories: ClassTerritories, release: StatisticsRelease) -> None:
-    wanted = configured_delivery_counts(c.config.search, release.statistics)
-    for name, size, count in zip(c.class_names, territories.sizes(), wanted, strict=True):
-        if size < count:
-            # Not an error (the run still delivers), but the user should know before sharing the set.
-            noun = c.modality.noun
-            head = (f"warning: only {size} public {noun}s look like class {name!r}, fewer than the {count} to deliver; "
-                    "some will be delivered more than once.")
-            if 2 * size >= count:  # nearly enough: the pool holds about as many of this class as were asked for
-                c.say(f"{head} To deliver each at most once, ask for fewer (search.synthetic_per_class: {size}).")
-            else:
-                modality = c.config.data.modality
-                drawers = [name for name, traits in DECODER_TRAITS.items()
-                           if traits.makes(modality) and not traits.retrieval]
-                other = (f"use a decoder that draws new {noun}s (decoder.name: {' or '.join(drawers)})" if drawers
-                         else f"give a pool with more {noun}s like it, or ask for fewer (search.synthetic_per_class: "
-                              f"{size})")
-                c.say(f"{head} The public pool may lack this class: check it, or {other}")
+    # Not errors (the run still delivers), but the user should know before sharing the set.
+    basis, decoder, modality = c.products.public_features.basis, c.products.decoder, c.config.data.modality
+    drawers = [name for name, traits in DECODER_TRAITS.items() if traits.makes(modality) and not traits.retrieval]
+    in_task = in_task_of(c.config, release, basis, decoder)
+    for line in thin_class_lines(
+            c.class_names, territory_sizes=territories.sizes(), noun=c.modality.noun, drawers=drawers,
+            delivered=delivered_counts(c.config, release, in_task),
+            configured=configured_delivery_counts(c.config.search, release.statistics),
+            mass=None if in_task is None or not in_task.separated else in_task.mass):
+        c.say(line)
 
 
 def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
@@ -448,7 +450,8 @@ def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
     public_side = c.products.public_features
     basis = public_side.basis
     # Class balance from the *noisy* counts (post-processing): exact private counts are not released.
-    counts = configured_delivery_counts(config.search, release.statistics)
+    in_task = in_task_of(config, release, basis, decoder)
+    counts = delivered_counts(config, release, in_task)
     territories = class_territories(config, release, basis, decoder, c.products.verdict)
     targets, space = search_targets(config, release, public_side, territories)
     delivered = decode_candidate(space, c.products.search.vectors[0], counts,
@@ -470,6 +473,8 @@ def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
                "reencode_cosine_mean": float(np.mean(delivered.cosine)),
                "reencode_agreement_per_class": [float(np.mean(reencoded[labels == k] == k))
                                                 for k in range(len(class_names))], **decoder.delivery_notes}
+    if in_task is not None:
+        summary.update(in_task=in_task.summary(), pool=in_task.line(c.modality.noun))
     return summary, summary
 
 

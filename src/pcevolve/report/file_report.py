@@ -95,6 +95,8 @@ def headline_section(evaluation: FileRunEvaluation, data: dict[str, Any], words:
         blocks.append(sweep)
     if data.get("made_by"):
         blocks.append(Paragraph(f"Made without a public pool: {data['made_by']}.", tone="note"))
+    if data.get("pool"):
+        blocks.append(Paragraph(f"{data['pool'][:1].upper()}{data['pool'][1:]}.", tone="note"))
     rows = [(f"{measure}, {label}", *(" / ".join(line_score(utility_line(data, line, model), key) for key in keys)
                                       for line in ("synthetic", "real")), "higher is better")
             for measure, keys in scores for model, label in models.items()]
