@@ -347,6 +347,10 @@ def test_a_run_that_does_not_evolve_delivers_its_one_shot_start_and_says_so(tabl
     print_summary(outcome, console)
     text = console.export_text()
     assert "search: not evolved — the one-shot start" in text and "fitness_curve.png" not in text
+    # The in-task estimate of the retrieval pool is said and kept (public: the release and the pool's own).
+    delivery = json.loads((folder / "stages" / "delivery.json").read_text())
+    assert delivery["pool"].startswith("public pool: ") and delivery["pool"] in text.replace("\n", " ")
+    assert delivery["in_task"]["pool"] == len(load_decoder(folder / "decoder").pool_encodings())
     section = fitness_section(folder)
     assert section.title == "Search: the one-shot start" and "search.evolve: false" in section.blocks[0].text
 

@@ -77,12 +77,19 @@ def _write_jsonl(path, texts, labels=None):
             handle.write(json.dumps({"text": text, **({} if labels is None else {"label": TOPICS[labels[i]]})}) + "\n")
 
 
+#: What a retrieval run's delivery stage says of its pool (pcevolve.search.in_task), as the report shows it.
+POOL_LINE = ("public pool: about 40% of it looks like your classes; 120 public rows set aside as outside the task "
+             "(estimated from the DP release, free)")
+
+
 def _finish(run, config, counts):
     dump_config(config, run / "config.yaml")
     atomic_write_json(run / "manifest.json", {"seed": 0})
     ledger = BudgetLedger(8.0, 1e-5, {"release": 8.0}, path=run / "ledger.json")
     ledger.charge("release", GaussianRelease(1.5), description="class statistics")
     np.savez(run / "release.npz", counts=np.array(counts))
+    (run / "stages").mkdir()
+    atomic_write_json(run / "stages" / "delivery.json", {"pool": POOL_LINE})
     return run
 
 
@@ -158,6 +165,8 @@ def test_the_table_report_holds_every_part_of_the_image_report(table_report):
                                    "Synthetic rows (preview)", "Synthetic rows beside their nearest public rows",
                                    "Privacy ledger", "Privacy audit", "Search: fitness curves", "Settings and data"]
     assert "| measure | synthetic rows |" in _section(markdown, "Headline")
+    assert "Public pool: about 40% of it looks like your classes; 120 public rows set aside" in _section(markdown,
+                                                                                                       "Headline")
     for name, section in (("per_class_f1", "Per class"), ("column_distributions", "Fidelity"),
                           ("roc_curve", "Privacy"), ("ledger", "Privacy ledger")):
         assert f"![{name}]({name}.png)" in _section(markdown, section), name
