@@ -84,7 +84,7 @@ def test_a_pool_of_the_task_alone_is_taken_whole(rff: RandomFourierFeatures, wit
     estimate = estimate_in_task(_release(private, labels, rff, noise=1.0, rng=rng, with_moments=with_moments), rff,
                                 pool, _posterior(pool))
     assert not estimate.separated and estimate.share == 1.0 and estimate.set_aside == 0
-    assert "all of it looks like your classes" in estimate.line("image")
+    assert "no part of it stands apart from your classes, so nothing is set aside" in estimate.line("image")
 
 
 def test_a_release_swamped_by_noise_sets_nothing_aside(rff: RandomFourierFeatures) -> None:

@@ -91,7 +91,8 @@ class InTask:
     def line(self, noun: str) -> str:
         """What a run says of it: the share and how many pool ``noun``s were set aside."""
         if not self.separated:
-            return f"public pool: all of it looks like your classes; any {noun} in it may be delivered"
+            return (f"public pool: no part of it stands apart from your classes, so nothing is set aside; each class is "
+                    f"delivered from the {noun}s that look most like it")
         return (f"public pool: about {self.share:.0%} of it looks like your classes; {self.set_aside:,} public {noun}s "
                 "set aside as outside the task (estimated from the DP release, free)")
 
