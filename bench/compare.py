@@ -174,7 +174,8 @@ def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     from pcevolve.encoders import ImageEncoder
     from pcevolve.randomness import run_randomness
     from pcevolve.run_folder import RunFolder
-    from pcevolve.search.assembly import build_problem, class_territories, load_pool_labels, load_public_features
+    from pcevolve.search.assembly import (build_problem, class_territories, load_in_task, load_pool_labels,
+                                          load_public_features)
     from pcevolve.search.delivery import decode_candidate
     from pcevolve.search.release import StatisticsRelease
     from pcevolve.search.roundtrip import SurrogateData, round_trip_model
@@ -186,7 +187,8 @@ def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     public = load_public_features(folder)
     basis, pairs = public.basis, public.pairs
     release = StatisticsRelease.load(run / "release.npz")
-    territories = class_territories(config, release, basis, decoder, load_pool_labels(folder))
+    territories = class_territories(config, release, basis, decoder, load_pool_labels(folder),
+                                    load_in_task(folder))
     checked = run / "search" / "roundtrips.npz"
     surrogate = round_trip_model(decoder, basis, SurrogateData.load(checked) if checked.exists() else pairs,
                                  territories)

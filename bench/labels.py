@@ -56,12 +56,14 @@ def in_task_accuracy(run: Path, config: Any, true_label: dict[bytes, int], task_
     """The run's in-task estimate against the pool's source labels (None without territories)."""
     from pcevolve.decoders import load_decoder
     from pcevolve.run_folder import RunFolder
-    from pcevolve.search.assembly import in_task_of, load_public_features
+    from pcevolve.search.assembly import in_task_of, load_in_task, load_public_features
     from pcevolve.search.release import StatisticsRelease
 
     decoder = load_decoder(run / "decoder")
     release = StatisticsRelease.load(run / "release.npz")
-    in_task = in_task_of(config, release, load_public_features(RunFolder(run)).basis, decoder)
+    # The run's own estimate; a run made before it existed is judged as the estimate would have cut its pool.
+    in_task = load_in_task(RunFolder(run)) or in_task_of(config, release, load_public_features(RunFolder(run)).basis,
+                                                        decoder)
     if in_task is None:
         return None
     source = np.array([true_label.get(image.tobytes(), -1) for image in decoder.pool_samples()])

@@ -124,7 +124,8 @@ def population(run: Path, sizes: list[int], workers: list[int], repeats: int = 3
     from pcevolve.decoders import load_decoder
     from pcevolve.executors import LocalExecutor, RayExecutor
     from pcevolve.run_folder import RunFolder
-    from pcevolve.search.assembly import build_problem, class_territories, load_pool_labels, load_public_features
+    from pcevolve.search.assembly import (build_problem, class_territories, load_in_task, load_pool_labels,
+                                          load_public_features)
     from pcevolve.search.release import StatisticsRelease
     from pcevolve.search.roundtrip import SurrogateData, round_trip_model
     from pcevolve.search.runner import evaluate_chunk
@@ -134,7 +135,8 @@ def population(run: Path, sizes: list[int], workers: list[int], repeats: int = 3
     decoder = load_decoder(run / "decoder")
     public = load_public_features(folder)
     release = StatisticsRelease.load(run / "release.npz")
-    territories = class_territories(config, release, public.basis, decoder, load_pool_labels(folder))
+    territories = class_territories(config, release, public.basis, decoder, load_pool_labels(folder),
+                                    load_in_task(folder))
     checked = run / "search" / "roundtrips.npz"
     surrogate = round_trip_model(decoder, public.basis, SurrogateData.load(checked) if checked.exists()
                                  else public.pairs, territories)

@@ -125,7 +125,8 @@ def measure(args: argparse.Namespace, scaling: dict[str, tuple[int, ...]]) -> No
     from pcevolve.privacy import BudgetLedger
     from pcevolve.privacy.noise import GeneratorNoise
     from pcevolve.run_folder import RunFolder
-    from pcevolve.search.assembly import build_problem, class_territories, load_pool_labels, load_public_features
+    from pcevolve.search.assembly import (build_problem, class_territories, load_in_task, load_pool_labels,
+                                          load_public_features)
     from pcevolve.search.release import ReleaseSettings, StatisticsRelease, release_statistics
     from pcevolve.search.roundtrip import SurrogateData, round_trip, round_trip_model
     from pcevolve.search.runner import run_search
@@ -140,7 +141,8 @@ def measure(args: argparse.Namespace, scaling: dict[str, tuple[int, ...]]) -> No
     checked = folder.path / "search" / "roundtrips.npz"
     # The round trip as the run ended: exact for a retrieval decoder, else the surrogate after its last refit.
     release = StatisticsRelease.load(folder.path / "release.npz")
-    territories = class_territories(config, release, basis, decoder, load_pool_labels(folder))
+    territories = class_territories(config, release, basis, decoder, load_pool_labels(folder),
+                                    load_in_task(folder))
     surrogate = round_trip_model(decoder, basis, SurrogateData.load(checked) if checked.exists() else public_pairs,
                                  territories)
     exact = decoder.pool_encodings() is not None

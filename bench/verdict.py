@@ -34,7 +34,7 @@ from pcevolve.data.sources import load_demo_source
 from pcevolve.decoders import load_decoder
 from pcevolve.modalities import MODALITIES
 from pcevolve.run_folder import RunFolder
-from pcevolve.search.assembly import POOL_LABELS_FILE, VERDICT_FILE, in_task_of, load_public_features, territory_sizes
+from pcevolve.search.assembly import POOL_LABELS_FILE, VERDICT_FILE, load_in_task, load_public_features, territory_sizes
 from pcevolve.search.pool_labels import PoolLabels
 from pcevolve.search.release import StatisticsRelease
 from pcevolve.search.territory import ClassTerritories
@@ -65,7 +65,7 @@ def replay(run: Path, source: str, *, epsilon: float, repeats: int) -> dict:
     labels = PoolLabels.load(run / POOL_LABELS_FILE)
     pool_view = basis.reduce(decoder.pool_encodings())
     private_view = basis.reduce(encoder.encode_both(private.samples, batch_size=256)[1])
-    in_task = in_task_of(config, release, basis, decoder)
+    in_task = load_in_task(folder)
     sizes, eligible = territory_sizes(config, release, in_task), None if in_task is None else in_task.inside
     task = task_labels(private.class_names)
     _, truth, _ = pool_truth(run, load_demo_source(source).train, task)

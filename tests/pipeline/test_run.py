@@ -162,7 +162,7 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
     from pcevolve.decoders import load_decoder
     from pcevolve.pipeline import stages
     from pcevolve.run_folder import RunFolder
-    from pcevolve.search.assembly import class_territories, load_pool_labels, load_public_features
+    from pcevolve.search.assembly import class_territories, load_in_task, load_pool_labels, load_public_features
     from pcevolve.search.release import StatisticsRelease
 
     def second_pass(*args, **kwargs):
@@ -186,7 +186,7 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
     # Class k is delivered only from k's territory, which is rebuilt from the folder's public files alone.
     territories = class_territories(config, StatisticsRelease.load(folder / "release.npz"),
                                     load_public_features(RunFolder.open(folder)).basis, load_decoder(folder / "decoder"),
-                                    load_pool_labels(RunFolder.open(folder)))
+                                    load_pool_labels(RunFolder.open(folder)), load_in_task(RunFolder.open(folder)))
     pool = {k: {row.tobytes() for row in load_decoder(folder / "decoder").samples[members]}
             for k, members in enumerate(territories.members)}
     assert all(row in pool[k] for row, k in zip(delivered_rows, delivered.labels))
@@ -266,7 +266,7 @@ def test_a_vote_run_releases_counts_and_one_selection_and_delivers_from_the_chos
     from pcevolve.decoders import load_decoder
     from pcevolve.privacy import ExponentialSelection, GaussianRelease
     from pcevolve.run_folder import RunFolder
-    from pcevolve.search.assembly import class_territories, load_pool_labels, load_public_features
+    from pcevolve.search.assembly import class_territories, load_in_task, load_pool_labels, load_public_features
     from pcevolve.search.release import StatisticsRelease
 
     config = tiny_config(name="votes", **{"decoder.name": "nearest-public", "search.class_means": "votes",
@@ -291,7 +291,7 @@ def test_a_vote_run_releases_counts_and_one_selection_and_delivers_from_the_chos
     # Equal classes whose noisy counts differ by noise alone (count noise std ≈ 9 here) are delivered equal.
     assert outcome.synthetic_counts == [20, 20, 20]
     territories = class_territories(config, release, public.basis, load_decoder(folder / "decoder"),
-                                    load_pool_labels(RunFolder.open(folder)))
+                                    load_pool_labels(RunFolder.open(folder)), load_in_task(RunFolder.open(folder)))
     assert all(len(m) for m in territories.members)
 
 
@@ -325,7 +325,8 @@ def test_a_run_that_does_not_evolve_delivers_its_one_shot_start_and_says_so(tabl
     from pcevolve.decoders import load_decoder
     from pcevolve.report.build import fitness_section
     from pcevolve.run_folder import RunFolder
-    from pcevolve.search.assembly import class_territories, load_pool_labels, load_public_features, search_targets
+    from pcevolve.search.assembly import (class_territories, load_in_task, load_pool_labels, load_public_features,
+                                          search_targets)
     from pcevolve.search.release import StatisticsRelease
 
     config = table_config(name="start", **REPRODUCIBLE)
@@ -339,7 +340,7 @@ def test_a_run_that_does_not_evolve_delivers_its_one_shot_start_and_says_so(tabl
     release = StatisticsRelease.load(folder / "release.npz")
     public = load_public_features(RunFolder.open(folder))
     territories = class_territories(config, release, public.basis, load_decoder(folder / "decoder"),
-                                    load_pool_labels(RunFolder.open(folder)))
+                                    load_pool_labels(RunFolder.open(folder)), load_in_task(RunFolder.open(folder)))
     with np.load(folder / "search" / "ranked.npz") as ranked:
         np.testing.assert_array_equal(ranked["vectors"], search_targets(config, release, public, territories)[1]
                                       .baseline()[None, :])

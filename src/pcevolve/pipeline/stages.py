@@ -39,6 +39,7 @@ from pcevolve.privacy.calibration import stage_selection_epsilon
 from pcevolve.privacy.cluster_vote import cluster_spread, public_clusters, variance_directions
 from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.search.assembly import (
+    IN_TASK_FILE,
     POOL_LABELS_FILE,
     PUBLIC_FEATURES_FILE,
     VERDICT_FILE,
@@ -51,6 +52,7 @@ from pcevolve.search.assembly import (
     in_task_of,
     label_pool,
     labeller_output,
+    load_in_task,
     load_pool_labels,
     load_public_features,
     pixel_directions,
@@ -263,13 +265,14 @@ RELEASE = Stage(
 # --- labels -----------------------------------------------------------------------------------------------------
 
 def _run_labels(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
-    labels = label_pool(c.config, c.products.release, c.products.public_features.basis,
-                        c.products.decoder, seed=c.randomness.public_seed("labels"))
-    if labels is None:
+    release, basis, decoder = c.products.release, c.products.public_features.basis, c.products.decoder
+    in_task = in_task_of(c.config, release, basis, decoder)
+    if in_task is None:
         return None, {"labeller": None}
+    labels = label_pool(c.config, release, basis, decoder, seed=c.randomness.public_seed("labels"), in_task=in_task)
+    assert labels is not None  # labels are made wherever an in-task estimate is: for territories
+    in_task.save(c.folder.path / IN_TASK_FILE)
     labels.save(c.folder.path / POOL_LABELS_FILE)
-    in_task = in_task_of(c.config, c.products.release, c.products.public_features.basis, c.products.decoder)
-    assert in_task is not None  # labels are made only for territories
     c.say(in_task.line(c.modality.noun))
     return labels, {"labeller": labels.labeller, "assigned": labels.assigned(), "in_task": in_task.summary()}
 
@@ -320,10 +323,10 @@ def _run_verdict(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
             return mechanism.release(counts, ledger=c.ledger, stage=VERDICT_STAGE, noise=noise,
                                      description="verdict: one labelling of the pool among its neighbours")
 
-        in_task = in_task_of(c.config, release, basis, decoder)
-        assert in_task is not None  # labels are made only for territories
+        in_task = load_in_task(c.folder)
+        eligible = None if in_task is None else in_task.inside
         state = run_verdict(labels, basis.reduce(decoder.pool_encodings()), territory_sizes(c.config, release, in_task),
-                            eligible=in_task.inside, private_view=basis.reduce(private_features),
+                            eligible=eligible, private_view=basis.reduce(private_features),
                             private_labels=c.private.labels, rounds=rounds, epsilon=epsilon, select=select,
                             state=state, settings=settings, neighbouring=c.ledger.neighbouring,
                             on_generation=lambda s: atomic_write_json(path, s.to_json()))
@@ -371,9 +374,9 @@ class SearchResult:
 
 def _warn_thin_territories(c: RunContext, territories: ClassTerritories, release: StatisticsRelease) -> None:
     # Not errors (the run still delivers), but the user should know before sharing the set.
-    basis, decoder, modality = c.products.public_features.basis, c.products.decoder, c.config.data.modality
+    modality = c.config.data.modality
     drawers = [name for name, traits in DECODER_TRAITS.items() if traits.makes(modality) and not traits.retrieval]
-    in_task = in_task_of(c.config, release, basis, decoder)
+    in_task = load_in_task(c.folder)
     for line in thin_class_lines(
             c.class_names, territory_sizes=territories.sizes(), noun=c.modality.noun, drawers=drawers,
             delivered=delivered_counts(c.config, release, in_task),
@@ -386,7 +389,7 @@ def _run_search(c: RunContext) -> tuple[SearchResult, dict[str, Any]]:
     config, search = c.config, c.config.search
     decoder, release, public_side = c.products.decoder, c.products.release, c.products.public_features
     basis = public_side.basis
-    territories = class_territories(config, release, basis, decoder, c.products.verdict)
+    territories = class_territories(config, release, basis, decoder, c.products.verdict, load_in_task(c.folder))
     if territories is not None:
         c.folder.record("territories", sizes=territories.sizes(), **class_model_of(release, basis).summary())
         _warn_thin_territories(c, territories, release)
@@ -450,9 +453,9 @@ def _run_delivery(c: RunContext) -> tuple[dict[str, Any], dict[str, Any]]:
     public_side = c.products.public_features
     basis = public_side.basis
     # Class balance from the *noisy* counts (post-processing): exact private counts are not released.
-    in_task = in_task_of(config, release, basis, decoder)
+    in_task = load_in_task(c.folder)
     counts = delivered_counts(config, release, in_task)
-    territories = class_territories(config, release, basis, decoder, c.products.verdict)
+    territories = class_territories(config, release, basis, decoder, c.products.verdict, in_task)
     targets, space = search_targets(config, release, public_side, territories)
     delivered = decode_candidate(space, c.products.search.vectors[0], counts,
                                  oversample=config.search.delivery_oversample, rng=c.randomness.public("delivery"),

@@ -88,13 +88,15 @@ def pixel_directions(encoder: Any, frequencies: int) -> np.ndarray | None:
 
 
 POOL_LABELS_FILE = "pool_labels.npz"
+IN_TASK_FILE = "in_task.npz"  # the labels stage's in-task estimate (search/in_task.py)
 VERDICT_FILE = "verdict.json"  # the private verdict's per-class offsets (pipeline/stages.py's verdict stage)
 
 
 def label_pool(config: RunConfig, release: StatisticsRelease, basis: PublicBasis, decoder: Decoder, *,
-               seed: int) -> PoolLabels | None:
+               seed: int, in_task: InTask | None) -> PoolLabels | None:
     """The run's labels of a retrieval decoder's pool (:mod:`pcevolve.search.pool_labels`), or None without
-    territories. Reads the release and public data only; deterministic for ``seed`` on a CPU."""
+    territories; ``in_task`` (:func:`in_task_of`) sizes the pixel CNN's classes as the territories. Reads the release
+    and public data only; deterministic for ``seed`` on a CPU."""
     if not has_territories(config, decoder):
         return None
     coordinates = basis.reduce(decoder.pool_encodings())
@@ -103,9 +105,16 @@ def label_pool(config: RunConfig, release: StatisticsRelease, basis: PublicBasis
     if config.pool_labeller == "class-model":
         return first
     return co_trained(decoder.pool_samples(), first, model.scores(coordinates),
-                      per_class=territory_sizes(config, release, in_task_of(config, release, basis, decoder)),
+                      per_class=territory_sizes(config, release, in_task),
                       outside_share=config.search.labeller_outside,
                       seed=seed, flip=config.augment.flip)
+
+
+def load_in_task(folder: RunFolder) -> InTask | None:
+    """The in-task estimate the labels stage saved, or None (no territories, or a run made before it existed: the
+    whole pool then stays a candidate, as it was)."""
+    path = folder.path / IN_TASK_FILE
+    return InTask.load(path) if path.exists() else None
 
 
 def labeller_output(folder: RunFolder) -> PoolLabels | None:
@@ -136,7 +145,8 @@ def has_territories(config: RunConfig, decoder: Decoder) -> bool:
 
 def in_task_of(config: RunConfig, release: StatisticsRelease, basis: PublicBasis, decoder: Decoder) -> InTask | None:
     """Which of a retrieval decoder's pool looks like the task's classes at all (:mod:`pcevolve.search.in_task`), or
-    None without territories; the whole pool with ``search.in_task`` off. Post-processing; deterministic."""
+    None without territories; the whole pool with ``search.in_task`` off. Post-processing; deterministic. The labels
+    stage computes it once and saves it (:data:`IN_TASK_FILE`, :func:`load_in_task`)."""
     if not has_territories(config, decoder):
         return None
     coordinates = basis.reduce(decoder.pool_encodings())
@@ -162,10 +172,11 @@ def territory_sizes(config: RunConfig, release: StatisticsRelease, in_task: InTa
 
 
 def class_territories(config: RunConfig, release: StatisticsRelease, basis: PublicBasis,
-                      decoder: Decoder, labels: PoolLabels | None) -> ClassTerritories | None:
+                      decoder: Decoder, labels: PoolLabels | None, in_task: InTask | None) -> ClassTerritories | None:
     """Each class's part of a retrieval decoder's pool (``search.territory`` per delivered sample), cut by the
     run's pool ``labels`` (:func:`label_pool`, saved by the labels stage) from the pool samples that look like the
-    task at all (:func:`in_task_of`); None without territories.
+    task at all (``in_task``: :func:`in_task_of`, saved by the labels stage; None: the whole pool); None without
+    territories.
 
     A pure function of the config, the release, the basis, the decoder's pool and the labels: a resumed run and a
     benchmark reading the run folder (:func:`load_pool_labels`) get the same territories.
@@ -174,10 +185,9 @@ def class_territories(config: RunConfig, release: StatisticsRelease, basis: Publ
         return None
     if labels is None:
         raise ValueError("territories need the run's pool labels (the labels stage saved none)")
-    in_task = in_task_of(config, release, basis, decoder)
-    assert in_task is not None  # there are territories
     sizes = territory_sizes(config, release, in_task)
-    return ClassTerritories.of(basis.reduce(decoder.pool_encodings()), labels, sizes, eligible=in_task.inside)
+    return ClassTerritories.of(basis.reduce(decoder.pool_encodings()), labels, sizes,
+                               eligible=None if in_task is None else in_task.inside)
 
 
 def search_targets(config: RunConfig, release: StatisticsRelease, public: PublicFeatures,

@@ -36,14 +36,19 @@ told apart by style rather than content (posts by outlet) give no split at all (
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from pcevolve.io import atomic_write_npz
 from pcevolve.privacy.statistics import NoisyClassStatistics, RandomFourierFeatures
 
-#: The two components must stand apart by at least this Ashman's D (2: a dip between them).
-MIN_SEPARATION = 2.0
+#: The two components must stand apart by at least this Ashman's D. Measured (docs/search.md §12): 1.0 for a pool
+#: holding only the task's classes, 1.3 for posts the release cannot tell by outlet, 2.0-2.6 for garment pools of
+#: which a half to seven tenths lie outside the task.
+MIN_SEPARATION = 1.6
 #: ... and their means by at least this many standard deviations of the score's noise from the release.
 MIN_GAP_NOISE = 3.0
 #: A split whose outside part is smaller than this share of the pool is not believed (nothing worth setting aside).
@@ -54,8 +59,10 @@ GAUSSIAN_DIMS = 32
 COVARIANCE_FLOOR = 0.02
 #: ... and shrunk by this much towards half the pool's variances.
 SHRINKAGE = 0.1
-#: Components of the Gaussian mixture that models the pool's own density.
+#: Components of the Gaussian mixture that models the pool's own density, and the most pool rows it is fitted on (a
+#: seeded draw; every row is scored).
 POOL_COMPONENTS = 20
+POOL_FIT_ROWS = 5000
 #: EM iterations of the two-component fit (converged long before on every pool measured).
 EM_ITERATIONS = 300
 
@@ -96,6 +103,16 @@ class InTask:
         return (f"public pool: about {self.share:.0%} of it looks like your classes; {self.set_aside:,} public {noun}s "
                 "set aside as outside the task (estimated from the DP release, free)")
 
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        return atomic_write_npz(path, probability=self.probability, share=np.array(self.share),
+                                separated=np.array(self.separated), mass=self.mass)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> InTask:
+        with np.load(path, allow_pickle=False) as arrays:
+            return cls(probability=arrays["probability"], share=float(arrays["share"]),
+                       separated=bool(arrays["separated"]), mass=arrays["mass"])
+
     def summary(self) -> dict[str, float | int | bool]:
         """What the run records and the report shows (post-processing of the release and the public pool)."""
         return {"share": round(self.share, 4), "set_aside": self.set_aside, "pool": len(self.probability),
@@ -131,8 +148,9 @@ def gaussian_scores(statistics: NoisyClassStatistics, coordinates: np.ndarray) -
         values = np.maximum(values, COVARIANCE_FLOOR * float(pool_variances.mean()))
         covariance = (1 - SHRINKAGE) * (vectors * values) @ vectors.T + SHRINKAGE * np.diag(pool_variances) / 2
         terms.append(math.log(count / counts.sum()) + _gaussian_log_density(x, mean, covariance))
+    fitted = x if len(x) <= POOL_FIT_ROWS else x[np.random.default_rng(0).choice(len(x), POOL_FIT_ROWS, replace=False)]
     pool = GaussianMixture(POOL_COMPONENTS, covariance_type="full", reg_covar=1e-4, random_state=0,
-                           max_iter=200).fit(x)
+                           max_iter=100).fit(fitted)
     return np.logaddexp.reduce(np.stack(terms, axis=1), axis=1) - pool.score_samples(x)
 
 
