@@ -285,7 +285,8 @@ _LABELLER_WORDS = {"class-model": "by the DP class model",
 def _describe_labels(c: RunContext) -> str:
     if not has_territories(c.config, c.products.decoder):
         return "nothing to label (the decoder draws new samples instead of choosing public ones)"
-    return f"labelling the public pool {_LABELLER_WORDS[c.config.pool_labeller]} (post-processing, free)"
+    return (f"labelling the public pool {_LABELLER_WORDS[c.config.pool_labeller]}, and finding which of it looks like "
+            "your classes at all (post-processing, free)")
 
 
 LABELS = Stage(
