@@ -108,7 +108,8 @@ def test_public_text_column_left_null_leaves_the_config_hash_as_before():
     # A config written before the setting existed has no such key: its hash must not see the new one.
     resolved = config.model_dump(mode="json", exclude={"executor"})
     del resolved["data"]["public_text_column"]
-    del resolved["search"]["evolve"]  # left out when off, for the same reason (tests/test_config.py)
+    for key in ("evolve", "in_task", "in_task_fraction"):  # left out at their defaults (tests/test_config.py)
+        del resolved["search"][key]
     canonical = json.dumps(resolved, sort_keys=True, separators=(",", ":"))
     assert config_hash(config) == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
     named = parse_config({**base, "data": {**base["data"], "public_text_column": "content"}})

@@ -50,7 +50,7 @@ def test_evaluation_json_holds_every_number(clean, tiny_settings):
     evaluation, folder = clean
     data = json.loads((folder / "evaluation.json").read_text())
     assert set(data) == {"format", "version", "run", "dp", "settings", "data", "headline", "utility", "distribution",
-                         "privacy", "per_class", "ledger", "audit", "search", "hints"}
+                         "privacy", "per_class", "ledger", "audit", "search", "hints", "pool"}
     assert data["audit"] is None  # not audited (pcevolve audit): the report says how to
     assert data["format"] == "pcevolve.evaluation" and data["version"] == 3 and data["dp"] is True
     lines = data["headline"]["lines"]

@@ -119,3 +119,12 @@ def test_territories_are_cut_from_the_in_task_part_only() -> None:
 def test_everything_is_the_old_behaviour() -> None:
     whole = InTask.everything(np.full((7, 2), 0.5))
     assert whole.share == 1.0 and whole.set_aside == 0 and whole.inside.all() and whole.mass.tolist() == [3.5, 3.5]
+
+
+def test_a_pool_too_small_to_split_is_taken_whole(rff: RandomFourierFeatures) -> None:
+    """A few hundred scores give no trustworthy split: the pool stays whole, as before the estimate existed."""
+    rng = np.random.default_rng(5)
+    private, labels = _cloud(TASK_CENTRES, 30, rng)
+    pool = np.concatenate([_cloud(TASK_CENTRES, 100, rng)[0], _cloud(OTHER_CENTRES, 100, rng)[0]])
+    estimate = estimate_in_task(_release(private, labels, rff, noise=1.0, rng=rng), rff, pool, _posterior(pool))
+    assert not estimate.separated and estimate.set_aside == 0

@@ -20,8 +20,8 @@ the upper component is "looks like the task's classes", its weight the in-task s
 in-task probability. The split is believed only when the two components stand apart — Ashman's separation
 D = √2 |m₁ − m₀| / √(v₀ + v₁) at least :data:`MIN_SEPARATION`, and (kernel score) a gap between their means of at
 least :data:`MIN_GAP_NOISE` times the score's own noise from the release — and the outside part holds at least
-:data:`MIN_OUTSIDE_SHARE` of the pool; otherwise the whole pool is taken as in task (share 1), as before this
-estimate existed.
+:data:`MIN_OUTSIDE_SHARE` of a pool of at least :data:`MIN_POOL` samples; otherwise the whole pool is taken as in
+task (share 1), as before this estimate existed.
 
 **Use.** Territories are cut from the in-task part only, and class k is delivered at most
 ``search.in_task_fraction`` × its in-task mass (:func:`in_task_counts`, :mod:`pcevolve.search.assembly`).
@@ -63,6 +63,9 @@ SHRINKAGE = 0.1
 #: seeded draw; every row is scored).
 POOL_COMPONENTS = 20
 POOL_FIT_ROWS = 5000
+#: A pool smaller than this is taken whole: on a few hundred samples the split is noise (a 500-image digits pool,
+#: half of it in the task, came out at 17%).
+MIN_POOL = 2000
 #: EM iterations of the two-component fit (converged long before on every pool measured).
 EM_ITERATIONS = 300
 
@@ -98,8 +101,8 @@ class InTask:
     def line(self, noun: str) -> str:
         """What a run says of it: the share and how many pool ``noun``s were set aside."""
         if not self.separated:
-            return (f"public pool: no part of it stands apart from your classes, so nothing is set aside; each class is "
-                    f"delivered from the {noun}s that look most like it")
+            return ("public pool: no part of it stands apart from your classes, so nothing is set aside; each class "
+                    f"is delivered from the {noun}s that look most like it")
         return (f"public pool: about {self.share:.0%} of it looks like your classes; {self.set_aside:,} public {noun}s "
                 "set aside as outside the task (estimated from the DP release, free)")
 
@@ -218,6 +221,8 @@ def estimate_in_task(statistics: NoisyClassStatistics, rff: RandomFourierFeature
     posterior = np.asarray(posterior, dtype=np.float64)
     if posterior.ndim != 2 or len(posterior) != len(coordinates):
         raise ValueError(f"posterior must be ({len(coordinates)}, K), got {posterior.shape}")
+    if len(coordinates) < MIN_POOL:
+        return InTask.everything(posterior)
     scores, noise = in_task_scores(statistics, rff, coordinates)
     weights, means, variances, upper = two_gaussians(scores)
     gap = float(means[1] - means[0])
