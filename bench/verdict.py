@@ -35,6 +35,7 @@ from pcevolve.decoders import load_decoder
 from pcevolve.modalities import MODALITIES
 from pcevolve.run_folder import RunFolder
 from pcevolve.search.assembly import POOL_LABELS_FILE, VERDICT_FILE, load_in_task, load_public_features, territory_sizes
+from pcevolve.search.in_task import eligible
 from pcevolve.search.pool_labels import PoolLabels
 from pcevolve.search.release import StatisticsRelease
 from pcevolve.search.territory import ClassTerritories
@@ -66,7 +67,7 @@ def replay(run: Path, source: str, *, epsilon: float, repeats: int) -> dict:
     pool_view = basis.reduce(decoder.pool_encodings())
     private_view = basis.reduce(encoder.encode_both(private.samples, batch_size=256)[1])
     in_task = load_in_task(folder)
-    sizes, eligible = territory_sizes(config, release, in_task), None if in_task is None else in_task.inside
+    sizes, allowed = territory_sizes(config, release, in_task), eligible(in_task)
     task = task_labels(private.class_names)
     _, truth, _ = pool_truth(run, load_demo_source(source).train, task)
     generations = config.search.verdict_generations
@@ -76,7 +77,7 @@ def replay(run: Path, source: str, *, epsilon: float, repeats: int) -> dict:
 
     def search(select) -> np.ndarray:
         state = VerdictState.start(len(task), VerdictSettings(step=config.search.verdict_step))
-        return run_verdict(labels, pool_view, sizes, eligible=eligible, private_view=private_view,
+        return run_verdict(labels, pool_view, sizes, eligible=allowed, private_view=private_view,
                            private_labels=private.labels, rounds=generations, epsilon=epsilon, select=select,
                            state=state).offsets
 
@@ -87,7 +88,7 @@ def replay(run: Path, source: str, *, epsilon: float, repeats: int) -> dict:
                                                                              p=mechanism.probabilities(counts))))
     rows = {}
     for name, b in offsets.items():
-        territories = ClassTerritories.of(pool_view, shifted_labels(labels, b), sizes, eligible)
+        territories = ClassTerritories.of(pool_view, shifted_labels(labels, b), sizes, allowed)
         count = correct_counts(pool_view, [territories], private_view, private.labels)[0]
         rows[name] = {"offsets": [round(float(v), 3) for v in b], **_judge(truth, territories),
                       "probe_private_right": round(float(count / len(private.labels)), 4)}

@@ -87,12 +87,16 @@ def test_a_pool_of_the_task_alone_is_taken_whole(rff: RandomFourierFeatures, wit
     assert "no part of it stands apart from your classes, so nothing is set aside" in estimate.line("image")
 
 
-def test_a_release_swamped_by_noise_sets_nothing_aside(rff: RandomFourierFeatures) -> None:
-    """When the score's differences are within the release's own noise, the split is not believed."""
+@pytest.mark.parametrize(("private_per_class", "pool_per_kind", "noise"), [(100, 600, 1e5), (30, 100, 1.0)],
+                         ids=["release-swamped-by-noise", "pool-too-small"])
+def test_a_split_that_cannot_be_trusted_sets_nothing_aside(rff: RandomFourierFeatures, private_per_class: int,
+                                                           pool_per_kind: int, noise: float) -> None:
+    """Score differences within the release's own noise, or a few hundred scores, give no split to believe: the pool
+    stays whole, as before the estimate existed."""
     rng = np.random.default_rng(4)
-    private, labels = _cloud(TASK_CENTRES, 100, rng)
-    pool = np.concatenate([_cloud(TASK_CENTRES, 600, rng)[0], _cloud(OTHER_CENTRES, 600, rng)[0]])
-    estimate = estimate_in_task(_release(private, labels, rff, noise=1e5, rng=rng), rff, pool, _posterior(pool))
+    private, labels = _cloud(TASK_CENTRES, private_per_class, rng)
+    pool = np.concatenate([_cloud(TASK_CENTRES, pool_per_kind, rng)[0], _cloud(OTHER_CENTRES, pool_per_kind, rng)[0]])
+    estimate = estimate_in_task(_release(private, labels, rff, noise=noise, rng=rng), rff, pool, _posterior(pool))
     assert not estimate.separated and estimate.set_aside == 0
 
 
@@ -120,11 +124,3 @@ def test_everything_is_the_old_behaviour() -> None:
     whole = InTask.everything(np.full((7, 2), 0.5))
     assert whole.share == 1.0 and whole.set_aside == 0 and whole.inside.all() and whole.mass.tolist() == [3.5, 3.5]
 
-
-def test_a_pool_too_small_to_split_is_taken_whole(rff: RandomFourierFeatures) -> None:
-    """A few hundred scores give no trustworthy split: the pool stays whole, as before the estimate existed."""
-    rng = np.random.default_rng(5)
-    private, labels = _cloud(TASK_CENTRES, 30, rng)
-    pool = np.concatenate([_cloud(TASK_CENTRES, 100, rng)[0], _cloud(OTHER_CENTRES, 100, rng)[0]])
-    estimate = estimate_in_task(_release(private, labels, rff, noise=1.0, rng=rng), rff, pool, _posterior(pool))
-    assert not estimate.separated and estimate.set_aside == 0

@@ -61,6 +61,7 @@ from pcevolve.search.assembly import (
 )
 from pcevolve.search.basis import PublicBasis, local_variances, unit_rows
 from pcevolve.search.delivery import configured_delivery_counts, decode_candidate, write_synthetic_arrays
+from pcevolve.search.in_task import eligible
 from pcevolve.search.pool_labels import PoolLabels
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.release import (
@@ -274,8 +275,7 @@ def _run_labels(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
     in_task.save(c.folder.path / IN_TASK_FILE)
     labels.save(c.folder.path / POOL_LABELS_FILE)
     c.say(in_task.line(c.modality.noun))
-    return labels, {"labeller": labels.labeller, "assigned": labels.assigned(), "in_task": in_task.summary()}
-
+    return labels, {"labeller": labels.labeller, "assigned": labels.assigned()}
 
 
 _LABELLER_WORDS = {"class-model": "by the DP class model",
@@ -325,9 +325,8 @@ def _run_verdict(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
                                      description="verdict: one labelling of the pool among its neighbours")
 
         in_task = load_in_task(c.folder)
-        eligible = None if in_task is None else in_task.inside
         state = run_verdict(labels, basis.reduce(decoder.pool_encodings()), territory_sizes(c.config, release, in_task),
-                            eligible=eligible, private_view=basis.reduce(private_features),
+                            eligible=eligible(in_task), private_view=basis.reduce(private_features),
                             private_labels=c.private.labels, rounds=rounds, epsilon=epsilon, select=select,
                             state=state, settings=settings, neighbouring=c.ledger.neighbouring,
                             on_generation=lambda s: atomic_write_json(path, s.to_json()))

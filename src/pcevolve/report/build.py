@@ -32,6 +32,7 @@ from pcevolve.report.document import (
     Section,
     Table,
 )
+from pcevolve.report.wording import pool_sentence
 from pcevolve.run_folder import RunFolder
 from pcevolve.search.runner import generation_records
 
@@ -157,8 +158,8 @@ def _headline(evaluation: RunEvaluation, data: dict[str, Any]) -> Section:
     ]
     if (note := sweep_note(data)) is not None:
         blocks.insert(1, note)
-    if data.get("pool"):  # how much of the public pool looked like the task, and how much was set aside
-        blocks.insert(1, Paragraph(f"{data['pool'][:1].upper()}{data['pool'][1:]}.", tone="note"))
+    if (pool := pool_sentence(data)) is not None:  # how much of the pool looked like the task, how much set aside
+        blocks.insert(1, Paragraph(pool, tone="note"))
     fired = [h for h in data["hints"] if h["fired"]]
     if fired:
         blocks.append(Paragraph(f"{len(fired)} troubleshooting rule(s) fired: "

@@ -17,7 +17,7 @@ from pcevolve.report import figures
 from pcevolve.report.audit import audit_section
 from pcevolve.report.build import attack_roc_plot, fitness_section, ledger_section, pct, shared_pct, sweep_note
 from pcevolve.report.document import Document, Paragraph, Plot, Section, Table
-from pcevolve.report.wording import attack_warning
+from pcevolve.report.wording import attack_warning, pool_sentence
 
 _DASH = "—"
 _MARK = "▶ "
@@ -95,8 +95,8 @@ def headline_section(evaluation: FileRunEvaluation, data: dict[str, Any], words:
         blocks.append(sweep)
     if data.get("made_by"):
         blocks.append(Paragraph(f"Made without a public pool: {data['made_by']}.", tone="note"))
-    if data.get("pool"):
-        blocks.append(Paragraph(f"{data['pool'][:1].upper()}{data['pool'][1:]}.", tone="note"))
+    if (pool := pool_sentence(data)) is not None:
+        blocks.append(Paragraph(pool, tone="note"))
     rows = [(f"{measure}, {label}", *(" / ".join(line_score(utility_line(data, line, model), key) for key in keys)
                                       for line in ("synthetic", "real")), "higher is better")
             for measure, keys in scores for model, label in models.items()]

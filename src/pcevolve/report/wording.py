@@ -1,4 +1,4 @@
-"""Plain-words sentences the modality reports share (what an attack result means for the reader)."""
+"""Plain-words sentences the reports share (what an attack result means for the reader, what the pool held)."""
 
 from __future__ import annotations
 
@@ -24,3 +24,10 @@ def attack_warning(privacy: dict[str, Any], noun: str) -> str:
                      "right at almost no wrong guess)")
     return (f"The membership attack {', and '.join(found)}: the synthetic {noun}s follow the private {noun}s too "
             "closely (see Privacy).")
+
+
+def pool_sentence(data: dict[str, Any]) -> str | None:
+    """The run's own line on how much of its public pool looked like the task (``data["pool"]``, the delivery stage's
+    words), as a report sentence; None for a run that retrieved nothing or predates the line."""
+    line = data.get("pool")
+    return f"{line[:1].upper()}{line[1:]}." if line else None

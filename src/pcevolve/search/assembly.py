@@ -23,7 +23,7 @@ from pcevolve.run_folder import RunFolder
 from pcevolve.search.basis import PublicBasis
 from pcevolve.search.class_model import ClassModel
 from pcevolve.search.delivery import configured_delivery_counts
-from pcevolve.search.in_task import InTask, estimate_in_task, in_task_counts
+from pcevolve.search.in_task import InTask, eligible, estimate_in_task, in_task_counts
 from pcevolve.search.pool_labels import PoolLabels, co_trained, softmax
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.release import StatisticsRelease
@@ -187,7 +187,7 @@ def class_territories(config: RunConfig, release: StatisticsRelease, basis: Publ
         raise ValueError("territories need the run's pool labels (the labels stage saved none)")
     sizes = territory_sizes(config, release, in_task)
     return ClassTerritories.of(basis.reduce(decoder.pool_encodings()), labels, sizes,
-                               eligible=None if in_task is None else in_task.inside)
+                               eligible=eligible(in_task))
 
 
 def search_targets(config: RunConfig, release: StatisticsRelease, public: PublicFeatures,

@@ -232,6 +232,11 @@ def estimate_in_task(statistics: NoisyClassStatistics, rff: RandomFourierFeature
     return InTask(probability=upper, share=float(weights[1]), separated=True, mass=upper @ posterior)
 
 
+def eligible(in_task: InTask | None) -> np.ndarray | None:
+    """The pool samples territories may take: the in-task part, or None (every sample) without an estimate."""
+    return None if in_task is None else in_task.inside
+
+
 def in_task_counts(configured: np.ndarray, mass: np.ndarray, *, fraction: float) -> np.ndarray:
     """Delivered samples per class: the ``configured`` count (``search.synthetic_per_class`` split by the noisy
     counts), but never more than ``fraction`` of the class's in-task ``mass`` in the pool; at least one."""
