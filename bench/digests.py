@@ -1,0 +1,154 @@
+"""Digests of tiny runs and budget plans, to show that a refactor changed nothing a user holds.
+
+Runs one tiny run per modality and decoder (the settings of ``tests/pipeline/conftest.py``, reproducible noise:
+research only, not DP) and ``pcevolve budget plan`` for every shipped config, then writes one line per file: its
+path in the run folder and the SHA-256 of its bytes. Run it on the code before and after a change and ``diff`` the
+two files. A run folder's ``config.yaml`` and the run's timing files are listed apart: the first changes when the
+config's layout does, the second with the clock.
+
+    python bench/digests.py OUT.txt [--only image-conv,table-made]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Files whose bytes follow the clock, not the code: their names are listed, their digests are not.
+CLOCKED = {"timings.json", "run.log"}
+
+
+def _conftest():
+    """The tiny settings of the end-to-end tests (tests/pipeline/conftest.py), loaded as a module."""
+    spec = importlib.util.spec_from_file_location("tiny_settings", ROOT / "tests" / "pipeline" / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _data(root: Path, tiny) -> dict[str, Path]:
+    from pcevolve.data import prepare_demo
+
+    digits = root / "digits"
+    prepare_demo("digits", digits, classes=(0, 1, 2), per_class=20, public_size=300, test_per_class=10,
+                 full_size=60, size=16, progress=False)
+    table = root / "table"
+    table.mkdir()
+    rng = np.random.default_rng(7)
+    fraud, ok = tiny._rows(rng, 25, True), tiny._rows(rng, 35, False)
+    tiny.write_table(table / "private.csv", fraud + ok, ["fraud"] * 25 + ["ok"] * 35)
+    public = tiny._rows(rng, 80, True) + tiny._rows(rng, 320, False)
+    tiny.write_table(table / "public.csv", [public[i] for i in rng.permutation(len(public))])
+    tiny.write_table(table / "test.csv", tiny._rows(rng, 40, True) + tiny._rows(rng, 40, False),
+                     ["fraud"] * 40 + ["ok"] * 40)
+    text = root / "text"
+    text.mkdir()
+    rng = np.random.default_rng(11)
+    tiny.write_jsonl(text / "private.jsonl", tiny._texts(rng, 20, tiny._GOOD) + tiny._texts(rng, 20, tiny._BAD),
+                     ["good"] * 20 + ["bad"] * 20)
+    public = tiny._texts(rng, 150, tiny._GOOD) + tiny._texts(rng, 150, tiny._BAD)
+    tiny.write_jsonl(text / "public.jsonl", [public[i] for i in rng.permutation(len(public))])
+    tiny.write_jsonl(text / "test.jsonl", tiny._texts(rng, 30, tiny._GOOD) + tiny._texts(rng, 30, tiny._BAD),
+                     ["good"] * 30 + ["bad"] * 30)
+    return {"digits": digits, "table": table, "text": text}
+
+
+def _scenarios(data: dict[str, Path], tiny) -> dict[str, object]:
+    """name → a validated RunConfig (reproducible noise)."""
+    noise = {"privacy.reproducible_noise": True}
+    table = {"modality": "tabular", "private": str(data["table"] / "private.csv"),
+             "public": str(data["table"] / "public.csv"), "test": str(data["table"] / "test.csv"),
+             "classes": ["fraud", "ok"], "full": None}
+    text = {"modality": "text", "private": str(data["text"] / "private.jsonl"),
+            "public": str(data["text"] / "public.jsonl"), "test": str(data["text"] / "test.jsonl"),
+            "classes": ["bad", "good"], "full": None}
+    small_table = {"feature_dim": 64, "proj_hidden_dim": 32, "public_epochs": 2, "public_batch_size": 64}
+    made = {"data.public": None, "data.schema_file": str(data["table"] / "schema.yaml")}
+    evolved = {**made, "synthesis.evolve": True, "privacy.split": {"release": 0.95, "verdict": 0.05}}
+    return {
+        "image-conv": lambda: tiny._tiny_config(data["digits"], "image-conv", **noise),
+        "image-nearest": lambda: tiny._tiny_config(data["digits"], "image-nearest", **noise,
+                                                   **{"decoder.name": "nearest-public"}),
+        "image-pixel": lambda: tiny._tiny_config(data["digits"], "image-pixel", **noise,
+                                                 **{"decoder.name": "pixel-view", "search.pixel_frequencies": 3}),
+        "table-nearest": lambda: tiny._file_config("table-nearest", table, noise, "table",
+                                                   representation=small_table),
+        "table-made": lambda: tiny._file_config("table-made", table, {**noise, **made}, "table"),
+        "table-made-evolved": lambda: tiny._file_config("table-made-evolved", table, {**noise, **evolved}, "table"),
+        "text-nearest": lambda: tiny._file_config("text-nearest", text, noise, "text"),
+    }
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def _run_lines(name: str, config, runs: Path) -> list[str]:
+    from pcevolve.pipeline.run import open_run, run_pipeline
+
+    config, folder, _ = open_run(config, root=runs)
+    run_pipeline(config, folder)
+    lines = []
+    for path in sorted(p for p in (runs / name).rglob("*") if p.is_file()):
+        relative = path.relative_to(runs / name).as_posix()
+        if path.name in CLOCKED or path.name == "run.lock":
+            lines.append(f"{name}/{relative} (clocked)")
+        elif path.name == "config.yaml":
+            lines.append(f"{name}/{relative} (layout) {_digest(path)}")
+        else:
+            lines.append(f"{name}/{relative} {_digest(path)}")
+    return lines
+
+
+def _plan_lines() -> list[str]:
+    from typer.testing import CliRunner
+
+    from pcevolve.cli.main import app
+
+    lines = []
+    for config in sorted([*(ROOT / "configs").glob("*.yaml"), *(ROOT / "src/pcevolve/configs").glob("*.yaml")]):
+        for epsilon in ([], ["--epsilon", "1"]):
+            result = CliRunner().invoke(app, ["budget", "plan", "--config", str(config), *epsilon])
+            digest = hashlib.sha256(result.output.encode()).hexdigest()[:16]
+            lines.append(f"plan {config.relative_to(ROOT).as_posix()} {' '.join(epsilon)} rc={result.exit_code} "
+                         f"{digest}")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--only", default="", help="comma-separated scenario names (default: all)")
+    args = parser.parse_args()
+    tiny = _conftest()
+    lines = _plan_lines()
+    with tempfile.TemporaryDirectory() as temporary:
+        root = Path(temporary)
+        data = _data(root, tiny)
+        from pcevolve.data.table_schema import draft_schema
+
+        draft_schema(data["table"] / "public.csv", label_column="label").save(data["table"] / "schema.yaml")
+        wanted = [name for name in args.only.split(",") if name]  # "none": the plans alone
+        for name, make in _scenarios(data, tiny).items():
+            if wanted and name not in wanted:
+                continue
+            print(f"running {name}", file=sys.stderr, flush=True)
+            try:
+                lines += _run_lines(name, make(), root / "runs")
+            except Exception as error:  # a scenario this checkout cannot run is a line, not a stop
+                lines.append(f"{name} failed: {type(error).__name__}: {error}")
+    text = "\n".join(lines) + "\n"
+    args.out.write_text(text.replace(str(ROOT), "<repo>"), encoding="utf-8")
+    print(json.dumps({"lines": len(lines), "out": str(args.out)}))
+
+
+if __name__ == "__main__":
+    main()
