@@ -127,7 +127,8 @@ def measure(args: argparse.Namespace, scaling: dict[str, tuple[int, ...]]) -> No
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.assembly import (build_problem, class_territories, load_in_task, load_pool_labels,
                                           load_public_features)
-    from pcevolve.search.release import ReleaseSettings, StatisticsRelease, release_statistics
+    from pcevolve.privacy.class_release import CLASS_STATISTICS, ReleaseSettings
+    from pcevolve.privacy.released_statistics import StatisticsRelease
     from pcevolve.search.roundtrip import SurrogateData, round_trip, round_trip_model
     from pcevolve.search.runner import run_search
 
@@ -214,7 +215,7 @@ def measure(args: argparse.Namespace, scaling: dict[str, tuple[int, ...]]) -> No
         # Throwaway, seeded: timing only, nothing delivered.
         ledger = BudgetLedger(8.0, 1e-5, {"release": 5.0}, reproducible_noise=True)
         started = time.perf_counter()
-        release_statistics(z_private[rows], private.labels[rows], settings=settings, ledger=ledger,
+        CLASS_STATISTICS.release(z_private[rows], private.labels[rows], settings=settings, ledger=ledger,
                            noise=GeneratorNoise(np.random.default_rng(0)))
         results["release_seconds_by_n"][n] = time.perf_counter() - started
 

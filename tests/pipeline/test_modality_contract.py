@@ -54,21 +54,21 @@ class Guarded(np.ndarray):
 
 def _guarded_run(config, folder, monkeypatch):
     import pcevolve.pipeline.run as run_module
-    import pcevolve.pipeline.stages as stages_module
+    from pcevolve.privacy.class_release import ClassStatisticsFamily
 
-    load, release = run_module._load_data, stages_module.release_statistics
+    load, release = run_module._load_data, ClassStatisticsFamily.release
 
     def guarded_load(cfg, modality, say):
         layout, private, public = load(cfg, modality, say)
         return layout, dataclasses.replace(private, samples=private.samples.view(Guarded)), public
 
-    def release_then_arm(coordinates, labels, **kwargs):
-        released = release(coordinates, labels, **kwargs)
+    def release_then_arm(family, coordinates, labels, **kwargs):
+        released = release(family, coordinates, labels, **kwargs)
         Guarded.armed = True
         return released
 
     monkeypatch.setattr(run_module, "_load_data", guarded_load)
-    monkeypatch.setattr(stages_module, "release_statistics", release_then_arm)
+    monkeypatch.setattr(ClassStatisticsFamily, "release", release_then_arm)
     try:
         return run_pipeline(config, folder)
     finally:

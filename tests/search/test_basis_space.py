@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pcevolve.search.basis import PublicBasis, local_variances, unit_rows
+from pcevolve.search.basis import PublicBasis, local_variances, public_bandwidth, unit_rows
 from pcevolve.search.roundtrip import RoundTripSurrogate
 from pcevolve.search.space import ClassFrames, SearchSpace
 
@@ -158,3 +158,9 @@ def test_surrogate_data_refits_on_checks_and_forgets_later_generations_on_resume
     loaded = SurrogateData.load(path)
     np.testing.assert_array_equal(loaded.fit().weights, checked.fit().weights)
     np.testing.assert_array_equal(loaded.before(5).fit().weights, checked.before(5).fit().weights)
+
+
+def test_public_bandwidth_is_the_median_pair_distance():
+    z = np.array([[0.0], [1.0], [3.0]])
+    # pair distances 1, 2, 3 → median 2 (sampled pairs, so allow the sampling error)
+    assert public_bandwidth(z, rng=np.random.default_rng(0)) == pytest.approx(2.0, abs=1e-9)

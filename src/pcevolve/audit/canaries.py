@@ -23,7 +23,7 @@ from pcevolve.modalities import MODALITIES
 from pcevolve.run_folder import RunFolder
 from pcevolve.search.assembly import load_public_features
 from pcevolve.search.basis import PublicBasis
-from pcevolve.search.release import StatisticsRelease
+from pcevolve.privacy.released_statistics import StatisticsRelease
 
 _CANARY_PREFIX = "audit-canary-"
 

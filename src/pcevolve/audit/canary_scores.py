@@ -21,7 +21,7 @@ from pcevolve.modalities import MODALITIES
 from pcevolve.privacy.clipping import clip_rows
 from pcevolve.run_folder import RunFolder
 from pcevolve.search.assembly import PUBLIC_FEATURES_FILE, load_public_features
-from pcevolve.search.release import StatisticsRelease
+from pcevolve.privacy.released_statistics import StatisticsRelease
 
 #: A delivered image within this RMS pixel difference (0–255 scale) of a canary is a copy of it.
 COPY_TOLERANCE = 2.0

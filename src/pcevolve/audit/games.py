@@ -5,10 +5,10 @@ replaced by it (replace-one) — and one run of the mechanism on either gives a 
 (:mod:`pcevolve.audit.mechanisms`) plays it many times and bounds the mechanism's privacy from the scores
 (:func:`pcevolve.privacy.audit.audit_trade_off`). What each game runs:
 
-* **release**: :func:`pcevolve.search.release.release_statistics` — the run's two class-statistics events (noisy
-  class sizes, then the sums, second moments and RFF sums the rule keeps), clipping included. The worst-case
-  record lies 100 clip radii out along the first basis direction. Score: the likelihood-ratio statistic, the
-  released values' distance from D's exact ones projected on D′'s shift, each coordinate over its noise variance.
+* **release**: :meth:`pcevolve.privacy.class_release.ClassStatisticsFamily.release` — the run's two class-statistics
+  events (noisy class sizes, then the sums, second moments and RFF sums the rule keeps), clipping included. The
+  worst-case record lies 100 clip radii out along the first basis direction. Score: the likelihood-ratio statistic,
+  the released values' distance from D's exact ones projected on D′'s shift, each coordinate over its noise variance.
   Exact values come from the same code with the noise switched off (:class:`NoNoise`), so a bug that changes them
   (clipping skipped) shows in the shift as well as in the trials.
 * **cluster vote**: :class:`pcevolve.privacy.cluster_vote.ClusterVote` — two classes among three public centres;
@@ -42,7 +42,7 @@ from pcevolve.privacy.events import ExponentialSelection, GaussianRelease, Neigh
 from pcevolve.privacy.noise import NoiseSource
 
 if TYPE_CHECKING:
-    from pcevolve.search.release import ReleaseSettings
+    from pcevolve.privacy.class_release import ReleaseSettings
 
 
 class NoNoise(NoiseSource):
@@ -138,7 +138,7 @@ def release_game(*, noise_multiplier: float, settings: "ReleaseSettings", num_sa
     D′: D plus a record of class 0 at ``CANARY_RADII`` clip radii along the first direction (add/remove), or D
     with its last record (of another class) replaced by that one (replace-one).
     """
-    from pcevolve.search.release import release_statistics
+    from pcevolve.privacy.class_release import CLASS_STATISTICS
 
     classes, dim = settings.num_classes, len(settings.public_variances)
     labels = np.arange(num_samples) % classes
@@ -157,8 +157,8 @@ def release_game(*, noise_multiplier: float, settings: "ReleaseSettings", num_sa
     def run(neighbour: bool, noise: NoiseSource) -> Any:
         ledger = TallyLedger(neighbouring, delta, secure=noise.secure)
         points, classes_of = inputs[neighbour]
-        release, _ = release_statistics(points, classes_of, settings=settings, ledger=ledger, noise=noise,
-                                        noise_multiplier=noise_multiplier)
+        release, _ = CLASS_STATISTICS.release(points, classes_of, settings=settings, ledger=ledger, noise=noise,
+                                             noise_multiplier=noise_multiplier)
         return release.statistics
 
     exact = {side: _released_arrays(run(side, NoNoise())) for side in (False, True)}

@@ -97,18 +97,20 @@ class Deployed:
 def planned(config: "RunConfig", num_samples: int) -> Deployed:
     """What a run of ``config`` on ``num_samples`` private samples will use: :func:`~pcevolve.pipeline.plan.plan_budget`
     (the functions a run calls)."""
-    from pcevolve.pipeline.plan import MadeReleasePlan, ReleasePlan, VotePlan, plan_budget
+    from pcevolve.pipeline.plan import MadeReleasePlan, ReleasePlan, plan_budget
+    from pcevolve.privacy.class_release import CLASS_STATISTICS
 
     plan = plan_budget(config, num_samples)
     release, verdict = plan.release, plan.verdict
     stages = {name: stage.noise_multiplier for name, stage in (("representation", plan.representation),
                                                                ("decoder", plan.decoder))
               if stage is not None and not stage.refused}
+    made = isinstance(release, MadeReleasePlan)
+    parameters = CLASS_STATISTICS.parameters(() if made else plan.events_of(CLASS_STATISTICS.stage))
     return Deployed(
-        release_noise=(release.noise_multiplier if isinstance(release, ReleasePlan) else
-                       release.count_noise_multiplier if isinstance(release, VotePlan) else None),
+        release_noise=parameters.noise_multiplier,
         release_epsilon=release.epsilon if isinstance(release, ReleasePlan) else None,
-        vote_epsilon=release.vote_epsilon if isinstance(release, VotePlan) else None,
+        vote_epsilon=parameters.vote_epsilon,
         selection_epsilon=None if verdict is None else verdict.selection_epsilon,
         selections=0 if verdict is None else verdict.generations,
         representation_noise=stages.get("representation"), decoder_noise=stages.get("decoder"),
@@ -119,22 +121,20 @@ def planned(config: "RunConfig", num_samples: int) -> Deployed:
 
 def recorded(ledger: "BudgetLedger") -> Deployed:
     """What a finished run used, read from its ledger's events: the σ and ε it was charged for."""
-    from pcevolve.privacy.events import ExponentialSelection, GaussianRelease, SubsampledGaussianSteps
-    from pcevolve.search.release import combined_noise_multiplier
+    from pcevolve.privacy.class_release import CLASS_STATISTICS
+    from pcevolve.privacy.events import ExponentialSelection, SubsampledGaussianSteps
 
-    def of(stage: str, kind: type) -> list[Any]:
+    def of(stage: str, kind: type = object) -> list[Any]:
         return [event for event in ledger.events(stage) if isinstance(event, kind)] if stage in ledger.stages else []
 
-    gaussians = of("release", GaussianRelease)
-    votes, selections = of("release", ExponentialSelection), of("verdict", ExponentialSelection)
+    release = CLASS_STATISTICS.parameters(of(CLASS_STATISTICS.stage))
+    selections = of("verdict", ExponentialSelection)
     steps = {stage: of(stage, SubsampledGaussianSteps) for stage in ("representation", "decoder")}
-    noise = None
-    if gaussians:
-        noise = (gaussians[0].noise_multiplier if votes else
-                 combined_noise_multiplier(*(event.noise_multiplier for event in gaussians)))
+    gaussian = release.noise_multiplier is not None and release.vote_epsilon is None
     return Deployed(
-        release_noise=noise, release_epsilon=ledger.spent("release") if gaussians and not votes else None,
-        vote_epsilon=max(event.epsilon for event in votes) if votes else None,
+        release_noise=release.noise_multiplier,
+        release_epsilon=ledger.spent(CLASS_STATISTICS.stage) if gaussian else None,
+        vote_epsilon=release.vote_epsilon,
         selection_epsilon=max(event.epsilon for event in selections) if selections else None,
         selections=sum(event.count for event in selections),
         representation_noise=min((e.noise_multiplier for e in steps["representation"]), default=None),
@@ -262,7 +262,7 @@ def _release_settings(config: "RunConfig", rng: np.random.Generator) -> Any:
     """The release's settings for the game: the config's statistics, shares and rule over a public basis whose
     variances fall off as a run's principal directions do; clip radius 1 (the bound scales with it)."""
     from pcevolve.privacy.statistics import RandomFourierFeatures
-    from pcevolve.search.release import ReleaseSettings
+    from pcevolve.privacy.class_release import ReleaseSettings
 
     search = config.search
     dim = config.basis_size

@@ -102,13 +102,13 @@ class SearchConfig(Frozen):
     release_shares: tuple[float, float, float, float] = (0.05, 0.6, 0.15, 0.2)
     # The counts are released first; with release_min_snr > 0 the second moment and the RFF sum are then released
     # only if, for the noisy class size, their class means would rise this many times above their noise
-    # (search/release_rule.py), and those dropped leave their share to the sums. Off by default: dropping them
+    # (privacy/release_rule.py), and those dropped leave their share to the sums. Off by default: dropping them
     # helped the DP labeller (20 noise draws at 10 per class, epsilon 8: 70% -> 73% right) but not the delivered
     # set end to end (single runs: 10 per class epsilon 8, CNN 72.9% over 3 runs vs 75.0%; 100 per class
     # epsilon 1, 77.7% vs 79.0%), likely because the public covariance standing in for the class covariances is
     # too broad. 2 drops both at 10 per class and epsilon 8 (ratios 0.9 and 0.3) and keeps both at 100 (9.0, 2.6).
     release_min_snr: float = Field(0.0, ge=0.0)
-    # How many leading basis directions the class sums are released in. None: the rule of search/release_rule.py,
+    # How many leading basis directions the class sums are released in. None: the rule of privacy/release_rule.py,
     # from the noisy class sizes and public variances (the directions where a class mean rises above its noise;
     # on the demo's features at 10 per class 4 of 64 at epsilon 1 and 31-38 at epsilon 8; at 100 per class 49 at
     # epsilon 1 and all 64 at epsilon 8).

@@ -36,8 +36,8 @@ def attack(candidate: Candidate, targets: FitnessTargets, *, knn: int = DEFAULT_
 
     Per class k, with n candidate points:
 
-    * local density (on at most V of the n points, evenly subsampled): r_i = distance from candidate point i to its k-th nearest candidate
-      neighbour (k = min(``knn``, n − 1)); the reference radii are the same statistic in
+    * local density (on at most V of the n points, evenly subsampled): r_i = distance from candidate point i to its
+      k-th nearest candidate neighbour (k = min(``knn``, n − 1)); the reference radii are the same statistic in
       equally sized chunks of the reference sample. A point is far denser than the
       reference when r_i < ``ratio`` × their median (with ratio ½ in P dimensions, a local
       density ~2^P times higher).

@@ -35,7 +35,7 @@ def mmd(candidate: Candidate, targets: FitnessTargets) -> float:
     Range: [0, 4] by construction (‖ψ‖ = 1; noise can push a released mean slightly past norm 1);
     about (1 − ‖μ‖²)/n for a perfect candidate of n points per class without noise, up to ≈ 2 for disjoint
     supports. Lower is better. 0 when the release has no RFF sums (too few private samples for the
-    mean embedding to rise above its noise: :mod:`pcevolve.search.release_rule`).
+    mean embedding to rise above its noise: :mod:`pcevolve.privacy.release_rule`).
     """
     if targets.rff_means is None:
         return 0.0

@@ -31,7 +31,7 @@ much of their spread the counts' noise explains —, denominator d_k = max(ñ_k,
   the mean clipped eigenvalue, so Σ_k is invertible for the Mahalanobis distances. A
   class whose estimate has no positive eigenvalue at all becomes isotropic with the
   classes' mean variance per direction.
-* Statistics the release left out (:mod:`pcevolve.search.release_rule`): without second
+* Statistics the release left out (:mod:`pcevolve.privacy.release_rule`): without second
   moments every class's covariance is the given *public* covariance (repaired); without RFF
   sums ``rff_means`` is ``None`` and the MMD term reads 0.
 * ``rff_noise_floor``: per class, the squared distance the noise alone puts between the released

@@ -4,7 +4,7 @@
 (:data:`PLANNERS`): stage 2's σ from
 :func:`~pcevolve.privacy.calibration.representation_sigma`, the decoder's from
 :func:`~pcevolve.privacy.calibration.decoder_sigma`, the release's from
-:func:`~pcevolve.search.release.release_noise`, the verdict's from
+:meth:`~pcevolve.privacy.class_release.ClassStatisticsFamily.events`, the verdict's from
 :func:`~pcevolve.privacy.calibration.stage_selection_epsilon`, in the run's order and with its events. So the
 σ it reports is the σ a run records, and its total is the accountant's composition of exactly the
 events the run will charge (when every stage spends its plan). It reads no data: n, the number
@@ -18,10 +18,8 @@ the total ε. Composition is sub-additive, so s = 1 (caps summing to ε) would l
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from pcevolve.config import RunConfig
 from pcevolve.data.table_schema import TableSchema
@@ -39,19 +37,10 @@ from pcevolve.privacy.calibration import (
     representation_sigma,
     stage_selection_epsilon,
 )
-from pcevolve.privacy.events import ExponentialSelection, GaussianRelease, PrivacyEvent
+from pcevolve.privacy.class_release import CLASS_STATISTICS, combined_noise_multiplier, count_noise_std, unit_noise
+from pcevolve.privacy.class_release import STAGE as RELEASE_STAGE
+from pcevolve.privacy.events import ExponentialSelection, PrivacyEvent
 from pcevolve.privacy.histograms import histogram_sensitivity
-from pcevolve.privacy.statistics import RandomFourierFeatures, component_noise_stds
-from pcevolve.search.release import STAGE as RELEASE_STAGE
-from pcevolve.search.release import (
-    ReleaseSettings,
-    choose,
-    combined_noise_multiplier,
-    rest_mechanism,
-    release_noise,
-    vote_count_mechanism,
-    vote_epsilon,
-)
 from pcevolve.search.verdict import STAGE as VERDICT_STAGE
 from pcevolve.synthesis.evolve import selection_epsilon as evolution_selection_epsilon
 from pcevolve.synthesis.labeller import feature_bound
@@ -85,7 +74,7 @@ class ReleasePlan:
     # second moment in units of C² / v₁ (v₁: the largest public variance, known once the pool is encoded).
     kept_from: dict[str, float]
     # t: a class sum's noise std per coordinate, in units of C, when the sums take the whole second event (the
-    # dimension rule's view): a class mean of n̂ samples carries t·C(d)/n̂ (search/release_rule.py).
+    # dimension rule's view): a class mean of n̂ samples carries t·C(d)/n̂ (privacy/release_rule.py).
     sum_noise_multiplier: float
 
 
@@ -132,6 +121,11 @@ class BudgetPlan:
     caps: dict[str, float]
     verdict: VerdictPlan | None = None
     events: tuple[PrivacyEvent, ...] = ()  # every planned event in the run's order (``total`` composes them)
+    stage_events: dict[str, tuple[PrivacyEvent, ...]] | None = None  # the same, per stage
+
+    def events_of(self, stage: str) -> tuple[PrivacyEvent, ...]:
+        """The planned events of one stage, in the run's order (none for a stage that pays nothing)."""
+        return (self.stage_events or {}).get(stage, ())
 
 
 def _dpsgd(ledger: BudgetLedger, stage: str, mode: str, sigma: float, schedule: DPSGDPlan, clip_norm: float, *,
@@ -176,7 +170,8 @@ def plan_budget(config: RunConfig, num_samples: int, *, caps: dict[str, float] |
                           pld_discretization=pld_discretization_for(privacy.epsilon))
     plans = {stage: planner(ledger, config, num_samples) for stage, planner in PLANNERS.items()}
     return BudgetPlan(plans["representation"], plans["decoder"], plans[RELEASE_STAGE], ledger.account(),
-                      dict(caps), plans[VERDICT_STAGE], ledger.events())
+                      dict(caps), plans[VERDICT_STAGE], ledger.events(),
+                      {stage: ledger.events(stage) for stage in ledger.stages})
 
 
 def _plan_representation(ledger: BudgetLedger, config: RunConfig, num_samples: int) -> DPSGDStagePlan | None:
@@ -203,33 +198,19 @@ def _plan_release(ledger: BudgetLedger, config: RunConfig, num_samples: int) -> 
     if config.makes_samples:
         return _plan_made_release(ledger, config)
     search = config.search
-    d, m = config.basis_size, search.rff_features
-    # The frequencies do not change the noise; the run draws its own from the public "release" stream.
-    rff = RandomFourierFeatures(frequencies=np.zeros((m, d)), bandwidth=1.0)
-    settings = ReleaseSettings(num_classes=1, clip_norm=1.0, rff=rff, shares=search.release_shares,
-                               public_variances=np.ones(d), min_snr=search.release_min_snr)
+    events = CLASS_STATISTICS.events(ledger, search.release_shares[0], votes=search.class_means == "votes")
+    charged = [ledger.charge(RELEASE_STAGE, event, description=f"planned: {name}").event for name, event in events]
     if search.class_means == "votes":
-        counting = vote_count_mechanism(ledger, settings)
-        ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")
-        vote = ledger.charge(RELEASE_STAGE, ExponentialSelection(vote_epsilon(ledger)), description="planned: vote")
-        return VotePlan(counting.noise_multiplier, counting.noise_stds()["count"], vote.event.epsilon,
-                        ledger.spent(RELEASE_STAGE))
-    counting, z_rest = release_noise(ledger, settings)
-    ledger.charge(RELEASE_STAGE, counting.event, description="planned: counts")
-    ledger.charge(RELEASE_STAGE, GaussianRelease(z_rest), description="planned: the rest")
-    # The rule at a typical class size of 1 with nothing dropped: every statistic's noise, and its ratio
-    # signal / std. A statistic is kept when signal · n̂ / std ≥ min_snr (search/release_rule.py), i.e. from
-    # n̂ = min_snr / ratio; with C = 1 and v₁ = 1 the second moment's threshold is in units of C² / v₁.
-    every = choose(np.ones(1), replace(settings, min_snr=0.0), noise_multiplier=z_rest,
-                   neighbouring=ledger.neighbouring)
-    stds = {**counting.noise_stds(), **rest_mechanism(every, settings, noise_multiplier=z_rest,
-                                                      neighbouring=ledger.neighbouring).noise_stds()}
-    kept_from = {c: search.release_min_snr / every.signal_to_noise[c] for c in ("second_moment", "rff")}
+        counts, vote = charged
+        count_std = count_noise_std(counts.noise_multiplier, ledger.neighbouring)
+        return VotePlan(counts.noise_multiplier, count_std, vote.epsilon, ledger.spent(RELEASE_STAGE))
+    z_count, z_rest = (event.noise_multiplier for event in charged)
+    d, m = config.basis_size, search.rff_features
+    unit = unit_noise(z_count, z_rest, shares=search.release_shares, dim=d, rff_features=m,
+                      min_snr=search.release_min_snr, neighbouring=ledger.neighbouring)
     sizes = {"count": 1, "sum": d, "second_moment": d * (d + 1) // 2, "rff": 2 * m}
-    sums_alone = component_noise_stds(z_rest, {"sum": 1.0}, clip_norm=1.0, neighbouring=ledger.neighbouring)["sum"]
-    return ReleasePlan(combined_noise_multiplier(counting.noise_multiplier, z_rest),
-                       (counting.noise_multiplier, z_rest), stds, sizes, ledger.spent(RELEASE_STAGE), kept_from,
-                       sums_alone)
+    return ReleasePlan(combined_noise_multiplier(z_count, z_rest), (z_count, z_rest), unit.stds, sizes,
+                       ledger.spent(RELEASE_STAGE), unit.kept_from, unit.sum_alone)
 
 
 def _plan_made_release(ledger: BudgetLedger, config: RunConfig) -> MadeReleasePlan:

@@ -36,7 +36,9 @@ from pcevolve.pipeline.stage import RunContext, Stage
 from pcevolve.plots import write_fitness_curve
 from pcevolve.progress import ConsoleLine
 from pcevolve.privacy.calibration import stage_selection_epsilon
+from pcevolve.privacy.class_release import CLASS_STATISTICS, ReleaseSettings
 from pcevolve.privacy.cluster_vote import cluster_spread, public_clusters, variance_directions
+from pcevolve.privacy.released_statistics import StatisticsRelease
 from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.search.assembly import (
     IN_TASK_FILE,
@@ -59,17 +61,11 @@ from pcevolve.search.assembly import (
     search_targets,
     territory_sizes,
 )
-from pcevolve.search.basis import PublicBasis, local_variances, unit_rows
+from pcevolve.search.basis import PublicBasis, local_variances, public_bandwidth, unit_rows
 from pcevolve.search.delivery import configured_delivery_counts, decode_candidate, write_synthetic_arrays
 from pcevolve.search.in_task import eligible
 from pcevolve.search.pool_labels import PoolLabels
 from pcevolve.search.problem import SearchProblem
-from pcevolve.search.release import (
-    ReleaseSettings,
-    StatisticsRelease,
-    public_bandwidth,
-    release_statistics,
-)
 from pcevolve.search.roundtrip import round_trip, round_trip_model, surrogate_pairs
 from pcevolve.search.runner import generation_records, rank_final, run_search
 from pcevolve.search.territory import ClassTerritories
@@ -131,7 +127,8 @@ _DECODER_TRAINING = {"public": "public pool only", "public-then-dp": "public poo
 def _run_decoder(c: RunContext) -> tuple[Decoder, dict[str, Any]]:
     reads_private = c.config.decoder.training != "public"
     assert not reads_private or c.private is not None
-    trained = train_decoder(c.config.decoder, encoder=c.products.representation, sample_shape=c.modality.sample_shape(c.layout),
+    trained = train_decoder(c.config.decoder, encoder=c.products.representation,
+                            sample_shape=c.modality.sample_shape(c.layout),
                             public_samples=c.public, private_samples=c.private.samples if reads_private else None,
                             ledger=c.ledger, noise=c.randomness.noise("decoder"),
                             seed=c.randomness.public_seed("decoder"), progress=c.progress,
@@ -225,8 +222,8 @@ def _run_release(c: RunContext) -> tuple[StatisticsRelease, dict[str, Any]]:
                                min_snr=search.release_min_snr, clip_radii=public_side.clip_radii,
                                dim=search.release_dim, vote_centres=_vote_centres(c.config, public_side),
                                vote_width=public_side.vote_width)
-    release, choice = release_statistics(basis.reduce(private_features), private.labels, settings=settings,
-                                         ledger=c.ledger, noise=c.randomness.noise("release"))
+    release, choice = CLASS_STATISTICS.release(basis.reduce(private_features), private.labels, settings=settings,
+                                              ledger=c.ledger, noise=c.randomness.noise("release"))
     del private_features
     release.save(c.folder.path / "release.npz")
     if release.vote is not None:

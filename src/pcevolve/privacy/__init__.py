@@ -19,6 +19,9 @@ Modules (one concept each):
 * ``mechanisms`` — Gaussian, Laplace and exponential mechanisms;
 * ``cluster_vote`` — the classes' vote for public cluster centres (an exponential mechanism over assignments);
 * ``statistics`` — per-class count / sum / second moment / RFF-embedding releases;
+* ``class_release`` — the release stage's class statistics: its events stated once, the release made through them;
+* ``release_rule`` — which statistics the release spends on, from the noisy counts and public quantities;
+* ``released_statistics`` — what the release gave the search, and its file (``release.npz``);
 * ``audit`` — an attack-based lower bound on ε.
 """
 
@@ -29,6 +32,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "accounting": ["DEFAULT_PLD_DISCRETIZATION", "PrivacyAccount", "account", "pld_delta",
                    "pld_discretization_for"],
     "audit": ["AuditResult", "audit_lower_bound", "clopper_pearson_upper", "epsilon_from_rates"],
+    "class_release": ["CLASS_STATISTICS", "ClassStatisticsFamily", "ReleaseSettings"],
     "calibration": ["CalibrationError", "affordable_steps", "calibrate_noise_multiplier", "dpsgd_noise_multiplier",
                     "dpsgd_schedule", "gaussian_noise_multiplier", "laplace_noise_multiplier"],
     "clipping": ["clip_rows", "clip_rows_torch"],
@@ -40,5 +44,6 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "ledger_errors": ["BudgetExceeded", "LedgerCorrupt", "LedgerError"],
     "mechanisms": ["ExponentialMechanism", "GaussianMechanism", "LaplaceMechanism"],
     "noise": ["GeneratorNoise", "NoiseSource", "SecureNoise", "as_noise_source"],
+    "released_statistics": ["StatisticsRelease"],
     "statistics": ["ClassStatisticsRelease", "NoisyClassStatistics", "RandomFourierFeatures"],
 })

@@ -3,14 +3,15 @@
 Modules, one concept each:
 
 * ``basis`` — the public principal basis the search moves in (free);
-* ``release`` — the one DP release of per-class statistics in that basis (the ledger's release stage);
 * ``space`` — individuals: per-class offsets and coefficients along the released principal directions;
 * ``roundtrip`` — decode → re-encode, real and by a public surrogate (the decoder in the loop);
 * ``problem`` — an individual's fitness on fixed draws (common random numbers);
 * ``runner`` — the checkpointed loop, per-generation records, final ranking by DP fitness;
 * ``assembly`` — a run's search rebuilt from its saved outputs; ``delivery`` — the delivered draw, decoded.
 
-See ``docs/search.md`` for what the search evaluates and ``docs/privacy.md`` §3.6 for why it is DP.
+The one DP release the search reads (per-class statistics in the basis) is made in
+:mod:`pcevolve.privacy.class_release`. See ``docs/search.md`` for what the search evaluates and ``docs/privacy.md``
+§3.6 for why it is DP.
 """
 
 from pcevolve.lazy_exports import lazy_exports
@@ -19,7 +20,6 @@ from pcevolve.lazy_exports import lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "basis": ["PublicBasis"],
     "problem": ["SearchProblem"],
-    "release": ["StatisticsRelease", "release_statistics"],
     "roundtrip": ["RoundTripSurrogate", "SurrogateData", "round_trip"],
     "runner": ["SearchOutcome", "generation_records", "rank_final", "run_search"],
     "space": ["ClassFrames", "SearchSpace"],

@@ -26,7 +26,7 @@ from pcevolve.search.delivery import configured_delivery_counts
 from pcevolve.search.in_task import InTask, eligible, estimate_in_task, in_task_counts
 from pcevolve.search.pool_labels import PoolLabels, co_trained, softmax
 from pcevolve.search.problem import SearchProblem
-from pcevolve.search.release import StatisticsRelease
+from pcevolve.privacy.released_statistics import StatisticsRelease
 from pcevolve.search.roundtrip import ExactRoundTrip, RoundTripSurrogate, SurrogateData
 from pcevolve.search.space import ClassFrames, SearchSpace
 from pcevolve.search.territory import ClassTerritories

@@ -143,3 +143,12 @@ def local_variances(coordinates: np.ndarray, *, rng: np.random.Generator, group_
                 centres[g] = members.mean(axis=0)
     residuals = z - centres[nearest_centre(z, centres)]
     return (residuals**2).sum(axis=0) / max(1, len(z) - groups)
+
+
+def public_bandwidth(public_coordinates: np.ndarray, *, rng: np.random.Generator, pairs: int = 20000) -> float:
+    """Median distance between random pairs of public coordinates (the RBF length-scale ℓ)."""
+    z = np.asarray(public_coordinates, dtype=np.float64)
+    first, second = rng.integers(0, len(z), size=(2, pairs))
+    keep = first != second
+    distances = np.linalg.norm(z[first[keep]] - z[second[keep]], axis=1)
+    return float(np.median(distances)) if distances.size else 1.0

@@ -68,7 +68,7 @@ class ClassModel:
                      min_count: float = 2.0, released_dim: int | None = None) -> ClassModel:
         """The model of one release, given the public variances along the basis directions (largest first).
 
-        ``released_dim``: the sums cover only the leading directions (:mod:`pcevolve.search.release_rule`); the
+        ``released_dim``: the sums cover only the leading directions (:mod:`pcevolve.privacy.release_rule`); the
         model never uses more than those.
         """
         if statistics.sums is None or "sum" not in statistics.noise_stds:

@@ -1,6 +1,6 @@
 """Which class statistics the release spends its budget on, decided from the DP counts and public quantities.
 
-The release (:mod:`pcevolve.search.release`) is made in two Gaussian events of the ``fitness`` stage:
+The release (:mod:`pcevolve.privacy.class_release`) is made in two Gaussian events of the ``release`` stage:
 first the per-class counts, then the rest. The rest is only worth its budget when the class's
 *mean* of each statistic — the released sum divided by the class size — rises above its noise,
 and that depends on the class size n: the mean's noise is s_c / n. With ten private samples per

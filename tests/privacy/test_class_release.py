@@ -11,14 +11,10 @@ from dp_accounting.pld import pld_privacy_accountant
 
 from pcevolve.privacy import BudgetExceeded, BudgetLedger, ExponentialSelection
 from pcevolve.privacy.noise import GeneratorNoise
+from pcevolve.privacy.released_statistics import StatisticsRelease
 from pcevolve.privacy.statistics import RandomFourierFeatures
-from pcevolve.search.release import (
-    ReleaseSettings,
-    StatisticsRelease,
-    public_bandwidth,
-    release_statistics,
-)
-from pcevolve.search.release_rule import (
+from pcevolve.privacy.class_release import CLASS_STATISTICS, ReleaseSettings
+from pcevolve.privacy.release_rule import (
     DIRECTION_SNR,
     MIN_RELEASE_DIMS,
     choose_components,
@@ -50,7 +46,7 @@ def _settings(min_snr=0.0, shares=SHARES):
 
 
 def _release(z, labels, ledger, settings=None, noise=None, **kwargs):
-    return release_statistics(z, labels, settings=settings or _settings(), ledger=ledger,
+    return CLASS_STATISTICS.release(z, labels, settings=settings or _settings(), ledger=ledger,
                               noise=noise or GeneratorNoise(np.random.default_rng(0)), **kwargs)
 
 
@@ -126,12 +122,6 @@ def test_release_is_refused_before_any_noise_when_the_stage_is_spent(spent_first
     assert CountingNoise.draws == 0 and len(ledger.history) == entries
 
 
-def test_public_bandwidth_is_the_median_pair_distance():
-    z = np.array([[0.0], [1.0], [3.0]])
-    # pair distances 1, 2, 3 → median 2 (sampled pairs, so allow the sampling error)
-    assert public_bandwidth(z, rng=np.random.default_rng(0)) == pytest.approx(2.0, abs=1e-9)
-
-
 def _dimension(count, noise_multiplier=0.5, variances=(0.1, 0.05, 0.04, 0.03, 0.02, 0.01), radii=None):
     variances = np.asarray(variances)
     radii = np.sqrt(np.cumsum(variances)) if radii is None else np.asarray(radii)
@@ -165,7 +155,7 @@ def test_small_classes_release_their_sums_in_fewer_directions_clipped_to_those_d
     settings = ReleaseSettings(num_classes=3, clip_norm=float(radii[-1]), rff=rff, shares=SHARES,
                                public_variances=variances, min_snr=0.0, clip_radii=radii)
     ledger = BudgetLedger(1.0, 1e-5, {"release": 1.0}, reproducible_noise=True)
-    release, choice = release_statistics(z, labels, settings=settings, ledger=ledger,
+    release, choice = CLASS_STATISTICS.release(z, labels, settings=settings, ledger=ledger,
                                          noise=GeneratorNoise(np.random.default_rng(0)))
     assert choice.dim < 6 and choice.components == ("sum",) and release.dim == choice.dim
     assert release.clip_norm == pytest.approx(radii[choice.dim - 1])
@@ -178,7 +168,7 @@ def test_small_classes_release_their_sums_in_fewer_directions_clipped_to_those_d
     np.testing.assert_array_equal(loaded.statistics.sums, sums)
     with np.load(tmp_path / "release.npz") as saved:
         assert saved["sums"].shape == (3, choice.dim)  # the file holds what was released, nothing padded
-    fixed, fixed_choice = release_statistics(z, labels, settings=ReleaseSettings(
+    fixed, fixed_choice = CLASS_STATISTICS.release(z, labels, settings=ReleaseSettings(
         **{**settings.__dict__, "dim": 6}), ledger=BudgetLedger(1.0, 1e-5, {"release": 1.0}, reproducible_noise=True),
         noise=GeneratorNoise(np.random.default_rng(0)))
     assert fixed_choice.dim == 6 and fixed.clip_norm == pytest.approx(radii[-1])
