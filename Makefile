@@ -51,6 +51,7 @@ demo: $(RUNTIME) $(FMNIST) $(DEMO_DATA)
 	$(CLI) evaluate runs/demo --test data/demo/test --full data/demo/full
 
 test: $(STAMP) $(FMNIST)
+	$(PY) -m ruff check .
 	$(PY) -m pytest -q
 
 clean-demo:

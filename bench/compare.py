@@ -177,7 +177,7 @@ def one_shot(run: Path) -> tuple[np.ndarray, np.ndarray]:
     from pcevolve.search.assembly import (build_problem, class_territories, load_in_task, load_pool_labels,
                                           load_public_features)
     from pcevolve.search.delivery import decode_candidate
-    from pcevolve.search.release import StatisticsRelease
+    from pcevolve.privacy.released_statistics import StatisticsRelease
     from pcevolve.search.roundtrip import SurrogateData, round_trip_model
 
     folder = RunFolder.open(run)

@@ -15,6 +15,7 @@ import argparse
 import hashlib
 import importlib.util
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -22,8 +23,11 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Files whose bytes follow the clock, not the code: their names are listed, their digests are not.
-CLOCKED = {"timings.json", "run.log"}
+#: Files whose bytes follow the clock or a secret key, not the code: their names are listed, their digests are not.
+CLOCKED = {"timings.json", "run.log", "run.lock", "ledger.key"}
+#: Keys of a JSON file that hold a time, or a signature over one: left out of its digest.
+CLOCKED_KEYS = {"time", "seconds", "total_seconds", "signature", "integrity", "started", "finished", "elapsed",
+                "created"}
 
 
 def _conftest():
@@ -87,8 +91,21 @@ def _scenarios(data: dict[str, Path], tiny) -> dict[str, object]:
     }
 
 
+def _without_clock(value):
+    if isinstance(value, dict):
+        return {key: _without_clock(item) for key, item in value.items() if key not in CLOCKED_KEYS}
+    if isinstance(value, list):
+        return [_without_clock(item) for item in value]
+    return value
+
+
 def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    data = path.read_bytes()
+    if path.suffix in {".json", ".jsonl"}:
+        lines = data.decode("utf-8").splitlines() if path.suffix == ".jsonl" else [data.decode("utf-8")]
+        data = "\n".join(json.dumps(_without_clock(json.loads(line)), sort_keys=True)
+                         for line in lines if line.strip()).encode()
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def _run_lines(name: str, config, runs: Path) -> list[str]:
@@ -99,7 +116,7 @@ def _run_lines(name: str, config, runs: Path) -> list[str]:
     lines = []
     for path in sorted(p for p in (runs / name).rglob("*") if p.is_file()):
         relative = path.relative_to(runs / name).as_posix()
-        if path.name in CLOCKED or path.name == "run.lock":
+        if path.name in CLOCKED:
             lines.append(f"{name}/{relative} (clocked)")
         elif path.name == "config.yaml":
             lines.append(f"{name}/{relative} (layout) {_digest(path)}")
@@ -126,25 +143,29 @@ def _plan_lines() -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
-    parser.add_argument("--only", default="", help="comma-separated scenario names (default: all)")
+    parser.add_argument("--only", default="", help="comma-separated scenario names (default: all; none: the plans)")
+    parser.add_argument("--root", type=Path, default=Path(tempfile.gettempdir()) / "pcevolve-digests",
+                        help="where the data and runs are written (emptied first; paths end up in the run folders, "
+                             "so compare digests made with the same root)")
     args = parser.parse_args()
     tiny = _conftest()
     lines = _plan_lines()
-    with tempfile.TemporaryDirectory() as temporary:
-        root = Path(temporary)
-        data = _data(root, tiny)
-        from pcevolve.data.table_schema import draft_schema
+    root = args.root
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    data = _data(root, tiny)
+    from pcevolve.data.table_schema import draft_schema
 
-        draft_schema(data["table"] / "public.csv", label_column="label").save(data["table"] / "schema.yaml")
-        wanted = [name for name in args.only.split(",") if name]  # "none": the plans alone
-        for name, make in _scenarios(data, tiny).items():
-            if wanted and name not in wanted:
-                continue
-            print(f"running {name}", file=sys.stderr, flush=True)
-            try:
-                lines += _run_lines(name, make(), root / "runs")
-            except Exception as error:  # a scenario this checkout cannot run is a line, not a stop
-                lines.append(f"{name} failed: {type(error).__name__}: {error}")
+    draft_schema(data["table"] / "public.csv", label_column="label").save(data["table"] / "schema.yaml")
+    wanted = [name for name in args.only.split(",") if name]
+    for name, make in _scenarios(data, tiny).items():
+        if wanted and name not in wanted:
+            continue
+        print(f"running {name}", file=sys.stderr, flush=True)
+        try:
+            lines += _run_lines(name, make(), root / "runs")
+        except Exception as error:  # a scenario this checkout cannot run is a line, not a stop
+            lines.append(f"{name} failed: {type(error).__name__}: {error}")
     text = "\n".join(lines) + "\n"
     args.out.write_text(text.replace(str(ROOT), "<repo>"), encoding="utf-8")
     print(json.dumps({"lines": len(lines), "out": str(args.out)}))

@@ -57,7 +57,7 @@ def in_task_accuracy(run: Path, config: Any, true_label: dict[bytes, int], task_
     from pcevolve.decoders import load_decoder
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.assembly import in_task_of, load_in_task, load_public_features
-    from pcevolve.search.release import StatisticsRelease
+    from pcevolve.privacy.released_statistics import StatisticsRelease
 
     decoder = load_decoder(run / "decoder")
     release = StatisticsRelease.load(run / "release.npz")

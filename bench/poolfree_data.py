@@ -1,6 +1,6 @@
 """The three tables of the pool-free lab (``bench/poolfree_lab.py``): a private table alone, its schema declared.
 
-    .venv/bin/python bench/poolfree_data.py                       # writes bench/results/poolfree_lab_data/{lending,credit,rare}
+    .venv/bin/python bench/poolfree_data.py          # writes bench/results/poolfree_lab_data/{lending,credit,rare}
     .venv/bin/python bench/poolfree_data.py --out /tmp/pf --tables credit
     .venv/bin/python bench/poolfree_data.py --smoke --out DIR            # the same cuts under DIR/data/, in seconds
 

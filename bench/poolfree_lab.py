@@ -247,7 +247,8 @@ class Bins:
             out = np.empty(len(b))
             for bb in np.unique(b):
                 rows = b == bb
-                inside = (self.fine_edges[:-1] >= self.edges[bb] - 1e-9) & (self.fine_edges[1:] <= self.edges[bb + 1] + 1e-9)
+                inside = ((self.fine_edges[:-1] >= self.edges[bb] - 1e-9)
+                          & (self.fine_edges[1:] <= self.edges[bb + 1] + 1e-9))
                 cells = np.flatnonzero(inside)
                 weights = self.fine_weights[cells]
                 if len(cells) <= 1 or weights.sum() <= 0:
@@ -256,7 +257,8 @@ class Bins:
                 cdf = np.concatenate([[0.0], np.cumsum(weights) / weights.sum()])
                 k = np.clip(np.searchsorted(cdf, position[rows], side="right") - 1, 0, len(cells) - 1)
                 frac = (position[rows] - cdf[k]) / np.maximum(cdf[k + 1] - cdf[k], 1e-12)
-                out[rows] = self.fine_edges[cells[k]] + frac * (self.fine_edges[cells[k] + 1] - self.fine_edges[cells[k]])
+                low = self.fine_edges[cells[k]]
+                out[rows] = low + frac * (self.fine_edges[cells[k] + 1] - low)
             values = out
         else:
             values = lo + position * (hi - lo)
@@ -927,7 +929,8 @@ def design_lr_label(table: Table, epsilon: float, settings: Settings, rng: np.ra
     return x[keep], y[keep], budget, {"n_hat": model.n_hat.tolist(), "history": history}
 
 
-DESIGNS: dict[str, Callable] = {"lr-label": design_lr_label, "marginals": design_one_shot, "copula": design_one_shot, "pe": design_pe,
+DESIGNS: dict[str, Callable] = {"lr-label": design_lr_label, "marginals": design_one_shot, "copula": design_one_shot,
+                                "pe": design_pe,
                                 "fitness": design_fitness, "pe-fitness": design_pe_fitness}
 
 
@@ -993,7 +996,8 @@ def run_one(table: Table, design: str, epsilon: float, seed: int, settings: Sett
            "gb_auc": utility[("synthetic", "gbdt")], "lr_auc": utility[("synthetic", "logistic")],
            "tvd": judged["fidelity"]["mean_tvd"], "attack_auc": secure["attack"]["auc"]["value"],
            "private_copies": secure["private_copies"], "seconds": seconds, "cpu_seconds": cpu,
-           "spent_epsilon": spent, "rows": int(len(y)), "per_class": np.bincount(y, minlength=len(table.classes)).tolist(),
+           "spent_epsilon": spent, "rows": int(len(y)),
+           "per_class": np.bincount(y, minlength=len(table.classes)).tolist(),
            "settings": settings.__dict__, "pcevolve_commit": PINNED, "budget": budget.summary(), "info": info}
     (out / "result.json").write_text(json.dumps(row, indent=1, default=float) + "\n")
     return row
@@ -1045,7 +1049,8 @@ def command_run(args: argparse.Namespace) -> None:
                     key = (name, design, epsilon, seed, args.variant)
                     if key in done and not args.fresh:
                         continue
-                    out = RUNS / args.tag / f"{name}-{design}{('-' + args.variant) if args.variant else ''}-eps{epsilon:g}-seed{seed}"
+                    variant = f"-{args.variant}" if args.variant else ""
+                    out = RUNS / args.tag / f"{name}-{design}{variant}-eps{epsilon:g}-seed{seed}"
                     row = run_one(table, design, epsilon, seed, settings, out)
                     row["variant"] = args.variant
                     rows = [r for r in rows if (r["table"], r["design"], r["epsilon"], r["seed"],
@@ -1087,9 +1092,11 @@ def command_table(args: argparse.Namespace) -> None:
     print("| table | ε | design | variant | runs | GB AUC | LR AUC | mean TVD | attack AUC | copies | seconds |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for e in summary:
-        f = lambda key, p=3: f"{e[key][0]:.{p}f} ± {e[key][1]:.{p}f}" if e["runs"] > 1 else f"{e[key][0]:.{p}f}"
+        def f(key, p=3, e=e):
+            return f"{e[key][0]:.{p}f} ± {e[key][1]:.{p}f}" if e["runs"] > 1 else f"{e[key][0]:.{p}f}"
         eps = "∞" if e["epsilon"] is None else f"{e['epsilon']:g}"
-        print(f"| {e['table']} | {eps} | {e['design']} | {e['variant']} | {e['runs']} | {f('gb_auc')} | {f('lr_auc')} | "
+        print(f"| {e['table']} | {eps} | {e['design']} | {e['variant']} | {e['runs']} | {f('gb_auc')} | "
+              f"{f('lr_auc')} | "
               f"{f('tvd')} | {f('attack_auc')} | {e['private_copies']} | {f('seconds', 1)} |")
 
 
@@ -1109,7 +1116,8 @@ def command_compare(args: argparse.Namespace) -> None:
     for table in sorted({e["table"] for e in summary}):
         for epsilon in sorted({e["epsilon"] for e in summary if e["table"] == table}):
             group = [e for e in summary if e["table"] == table and e["epsilon"] == epsilon]
-            score = lambda e: (e["gb_auc"][0] + e["lr_auc"][0]) / 2
+            def score(e):
+                return (e["gb_auc"][0] + e["lr_auc"][0]) / 2
             one = max((e for e in group if e["design"] in ONE_SHOT), key=score)
             evo = max((e for e in group if e["design"] in EVOLVED), key=score)
             cells, wins = [], []

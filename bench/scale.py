@@ -126,7 +126,7 @@ def population(run: Path, sizes: list[int], workers: list[int], repeats: int = 3
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.assembly import (build_problem, class_territories, load_in_task, load_pool_labels,
                                           load_public_features)
-    from pcevolve.search.release import StatisticsRelease
+    from pcevolve.privacy.released_statistics import StatisticsRelease
     from pcevolve.search.roundtrip import SurrogateData, round_trip_model
     from pcevolve.search.runner import evaluate_chunk
 

@@ -131,7 +131,8 @@ def _describe(dataset: dict[str, Any], table: Any) -> str:
     return (f"`pcevolve data prepare {dataset.get('source')}` (`{dataset.get('rdataset')}`, seed "
             f"{dataset.get('seed')}); test.csv {rows.get('test')} rows; public.csv {rows.get('public')} rows without "
             "the label (it drafted the schema; only smartnoise's binning and pcevolve's pool read it)."
-            + (f" Cut: {dataset['note'].split('; public.csv')[0]}." if "; public.csv" in dataset.get("note", "") else ""))
+            + (f" Cut: {dataset['note'].split('; public.csv')[0]}." if "; public.csv" in dataset.get("note", "")
+               else ""))
 
 
 def _list(values: list[str], kind=str) -> list:

@@ -37,7 +37,7 @@ from pcevolve.run_folder import RunFolder
 from pcevolve.search.assembly import POOL_LABELS_FILE, VERDICT_FILE, load_in_task, load_public_features, territory_sizes
 from pcevolve.search.in_task import eligible
 from pcevolve.search.pool_labels import PoolLabels
-from pcevolve.search.release import StatisticsRelease
+from pcevolve.privacy.released_statistics import StatisticsRelease
 from pcevolve.search.territory import ClassTerritories
 from pcevolve.search.verdict import (
     VerdictSettings,

@@ -357,7 +357,8 @@ def test_sample_types_a_table_by_its_schema_not_by_the_private_frames_dtypes(tmp
     private = pd.DataFrame({"rate": [12, 14, 13], "kind": ["card", "wire", "card"], "count": [1, 2, 3],
                             "label": ["ok", "ok", "ok"]})
     data = parse_config({"data": {"modality": "tabular", "private": "x", "public": "y", "classes": ["fraud", "ok"],
-                                  "label_column": "label"}, "decoder": {"name": "nearest-public"}}, source="<test>").data
+                                  "label_column": "label"}, "decoder": {"name": "nearest-public"}},
+                        source="<test>").data
     plan = plan_inputs(data, tmp_path / "run", private, None)
     assert "dtypes" not in plan.form
     schema = TableSchema((Column("rate", "numeric", 0.0, 40.0, decimals=1),

@@ -80,7 +80,8 @@ def test_forbidden_arrows(part: str) -> None:
 def test_nothing_a_run_executes_depends_on_its_judges() -> None:
     broken = {f"{path.relative_to(PACKAGE)} imports pcevolve.{target}"
               for path in SOURCES if _part(path) in RUN_PARTS for target in _imports(path) & JUDGES}
-    assert not broken, "the run must not depend on the evaluation, the audit or the report: " + "; ".join(sorted(broken))
+    assert not broken, ("the run must not depend on the evaluation, the audit or the report: "
+                        + "; ".join(sorted(broken)))
 
 
 def test_the_checker_sees_function_level_imports(tmp_path) -> None:

@@ -8,15 +8,18 @@ import sys
 # so the test sees exactly what importing pcevolve's own modules does.
 _PROBE = r"""
 import logging, random, warnings, sys
-import numpy as np, scipy.special, scipy.stats, torch, rich.console, rich.table, typer, dp_accounting, PIL.Image, yaml, pydantic
-import sklearn.linear_model, sklearn.model_selection, threadpoolctl, matplotlib.figure, matplotlib.backends.backend_agg, tqdm.auto
+import numpy as np, scipy.special, scipy.stats, torch, rich.console, rich.table, typer, dp_accounting, PIL.Image
+import yaml, pydantic
+import sklearn.linear_model, sklearn.model_selection, threadpoolctl, matplotlib.figure, tqdm.auto
+import matplotlib.backends.backend_agg
 import matplotlib
 backend = matplotlib.get_backend()
 filters = list(warnings.filters)
 handlers = list(logging.getLogger().handlers)
 py_state = random.getstate()
 np_state = np.random.get_state()[1].copy()
-import pcevolve, pcevolve.io, pcevolve.config, pcevolve.run_folder, pcevolve.data, pcevolve.privacy, pcevolve.augment, pcevolve.encoders, pcevolve.cli.main
+import pcevolve, pcevolve.io, pcevolve.config, pcevolve.run_folder, pcevolve.data, pcevolve.privacy, pcevolve.augment
+import pcevolve.encoders, pcevolve.cli.main
 import pcevolve.decoders, pcevolve.evolution, pcevolve.fitness, pcevolve.evaluation, pcevolve.search, pcevolve.pipeline
 for package in (pcevolve.privacy, pcevolve.evaluation, pcevolve.pipeline):  # their names import on first use
     [getattr(package, name) for name in package.__all__]

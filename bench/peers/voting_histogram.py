@@ -1,4 +1,5 @@
-"""Private Evolution's voting histogram: each private record votes for its nearest candidate, Gaussian noise on the bins.
+"""Private Evolution's voting histogram: each private record votes for its nearest candidate, Gaussian noise on the
+bins.
 
 The query: given public candidates c_1..c_N, each with a class, every private record (z_i, y_i) adds 1 to the bin
 of the candidate of class y_i nearest to z_i (Euclidean; ties: the lowest index). The release is the vector of

@@ -13,7 +13,8 @@ from pcevolve.encoders.preprocess import to_float_images
 
 @pytest.fixture(scope="module")
 def encoder():
-    return ImageEncoder.pretrained("efficientnet-lite0", trainable_blocks=6, input_size=32, proj_hidden_dim=64, feature_dim=16)
+    return ImageEncoder.pretrained("efficientnet-lite0", trainable_blocks=6, input_size=32, proj_hidden_dim=64,
+                                   feature_dim=16)
 
 
 def _images(n, seed=0):
@@ -76,7 +77,8 @@ def test_save_load_round_trip_gives_identical_features(encoder, tmp_path):
     after = again.encode_both(images)
     np.testing.assert_array_equal(before[0], after[0])
     np.testing.assert_array_equal(before[1], after[1])
-    fresh = ImageEncoder.pretrained("efficientnet-lite0", trainable_blocks=6, input_size=32, proj_hidden_dim=64, feature_dim=16)
+    fresh = ImageEncoder.pretrained("efficientnet-lite0", trainable_blocks=6, input_size=32, proj_hidden_dim=64,
+                                    feature_dim=16)
     assert not np.array_equal(fresh.encode_both(images)[0], after[0])
 
 

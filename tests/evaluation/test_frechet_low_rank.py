@@ -25,7 +25,8 @@ def test_low_rank_route_matches_the_covariance_route(n, m):
 
 
 def test_low_rank_route_by_hand_in_one_sample_pair():
-    # Two points per side in 3-D: each covariance is rank one, Σ = v vᵀ / 1 with v = (p − q)/√2 … (ddof 1: v = p − q, /2).
+    # Two points per side in 3-D: each covariance is rank one, Σ = v vᵀ / 1 with v = (p − q)/√2 …
+    # (ddof 1: v = p − q, /2).
     x = np.array([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])  # Σx = diag(2, 0, 0), mean (1, 0, 0)
     y = np.array([[0.0, 0.0, 0.0], [0.0, 4.0, 0.0]])  # Σy = diag(0, 8, 0), mean (0, 2, 0)
     # Σx Σy = 0 → cross term 0; distance = |μx − μy|² + tr Σx + tr Σy = (1 + 4) + 2 + 8.

@@ -61,7 +61,8 @@ def test_pe_spends_its_iterations_as_the_accountant_says_and_reads_private_data_
     pool = rng.standard_normal((300, 4))
     private = np.concatenate([pool[:20] + 0.01, pool[100:120] + 0.01]).view(LockedPrivate)
     labels = np.repeat([0, 1], 20)
-    monkeypatch.setattr(histogram_module, "nearest_candidate_votes", unlocking(histogram_module.nearest_candidate_votes))
+    votes = unlocking(histogram_module.nearest_candidate_votes)
+    monkeypatch.setattr(histogram_module, "nearest_candidate_votes", votes)
     ledger = _ledger(4.0)
     settings = PESettings(iterations=5, neighbours=4)
     selection = pe_select(private, labels, pool, classes=2, per_class=30, settings=settings, ledger=ledger,

@@ -2,10 +2,10 @@
 
 A toy modality, ``vectors`` (fixed-length numeric vectors in CSV files), is written as a package outside pcevolve
 (``toy_vectors`` in a temporary folder on ``sys.path``): its spec, its config check, its run parts (a reader of
-labelled private and unlabelled public CSV files, a real encoder fitted on the public pool only, the writer and
-reader of its ``synthetic.csv``), its judge, its console headline and its point on a sweep's curve. The one line that adds it is
-its entry in :data:`~pcevolve.catalog.modalities.MODALITY_PACKAGES`; then the config takes it, ``pcevolve run`` runs
-it end to end (delivering public pool vectors), ``pcevolve evaluate`` judges it with its judge, and a sweep's
+labelled private and unlabelled public CSV files, a real encoder fitted on the public pool only, the writer and reader
+of its ``synthetic.csv``), its judge, its console headline and its point on a sweep's curve. The one line that adds it
+is its entry in :data:`~pcevolve.catalog.modalities.MODALITY_PACKAGES`; then the config takes it, ``pcevolve run``
+runs it end to end (delivering public pool vectors), ``pcevolve evaluate`` judges it with its judge, and a sweep's
 curve reads its point — with nothing in pcevolve edited.
 """
 

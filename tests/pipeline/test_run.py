@@ -1,4 +1,5 @@
-"""`pcevolve run` end to end on tiny data: outputs, ledger, determinism, crash and resume, no private reads after the release."""
+"""`pcevolve run` end to end on tiny data: outputs, ledger, determinism, crash and resume, no private reads after the
+release."""
 
 import json
 
@@ -163,7 +164,7 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
     from pcevolve.pipeline import stages
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.assembly import class_territories, load_in_task, load_pool_labels, load_public_features
-    from pcevolve.search.release import StatisticsRelease
+    from pcevolve.privacy.released_statistics import StatisticsRelease
 
     def second_pass(*args, **kwargs):
         raise AssertionError("the public features stage encoded the pool again instead of reusing the decoder's index")
@@ -184,9 +185,10 @@ def test_retrieval_decoder_run_delivers_distinct_public_samples_with_an_exact_ro
     assert sum(outcome.synthetic_counts) == len(delivered_rows)
     assert BudgetLedger.load(folder / "ledger.json").spent() <= 8.0 + 1e-9
     # Class k is delivered only from k's territory, which is rebuilt from the folder's public files alone.
+    run = RunFolder.open(folder)
     territories = class_territories(config, StatisticsRelease.load(folder / "release.npz"),
-                                    load_public_features(RunFolder.open(folder)).basis, load_decoder(folder / "decoder"),
-                                    load_pool_labels(RunFolder.open(folder)), load_in_task(RunFolder.open(folder)))
+                                    load_public_features(run).basis, load_decoder(folder / "decoder"),
+                                    load_pool_labels(run), load_in_task(run))
     pool = {k: {row.tobytes() for row in load_decoder(folder / "decoder").samples[members]}
             for k, members in enumerate(territories.members)}
     assert all(row in pool[k] for row, k in zip(delivered_rows, delivered.labels))
@@ -203,7 +205,7 @@ def test_pixel_view_run_searches_a_basis_with_the_pixel_frequencies_and_draws_wh
     from pcevolve.encoders.pixel_view import PixelLayout
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.assembly import load_public_features
-    from pcevolve.search.release import StatisticsRelease
+    from pcevolve.privacy.released_statistics import StatisticsRelease
 
     config = tiny_config(name="pixels", **{"decoder.name": "pixel-view", "search.pixel_frequencies": 4,
                                            "privacy.split": {"representation": 0.0, "release": 1.0}})
@@ -267,7 +269,7 @@ def test_a_vote_run_releases_counts_and_one_selection_and_delivers_from_the_chos
     from pcevolve.privacy import ExponentialSelection, GaussianRelease
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.assembly import class_territories, load_in_task, load_pool_labels, load_public_features
-    from pcevolve.search.release import StatisticsRelease
+    from pcevolve.privacy.released_statistics import StatisticsRelease
 
     config = tiny_config(name="votes", **{"decoder.name": "nearest-public", "search.class_means": "votes",
                                           "search.synthetic_multiplier": None, "search.synthetic_per_class": 20,
@@ -327,7 +329,7 @@ def test_a_run_that_does_not_evolve_delivers_its_one_shot_start_and_says_so(tabl
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.assembly import (class_territories, load_in_task, load_pool_labels, load_public_features,
                                           search_targets)
-    from pcevolve.search.release import StatisticsRelease
+    from pcevolve.privacy.released_statistics import StatisticsRelease
 
     config = table_config(name="start", **REPRODUCIBLE)
     assert not config.search.evolve

@@ -162,7 +162,7 @@ def test_a_sweep_killed_inside_a_run_resumes_without_paying_twice(table_config, 
 
 def test_an_export_of_a_member_records_the_sweeps_total(swept, tmp_path) -> None:
     folder, _ = swept
-    code, output = CliRunner().invoke(app, ["export", str(folder / "eps-2"), str(tmp_path / "out")]).exit_code, None
+    code = CliRunner().invoke(app, ["export", str(folder / "eps-2"), str(tmp_path / "out")]).exit_code
     assert code == 0
     total = open_sweep(folder).ledger.spent()
     readme = (tmp_path / "out" / "README.txt").read_text()
@@ -242,8 +242,8 @@ def test_a_sweep_from_the_data_alone_chooses_its_settings_once(table_data, tmp_p
     """`pcevolve sweep PRIVATE --public POOL`, as `pcevolve run PRIVATE` takes it: the runs differ in ε alone."""
     result = CliRunner().invoke(app, [
         "sweep", str(table_data / "private.csv"), "--public", str(table_data / "public.csv"), "--label-column",
-        "label", "--classes", "fraud,ok", "--epsilons", "1", "2", "--no-evaluate", "--set", "search.generations=4", "--set",
-        "search.population=8", "--set", "search.elite=2", "--runs-root", str(tmp_path), "-q"])
+        "label", "--classes", "fraud,ok", "--epsilons", "1", "2", "--no-evaluate", "--set", "search.generations=4",
+        "--set", "search.population=8", "--set", "search.elite=2", "--runs-root", str(tmp_path), "-q"])
     assert result.exit_code == 0, result.output
     (folder,) = tmp_path.glob("*-sweep")  # named as `pcevolve run` names a run chosen from the data
     runs = [folder / f"eps-{e}" / "config.yaml" for e in (1, 2)]

@@ -76,7 +76,8 @@ def test_evaluation_json_holds_every_number(clean, tiny_settings):
     assert data["data"]["private"] == {"path": "private", "per_class_dp_estimate": [10, 10, 11]}
     assert data["privacy"]["epsilon"] == pytest.approx(evaluation.inputs.ledger.spent())
     secure = json.loads((folder.parent / "secure" / "evaluation.json").read_text())
-    assert secure["private_per_class"] == [10, 10, 10] and secure["members"] == secure["non_members"] == sum(test_counts)
+    assert secure["private_per_class"] == [10, 10, 10]
+    assert secure["members"] == secure["non_members"] == sum(test_counts)
     assert secure["paths"]["private"] == evaluation.inputs.config.data.private
     assert set(secure["seconds"]) >= {"total"}
     for space in ("pixel", "independent"):

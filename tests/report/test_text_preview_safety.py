@@ -24,7 +24,8 @@ PRIVATE = np.array([LONG, "my neighbour's phone number is in this private note"]
 
 def _document(texts, shown=None):
     shown = tuple(texts) if shown is None else tuple(shown)
-    preview = TextPreview("texts", texts=tuple(texts), shown=shown, labels=tuple("ab"[i % 2] for i in range(len(texts))),
+    labels = tuple("ab"[i % 2] for i in range(len(texts)))
+    preview = TextPreview("texts", texts=tuple(texts), shown=shown, labels=labels,
                           sources=tuple(f"synthetic.jsonl:line {i + 1}" for i in range(len(texts))), caption="texts")
     return Document("t", (Section("s", (Paragraph("p"), preview)),))
 

@@ -36,7 +36,8 @@ SET_HELP = "A setting by its dotted key, e.g. --set search.synthetic_per_class=2
 SCHEMA_HELP = ("A table's schema file (column types, bounds, categories: public knowledge). Without a public table a "
                "run needs it; `pcevolve init` drafts one from your table for you to check, `pcevolve data schema` "
                "one from a public table.")
-CLASSES_HELP = ("The task's classes, in label order, e.g. --classes bad,good (tables and texts must declare them: a run "
+CLASSES_HELP = ("The task's classes, in label order, e.g. --classes bad,good (tables and texts must declare them: a "
+                "run "
                 "never reads them off the private labels; for texts, --classes 0,1 declares numbers and "
                 "--classes '\"0\",\"1\"' text). Image classes default to the class folders.")
 

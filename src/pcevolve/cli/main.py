@@ -60,7 +60,8 @@ def _root(
     version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Show the version."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log diagnostics to stderr."),
 ) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
     warnings.showwarning = _show_warning
 
 

@@ -53,7 +53,8 @@ def class_names_from(value: object, *, typed: bool = False) -> tuple[ClassLabel,
     for name in value:
         if isinstance(name, bool) and not typed:
             raise ValueError(f"class name {name!r} is not text ({_YAML_BOOLEANS}); quote it "
-                             f"(\"{_label_text(name)}\"): a column of booleans is read as false/true, and a DataFrame's "
+                             f"(\"{_label_text(name)}\"): a column of booleans is read as false/true, and a "
+                             "DataFrame's "
                              "comes back as booleans")
         if not isinstance(name, (str, int)):
             raise ValueError(f"class name {name!r} is not text or a whole number; quote it in the YAML file "

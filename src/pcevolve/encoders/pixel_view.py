@@ -72,7 +72,8 @@ class PixelLayout:
         if not 1 <= frequencies <= self.side:
             raise ValueError(f"pixel frequencies must lie in 1..{self.side} (the pixel view's side), got {frequencies}")
         if feature_dim < self.offset + self.size:
-            raise ValueError(f"a {feature_dim}-d feature cannot hold a pixel view at {self.offset}..{self.offset + self.size}")
+            raise ValueError(f"a {feature_dim}-d feature cannot hold a pixel view at "
+                             f"{self.offset}..{self.offset + self.size}")
         low = cosine_matrix(self.side)[:frequencies]
         per_channel = np.kron(low, low)  # (k², side²): row (u, v) is the cosine pair's image, flattened row-major
         directions = np.zeros((feature_dim, self.channels * frequencies**2))

@@ -1,10 +1,11 @@
 """The privacy judges of a synthetic table: a distance-to-closest-record membership attack, and exact copies.
 
-Members are private rows and non-members test rows, in counts that are public (the test set's class sizes; the
-members drawn with replacement, :func:`pcevolve.evaluation.members.membership_split`); each is scored by minus its Euclidean distance to the nearest synthetic row in the
-attack space (:func:`~pcevolve.evaluation.table_encoding.attack_space`), so members sitting closer score higher; the
-result is the attack's ROC AUC with a bootstrap interval (:func:`pcevolve.evaluation.attacks.evaluate_attack`). 0.5
-means the attacker cannot tell members from non-members. Exact copies (:func:`exact_copies`): synthetic rows equal,
+Members are private rows and non-members test rows, in counts that are public (the test set's class sizes; the members
+drawn with replacement, :func:`pcevolve.evaluation.members.membership_split`); each is scored by minus its Euclidean
+distance to the nearest synthetic row in the attack space (:func:`~pcevolve.evaluation.table_encoding.attack_space`), so
+members sitting closer score higher; the result is the attack's ROC AUC with a bootstrap interval
+(:func:`pcevolve.evaluation.attacks.evaluate_attack`). 0.5 means the attacker cannot tell members from non-members.
+Exact copies (:func:`exact_copies`): synthetic rows equal,
 in every feature column, to a private row — and, as the chance baseline, to a test row (with few coarse columns,
 equal rows happen by chance). All of it reads the private rows: :meth:`PrivacyJudgement.to_json` holds what may leave
 the secure zone — the attack's AUC and success to :data:`AUC_DECIMALS` decimals (an exact AUC is a ratio with

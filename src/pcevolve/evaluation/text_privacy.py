@@ -1,10 +1,11 @@
 """The privacy judge of synthetic texts: a closest-text membership attack, and the copies of private texts.
 
-Members are private texts and non-members test texts, in counts that are public (the test set's class sizes; the
-members drawn with replacement, :func:`pcevolve.evaluation.members.membership_split`); each is scored by its highest TF-IDF cosine similarity to
-a synthetic text (:class:`~pcevolve.evaluation.text_spaces.CosineSpace`, IDF from the synthetic texts: what the
-attacker holds), so members sitting closer score higher; the result is the ROC AUC with a bootstrap interval
-(:func:`pcevolve.evaluation.attacks.evaluate_attack`). 0.5 means the attacker cannot tell members from non-members.
+Members are private texts and non-members test texts, in counts that are public (the test set's class sizes; the members
+drawn with replacement, :func:`pcevolve.evaluation.members.membership_split`); each is scored by its highest TF-IDF
+cosine similarity to a synthetic text (:class:`~pcevolve.evaluation.text_spaces.CosineSpace`, IDF from the synthetic
+texts: what the attacker holds), so members sitting closer score higher; the result is the ROC AUC with a bootstrap
+interval (:func:`pcevolve.evaluation.attacks.evaluate_attack`). 0.5 means the attacker cannot tell members from
+non-members.
 With the exact and near copies of private texts (:mod:`~pcevolve.evaluation.text_duplicates`) it makes
 :class:`TextPrivacyJudgement`, whose :meth:`~TextPrivacyJudgement.to_json` holds what may leave the secure zone (the
 AUC and success rounded, only *whether* a private text was copied) and :meth:`~TextPrivacyJudgement.to_secure_json`

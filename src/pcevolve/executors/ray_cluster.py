@@ -40,7 +40,8 @@ def _ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise RayUnavailable(f"executor: ray needs Ray on this machine and on the cluster: {RAY_INSTALL_HINT}") from None
+        raise RayUnavailable(f"executor: ray needs Ray on this machine and on the cluster: "
+                             f"{RAY_INSTALL_HINT}") from None
     return ray
 
 

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.assembly import PublicFeatures
     from pcevolve.search.pool_labels import PoolLabels
-    from pcevolve.search.release import StatisticsRelease
+    from pcevolve.privacy.released_statistics import StatisticsRelease
     from pcevolve.synthesis.release import MadeTable
 
 

@@ -142,7 +142,8 @@ class Starter:
             "# Each setting below was chosen from your data, with the reason beside it; every setting not named",
             "# keeps pcevolve's default. They depend on the public data, the class names and your flags only —",
             "# never on the private samples' content or counts — so this file can be shared.",
-            "# See how the privacy budget would be spent, before anything is spent:  pcevolve budget plan --config FILE",
+            "# See how the privacy budget would be spent, before anything is spent:  "
+            "pcevolve budget plan --config FILE",
             "# Run it:  pcevolve run FILE",
         ]
         _emit(self.mapping(), {c.key: c.why for c in self.choices}, lines, prefix="", indent=0)

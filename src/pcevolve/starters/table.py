@@ -51,7 +51,8 @@ def choose_table_config(paths: DataPaths, *, epsilon: float, name: str | None,
     if paths.public is None:
         return choose_made_table_config(paths, label, epsilon=epsilon, name=name, overrides=overrides)
     if paths.public.is_dir():
-        raise StarterUsageError(f"{paths.public}: is a folder; a private CSV table needs a public CSV table with the same "
+        raise StarterUsageError(f"{paths.public}: is a folder; a private CSV table needs a public CSV table with the "
+                           "same "
                            "columns and no label column")
     for path in (paths.private, paths.public):
         if not path.is_file():

@@ -73,7 +73,8 @@ def choose_text_config(paths: DataPaths, *, epsilon: float, name: str | None,
     text_field = str(overrides.pop("data.text_column", "text"))
     label_field = str(overrides.pop("data.label_column", paths.label_column or "label"))
     if paths.public is None or paths.public.is_dir():
-        raise StarterUsageError("a private JSONL file needs a public pool of texts like it: a JSONL file with the texts "
+        raise StarterUsageError("a private JSONL file needs a public pool of texts like it: a JSONL file with the "
+                           "texts "
                            f"in field {text_field!r} (another: --set data.public_text_column=FIELD) and no label. "
                            "Give it with --public FILE.jsonl")
     declared = declared_classes(overrides, typed=True)

@@ -129,7 +129,8 @@ class MadeTable:
 
 
 def release_table(private: LabeledDataset, schema: TableSchema, settings: SynthesisConfig, *, epsilon: float,
-                  ledger: BudgetLedger, noise: NoiseSource, rng: np.random.Generator) -> tuple[MadeTable, dict[str, Any]]:
+                  ledger: BudgetLedger, noise: NoiseSource,
+                  rng: np.random.Generator) -> tuple[MadeTable, dict[str, Any]]:
     """Release what the rows are made from (module docstring): every part charged before its noise is drawn.
 
     Args:
@@ -145,7 +146,8 @@ def release_table(private: LabeledDataset, schema: TableSchema, settings: Synthe
     noise_multipliers = part_noise_multipliers(ledger, parts)
     rows = private.samples
     bins = [width_bins(column, settings.bins) for column in schema.columns]
-    summary: dict[str, Any] = {"binning": settings.binning_for(epsilon), "labels": settings.labels_for(epsilon, classes),
+    summary: dict[str, Any] = {"binning": settings.binning_for(epsilon),
+                               "labels": settings.labels_for(epsilon, classes),
                                "noise_multipliers": noise_multipliers}
     if parts.placed:
         fine = [grid(schema.columns[j], settings.quantile_cells) for j in parts.placed]
