@@ -76,6 +76,71 @@ def test_dump_load_round_trip_preserves_hash(tmp_path):
     assert yaml.safe_load(text)["search"]["population"] == 8
 
 
+_RUNS_BY_MODALITY = {
+    "image": {},
+    "text": {"data": {"modality": "text", "private": "p.jsonl", "public": "q.jsonl", "classes": ["a", "b"]},
+             "decoder": {"name": "nearest-public"}},
+    "tabular": {"data": {"modality": "tabular", "private": "p.csv", "public": "q.csv", "classes": ["a", "b"]},
+                "decoder": {"name": "nearest-public"}},
+}
+
+
+def _dotted_keys(mapping, prefix=""):
+    for key, value in mapping.items():
+        yield f"{prefix}{key}"
+        if isinstance(value, dict):
+            yield from _dotted_keys(value, f"{prefix}{key}.")
+
+
+@pytest.mark.parametrize("modality", sorted(_RUNS_BY_MODALITY))
+def test_a_run_file_holds_only_the_settings_its_modality_and_decoder_read(modality, tmp_path):
+    from pcevolve.catalog.modalities import MODALITY_SPECS
+
+    config = RunConfig.model_validate(_RUNS_BY_MODALITY[modality])
+    dump_config(config, tmp_path / "config.yaml")
+    written = set(_dotted_keys(yaml.safe_load((tmp_path / "config.yaml").read_text(encoding="utf-8"))))
+    own = set(MODALITY_SPECS[modality].settings)
+    others = {key for name, spec in MODALITY_SPECS.items() if name != modality for key in spec.settings} - own
+    assert own <= written and not written & others, sorted(written & others)
+    if modality == "text":  # the settings a text run's users asked about: no image in sight
+        assert not {"representation.backbone", "representation.input_size", "representation.pixel_view",
+                    "data.image_size", "augment.crop", "augment.flip", "augment.color_jitter", "augment.blur"} & written
+        assert {key for key in written if key.startswith("decoder.")} == {"decoder.name", "decoder.public_images"}
+    again = load_config(tmp_path / "config.yaml")
+    assert again == config and config_hash(again) == config_hash(config)
+
+
+def test_a_setting_the_run_does_not_read_stays_in_its_file_when_the_user_changed_it(tmp_path):
+    config = RunConfig.model_validate({**_RUNS_BY_MODALITY["text"], "augment": {"crop": False},
+                                       "synthesis": {"bins": 12}})
+    dump_config(config, tmp_path / "config.yaml")
+    written = yaml.safe_load((tmp_path / "config.yaml").read_text(encoding="utf-8"))
+    assert written["augment"]["crop"] is False and written["synthesis"] == {"bins": 12}
+    assert load_config(tmp_path / "config.yaml") == config
+
+
+def test_a_run_without_a_pool_writes_its_synthesis_and_no_search(tmp_path):
+    config = RunConfig.model_validate({"data": {"modality": "tabular", "private": "p.csv", "public": None,
+                                                "classes": ["a", "b"], "schema_file": "s.yaml"},
+                                       "privacy": {"split": {"release": 1.0}}})
+    dump_config(config, tmp_path / "config.yaml")
+    written = yaml.safe_load((tmp_path / "config.yaml").read_text(encoding="utf-8"))
+    assert "synthesis" in written and not {"search", "decoder", "representation", "augment"} & set(written)
+    assert load_config(tmp_path / "config.yaml") == config
+
+
+def test_every_declared_setting_is_a_config_key_and_every_decoder_key_is_some_decoder_s():
+    from pcevolve.catalog.decoders import DECODER_TRAITS
+    from pcevolve.catalog.modalities import MODALITY_SPECS
+    from pcevolve.config.schema import DecoderConfig
+
+    keys = set(_dotted_keys(RunConfig().model_dump(mode="json")))
+    declared = {key for spec in MODALITY_SPECS.values() for key in spec.settings}
+    assert declared <= keys, sorted(declared - keys)
+    read = {key for traits in DECODER_TRAITS.values() for key in traits.settings}
+    assert read == set(DecoderConfig.model_fields) - {"name"}
+
+
 def test_hash_changes_with_any_field():
     assert config_hash(RunConfig()) != config_hash(RunConfig.model_validate({"seed": 1}))
 

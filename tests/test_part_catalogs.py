@@ -29,7 +29,8 @@ def test_every_decoder_is_catalogued_with_what_its_class_says() -> None:
         assert DECODER_TRAITS[name] == DecoderTraits(
             part.modalities, trainable_under_dp=part.trainable_under_dp,
             needs_pixel_view=getattr(part, "needs_pixel_view", False),
-            retrieval=issubclass(part, RetrievalRoundTrip)), name
+            retrieval=issubclass(part, RetrievalRoundTrip), settings=DECODER_TRAITS[name].settings), name
+        # The settings it reads are held to the config's keys in tests/test_config.py.
     assert LLM_DECODER == TextVariationDecoder.name
 
 

@@ -25,6 +25,8 @@ def test_a_text_run_delivers_jsonl_with_the_input_fields(text_config, text_data,
     private = {json.loads(line)["text"] for line in (text_data / "private.jsonl").read_text().splitlines()}
     assert all(r["text"] in public and r["text"] not in private for r in records)  # retrieval of public texts
     assert 0.99 * 8.0 <= BudgetLedger.load(folder.ledger_path).spent() <= 8.0
+    written = (folder.path / "config.yaml").read_text(encoding="utf-8")
+    assert not any(setting in written for setting in ("backbone", "image_size", "pixel_view", "crop", "blur"))
 
 
 def _lines(path: Path) -> list[str]:

@@ -22,12 +22,15 @@ class DecoderTraits:
         needs_pixel_view: Whether it reads the image the features' pixel view holds (``representation.pixel_view``).
         retrieval: Whether it returns samples of the public pool (and so has a pool to label and cut into
             class territories, which the private verdict judges).
+        settings: The ``decoder`` keys it reads besides ``name``; a run's ``config.yaml`` leaves the others out at
+            their defaults (:mod:`pcevolve.config.sections`).
     """
 
     modalities: tuple[str, ...] | None
     trainable_under_dp: bool
     needs_pixel_view: bool = False
     retrieval: bool = False
+    settings: tuple[str, ...] = ()
 
     def makes(self, modality: str) -> bool:
         """Whether it makes samples of ``modality``."""
@@ -35,12 +38,17 @@ class DecoderTraits:
 
 
 #: By ``decoder.name``.
+_NETWORK = ("public_images", "epochs", "batch_size", "learning_rate", "width")
+_DP_SGD = ("training", "dp_epochs", "dp_batch_size", "dp_learning_rate", "clip_norm", "noise_multiplier")
+_CONSISTENCY = ("feature_noise", "consistency_weight", "consistency_every", "consistency_batch")
 DECODER_TRAITS: dict[str, DecoderTraits] = {
-    "conv": DecoderTraits(("image",), trainable_under_dp=True),
-    "nearest-public": DecoderTraits(None, trainable_under_dp=False, retrieval=True),
-    "pixel-view": DecoderTraits(("image",), trainable_under_dp=False, needs_pixel_view=True),
-    "table-mlp": DecoderTraits(("tabular",), trainable_under_dp=False),
-    "llm-variation": DecoderTraits(("text",), trainable_under_dp=False, retrieval=True),
+    "conv": DecoderTraits(("image",), trainable_under_dp=True, settings=(*_NETWORK, *_CONSISTENCY, *_DP_SGD)),
+    "nearest-public": DecoderTraits(None, trainable_under_dp=False, retrieval=True, settings=("public_images",)),
+    "pixel-view": DecoderTraits(("image",), trainable_under_dp=False, needs_pixel_view=True,
+                                settings=(*_NETWORK, "feature_noise")),
+    "table-mlp": DecoderTraits(("tabular",), trainable_under_dp=False, settings=_NETWORK),
+    "llm-variation": DecoderTraits(("text",), trainable_under_dp=False, retrieval=True,
+                                   settings=("public_images", "variation")),
 }
 
 #: The decoder that rewrites texts with a local LLM (an optional install; the config checks that it is there).

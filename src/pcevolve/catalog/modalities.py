@@ -83,10 +83,21 @@ class ModalityFiles:
     default_for: str | None = None
 
 
+#: The settings (dotted config keys) that train a pretrained encoder contrastively: read by the modalities whose
+#: encoder is a pretrained network fine-tuned that way (images, texts), not by a table's own small encoder.
+CONTRASTIVE_SETTINGS = tuple(f"representation.{key}" for key in (
+    "queue_size", "momentum", "views_per_sample", "epochs", "batch_size", "base_lr", "weight_decay", "optimizer",
+    "public_pool", "clip_norm", "noise_multiplier"))
+
+
 @dataclass(frozen=True)
 class ModalitySpec:
     """One modality: what it is, what it reads, and where its parts are (each ``"module:attribute"``, see
-    :data:`HOOKS`), so that reading the spec imports none of them."""
+    :data:`HOOKS`), so that reading the spec imports none of them.
+
+    ``settings``: the dotted config keys that only some modalities read, those this one reads. A run's
+    ``config.yaml`` leaves out, at their defaults, the keys other modalities declare and this one does not
+    (:mod:`pcevolve.config.sections`)."""
 
     name: str
     traits: ModalityTraits
@@ -96,6 +107,7 @@ class ModalitySpec:
     headline: str
     curve_point: str
     config_problems: str | None = None
+    settings: tuple[str, ...] = ()
 
     def load(self, hook: str) -> Any:
         """The part ``hook`` names (one of :data:`HOOKS`), imported now; None for ``config_problems`` when the

@@ -13,6 +13,7 @@ import yaml
 from pydantic import ValidationError
 
 from pcevolve.config.schema import PrivacyConfig, RunConfig
+from pcevolve.config.sections import file_mapping
 from pcevolve.io import atomic_write_text
 
 
@@ -153,7 +154,10 @@ def config_hash(config: RunConfig) -> str:
 
 
 def dump_config(config: RunConfig, path: str | os.PathLike[str]) -> Path:
-    """Write the resolved config as YAML atomically, with its hash in a header comment."""
-    body = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
-    header = f"# resolved pcevolve config; sha256 {config_hash(config)}\n"
+    """Write the resolved config as YAML atomically, with its hash in a header comment. The settings the run does not
+    read (another modality's or decoder's) are left out at their defaults (:func:`~pcevolve.config.sections.
+    file_mapping`): reading the file back gives the same config and hash."""
+    body = yaml.safe_dump(file_mapping(config), sort_keys=False)
+    header = (f"# resolved pcevolve config; sha256 {config_hash(config)}\n"
+              "# settings this run does not read (other modalities' and decoders') are left out at their defaults\n")
     return atomic_write_text(path, header + body)

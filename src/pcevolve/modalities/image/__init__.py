@@ -4,7 +4,7 @@ This module is the modality's spec, plain data read without importing its parts 
 the parts are in :mod:`.parts`.
 """
 
-from pcevolve.catalog.modalities import ModalityFiles, ModalitySpec, ModalityTraits
+from pcevolve.catalog.modalities import CONTRASTIVE_SETTINGS, ModalityFiles, ModalitySpec, ModalityTraits
 
 SPEC = ModalitySpec(
     name="image",
@@ -21,4 +21,8 @@ SPEC = ModalitySpec(
     judge="pcevolve.report.judges:judge_image_run",
     headline="pcevolve.cli.evaluate_commands:print_headline",
     curve_point="pcevolve.sweep.curve:image_point",
+    settings=("data.image_size", "data.image_mode", "augment.crop", "augment.flip", "augment.color_jitter",
+              "augment.blur", "representation.backbone", "representation.input_size", "representation.freeze_fraction",
+              "representation.trainable_blocks", "representation.pixel_view", "search.pixel_frequencies",
+              *CONTRASTIVE_SETTINGS),
 )

@@ -19,4 +19,5 @@ SPEC = ModalitySpec(
     judge="pcevolve.report.judges:judge_table_run",
     headline="pcevolve.cli.evaluate_commands:print_table_headline",
     curve_point="pcevolve.sweep.curve:table_point",
+    settings=("data.label_column", "data.schema_file"),
 )

@@ -6,7 +6,7 @@ This module is the modality's spec, plain data read without importing its parts 
 the parts are in :mod:`.parts`.
 """
 
-from pcevolve.catalog.modalities import ModalityFiles, ModalitySpec, ModalityTraits
+from pcevolve.catalog.modalities import CONTRASTIVE_SETTINGS, ModalityFiles, ModalitySpec, ModalityTraits
 
 SPEC = ModalitySpec(
     name="text",
@@ -20,4 +20,7 @@ SPEC = ModalitySpec(
     judge="pcevolve.report.judges:judge_text_run",
     headline="pcevolve.cli.evaluate_commands:print_text_headline",
     curve_point="pcevolve.sweep.curve:text_point",
+    settings=("data.label_column", "data.text_column", "data.public_text_column", "augment.word_mask",
+              "augment.word_drop", "augment.word_swap", "augment.synonym", "representation.lexical_view",
+              *CONTRASTIVE_SETTINGS),
 )
