@@ -150,8 +150,8 @@ def account(
     """
     if not (0.0 < delta < 1.0):
         raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    if not (0.0 < pld_discretization <= 0.1):
-        raise ValueError(f"pld_discretization must be in (0, 0.1], got {pld_discretization!r}")
+    if not (0.0 < pld_discretization <= MAX_PLD_DISCRETIZATION):
+        raise ValueError(f"pld_discretization must be in (0, {MAX_PLD_DISCRETIZATION:g}], got {pld_discretization!r}")
     check_neighbouring(neighbouring)
     return _account_groups(canonical_groups(events), float(delta), neighbouring, float(pld_discretization))
 
