@@ -38,7 +38,8 @@ from pcevolve.search.assembly import POOL_LABELS_FILE, VERDICT_FILE, load_in_tas
 from pcevolve.search.in_task import eligible
 from pcevolve.search.pool_labels import PoolLabels
 from pcevolve.privacy.released_statistics import StatisticsRelease
-from pcevolve.search.territory import ClassTerritories
+from pcevolve.decoders.territories import ClassTerritories
+from pcevolve.search.territory import cut_territories
 from pcevolve.search.verdict import (
     VerdictSettings,
     VerdictState,
@@ -88,7 +89,7 @@ def replay(run: Path, source: str, *, epsilon: float, repeats: int) -> dict:
                                                                              p=mechanism.probabilities(counts))))
     rows = {}
     for name, b in offsets.items():
-        territories = ClassTerritories.of(pool_view, shifted_labels(labels, b), sizes, allowed)
+        territories = cut_territories(pool_view, shifted_labels(labels, b), sizes, allowed)
         count = correct_counts(pool_view, [territories], private_view, private.labels)[0]
         rows[name] = {"offsets": [round(float(v), 3) for v in b], **_judge(truth, territories),
                       "probe_private_right": round(float(count / len(private.labels)), 4)}

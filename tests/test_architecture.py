@@ -22,9 +22,7 @@ FORBIDDEN = {
     "fitness": ({"data", "encoders", "decoders", "search", "pipeline", "modalities", "evaluation", "report", "cli",
                  "api"},
                 "fitness terms are computed from one DP release and synthetic features only"),
-    # The privacy core depends on nothing that reads data or trains models, so its proofs stand alone.
-    "privacy": ({"data", "encoders", "decoders", "search", "fitness", "evolution", "pipeline", "modalities",
-                 "evaluation", "report", "cli", "api"}, "mechanisms, accountant and ledger are the trusted base"),
+    # The privacy core: a whitelist (test_privacy_imports_only_its_documented_whitelist), not a list of arrows.
     # Readers know files, not models or runs.
     "data": ({"encoders", "decoders", "search", "fitness", "evolution", "pipeline", "modalities", "evaluation",
               "report", "privacy", "cli", "api"}, "readers validate files; they do not depend on what uses them"),
@@ -123,12 +121,13 @@ def _type_checking_only(tree: ast.AST) -> set[int]:
     return hidden
 
 
-def _module_imports(path: Path) -> set[str]:
-    """The pcevolve modules ``path`` runs an import of, anywhere in it (function level included, annotations-only
-    imports not): ``from pkg import name`` counts the package and, when ``name`` is a module or one of the
+def _module_imports(path: Path, *, annotations: bool = False) -> set[str]:
+    """The pcevolve modules ``path`` runs an import of, anywhere in it (function level included; annotations-only
+    imports under ``if TYPE_CHECKING:`` only with ``annotations``, since they never run but still say which way a
+    type points): ``from pkg import name`` counts the package and, when ``name`` is a module or one of the
     package's lazy re-exports, the module that defines it; every module counts the packages above it."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    hidden = _type_checking_only(tree)
+    hidden = set() if annotations else _type_checking_only(tree)
     out: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in hidden:
@@ -143,7 +142,7 @@ def _module_imports(path: Path) -> set[str]:
                 elif alias.name in LAZY.get(node.module, {}):
                     out.add(f"{node.module}.{LAZY[node.module][alias.name]}")
     # Importing a module runs its packages' __init__ first, unless they are this module's own (already running).
-    me = _module_name(path)
+    me = _module_name(path) if path.is_relative_to(PACKAGE) else path.stem
     own = {".".join(me.split(".")[:i]) for i in range(1, me.count(".") + 2)}
     parents = {".".join(name.split(".")[:i]) for name in out for i in range(2, name.count(".") + 1)}
     return (out | parents) - own
@@ -218,6 +217,35 @@ def _documented_layers() -> list[set[str]]:
     return layers
 
 
+def _hooks(path: Path) -> set[str]:
+    """The modules a modality's spec names as ``"module:attribute"`` strings
+    (:data:`pcevolve.catalog.modalities.HOOKS`), which the catalogue imports by name: arrows as real as imports."""
+    from pcevolve.catalog.modalities import HOOKS
+
+    named = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.keyword) and node.arg in HOOKS and isinstance(node.value, ast.Constant):
+            named.add(str(node.value.value).partition(":")[0])
+    return named
+
+
+def _defines(module: str, name: str) -> bool:
+    """Whether ``module``'s source defines ``name`` at its top level (a function, a class or an assignment)."""
+    for node in ast.parse(MODULES[module].read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) \
+            else []
+        if any(getattr(target, "id", None) == name for target in targets):
+            return True
+    return False
+
+
+def _arrows(path: Path) -> set[str]:
+    """Every module ``path`` points to: its imports, annotations-only ones included, and the hooks it names."""
+    return _module_imports(path, annotations=True) | {name for name in _hooks(path) if name in MODULES}
+
+
 def test_every_import_goes_down_the_documented_layers() -> None:
     layers = _documented_layers()
     level = {part: i for i, layer in enumerate(layers) for part in layer}
@@ -226,9 +254,41 @@ def test_every_import_goes_down_the_documented_layers() -> None:
                                 f"listed but absent: {sorted(set(level) - parts)}"
     upward = {f"{name} imports {target} (layer {level[_part(MODULES[target])] + 1} above {level[_part(path)] + 1})"
               for name, path in MODULES.items() if _part(path) in level
-              for target in _module_imports(path)
+              for target in _arrows(path)
               if _part(MODULES[target]) in level and level[_part(MODULES[target])] > level[_part(path)]}
     assert not upward, "imports up the layers of docs/architecture.md: " + "; ".join(sorted(upward))
+
+
+def test_every_hook_a_modality_names_exists() -> None:
+    from pcevolve.catalog.modalities import HOOKS, MODALITY_SPECS
+
+    missing = {f"{name}.{hook}: {path}" for name, spec in MODALITY_SPECS.items() for hook in HOOKS
+               if (path := getattr(spec, hook)) is not None
+               and ((module := path.partition(":")[0]) not in MODULES or not _defines(module, path.partition(":")[2]))}
+    assert not missing, "hooks naming nothing: " + "; ".join(sorted(missing))
+
+
+def test_the_layer_check_sees_annotations_and_hooks(tmp_path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pcevolve.search.territory\n"
+                     "SPEC = dict(headline='pcevolve.cli.main:app')\n")
+    assert "pcevolve.search.territory" in _arrows(probe) and "pcevolve.search.territory" not in _module_imports(probe)
+    assert "pcevolve.cli.main" in _arrows(probe)
+
+
+def _privacy_whitelist() -> set[str]:
+    """What docs/architecture.md says ``privacy`` may import: the parts named in "(only `a`, `b` and `c`)"."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    rule = text.split("- `privacy` imports nothing that reads data or trains models (only ", 1)[1].split(")", 1)[0]
+    return {name.strip("`") for name in rule.replace(" and ", ", ").split(", ")}
+
+
+def test_privacy_imports_only_its_documented_whitelist() -> None:
+    allowed = _privacy_whitelist() | {"privacy"}
+    assert allowed >= {"config", "io"}  # the documented rule was found
+    broken = {f"{path.relative_to(PACKAGE)} imports pcevolve.{target}"
+              for path in SOURCES if _part(path) == "privacy" for target in _imports(path) - allowed}
+    assert not broken, f"privacy may import only {sorted(allowed)}; but " + "; ".join(sorted(broken))
 
 
 

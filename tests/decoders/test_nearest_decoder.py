@@ -9,7 +9,7 @@ from pcevolve.decoders import KnownEncodings, NearestPublicDecoder, load_decoder
 from pcevolve.search.basis import PublicBasis
 from pcevolve.similarity import unit_vectors
 from pcevolve.search.roundtrip import ExactRoundTrip
-from pcevolve.search.territory import ClassTerritories
+from pcevolve.decoders.territories import ClassTerritories
 
 
 class StubEncoder:

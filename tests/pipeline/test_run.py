@@ -234,18 +234,18 @@ def test_pixel_view_run_searches_a_basis_with_the_pixel_frequencies_and_draws_wh
 def test_a_class_with_too_few_lookalikes_in_the_pool_is_named_before_delivery(tiny_config, tmp_path, monkeypatch,
                                                                                share, advice):
     # Two images of a class: the pool may lack it (another decoder); 80% of what is asked: ask for fewer.
-    from pcevolve.search import territory as territory_module
+    from pcevolve.decoders.territories import ClassTerritories
+    from pcevolve.search import assembly as assembly_module
 
-    real = territory_module.ClassTerritories.of
+    real = assembly_module.cut_territories
     kept: list[int] = []
 
     def starved(pool, labels, sizes, eligible=None):  # class 0's territory shrinks (territory 2: twice the delivery)
         found = real(pool, labels, sizes, eligible)
         kept.append(2 if share is None else int(share * sizes[0]))
-        return territory_module.ClassTerritories(members=(found.members[0][:kept[-1]], *found.members[1:]),
-                                                 spreads=found.spreads)
+        return ClassTerritories(members=(found.members[0][:kept[-1]], *found.members[1:]), spreads=found.spreads)
 
-    monkeypatch.setattr(territory_module.ClassTerritories, "of", staticmethod(starved))
+    monkeypatch.setattr(assembly_module, "cut_territories", starved)
     # 300 tiny digits are too few for the mirror test to tell (tests/augment/test_mirror.py tests it): here its
     # verdict is set, to see that the run passes it on before it spends.
     from pcevolve.augment import mirror as mirror_module

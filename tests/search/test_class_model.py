@@ -12,7 +12,7 @@ from pcevolve.search.class_model import (
     ClassModel,
 )
 from pcevolve.search.pool_labels import PoolLabels
-from pcevolve.search.territory import ClassTerritories
+from pcevolve.search.territory import cut_territories
 
 DIM = 16
 VARIANCES = 1.0 / (1.0 + np.arange(DIM))  # public variances along the basis, largest first
@@ -78,7 +78,7 @@ def test_territories_hold_the_most_confident_points_of_each_class_and_are_disjoi
     model = ClassModel.from_release(_release(1e-3), VARIANCES)
     rng = np.random.default_rng(1)
     pool = np.concatenate([m + 0.5 * rng.standard_normal((40, DIM)) * np.sqrt(VARIANCES) for m in MEANS])
-    territories = ClassTerritories.of(pool, PoolLabels.from_class_model(model, pool), np.array([10, 20, 200]))
+    territories = cut_territories(pool, PoolLabels.from_class_model(model, pool), np.array([10, 20, 200]))
     predicted, confidence = model.confidence(pool)
     assert territories.sizes() == [10, 20, int(np.sum(predicted == 2))]  # a class cannot hold more than it has
     members = np.concatenate(territories.members)
@@ -90,4 +90,4 @@ def test_territories_hold_the_most_confident_points_of_each_class_and_are_disjoi
             assert confidence[rows].min() >= confidence[others].max()
         np.testing.assert_allclose(territories.spreads[k], np.cov(pool[rows], rowvar=False))
     with pytest.raises(ValueError, match="positive counts"):
-        ClassTerritories.of(pool, PoolLabels.from_class_model(model, pool), np.array([10, 0, 5]))
+        cut_territories(pool, PoolLabels.from_class_model(model, pool), np.array([10, 0, 5]))

@@ -8,7 +8,7 @@ import pytest
 from pcevolve.privacy.statistics import NoisyClassStatistics, RandomFourierFeatures
 from pcevolve.search.in_task import InTask, estimate_in_task, in_task_counts, two_gaussians
 from pcevolve.search.pool_labels import PoolLabels
-from pcevolve.search.territory import ClassTerritories
+from pcevolve.search.territory import cut_territories
 
 DIM = 4
 TASK_CENTRES = np.array([[2.0, 0, 0, 0], [0, 2.0, 0, 0]])
@@ -110,12 +110,12 @@ def test_territories_are_cut_from_the_in_task_part_only() -> None:
     labels = PoolLabels(posterior=posterior, confidence=posterior.max(axis=1), labeller="class-model")
     coordinates = np.arange(10.0).reshape(5, 2)
     inside = np.array([False, True, True, True, False])
-    territories = ClassTerritories.of(coordinates, labels, np.array([2, 2]), eligible=inside)
+    territories = cut_territories(coordinates, labels, np.array([2, 2]), eligible=inside)
     assert [m.tolist() for m in territories.members] == [[1, 2], [3]]
-    whole = ClassTerritories.of(coordinates, labels, np.array([2, 2]))
+    whole = cut_territories(coordinates, labels, np.array([2, 2]))
     assert [m.tolist() for m in whole.members] == [[0, 1], [3, 4]]
     # A class none of whose assigned points is in the task borrows its most likely in-task point.
-    only = ClassTerritories.of(coordinates, labels, np.array([1, 1]), eligible=np.array([True, True, False, False,
+    only = cut_territories(coordinates, labels, np.array([1, 1]), eligible=np.array([True, True, False, False,
                                                                                       False]))
     assert [m.tolist() for m in only.members] == [[0], [1]]
 

@@ -9,7 +9,7 @@ import pytest
 from pcevolve.privacy import BudgetExceeded, BudgetLedger, ExponentialSelection, GeneratorNoise
 from pcevolve.privacy.mechanisms import ExponentialMechanism
 from pcevolve.search.pool_labels import PoolLabels, softmax
-from pcevolve.search.territory import ClassTerritories
+from pcevolve.search.territory import cut_territories
 from pcevolve.search.verdict import (
     STAGE,
     VerdictSettings,
@@ -37,7 +37,7 @@ def _pool(seed=0, per_class=60, bias=1.5):
 
 
 def _candidates(pool, labels, sizes, parent=np.zeros(2), step=0.5):
-    return [ClassTerritories.of(pool, shifted_labels(labels, row), sizes) for row in candidate_offsets(parent, step)]
+    return [cut_territories(pool, shifted_labels(labels, row), sizes) for row in candidate_offsets(parent, step)]
 
 
 def test_candidates_are_the_parent_and_one_move_per_class_and_sign():

@@ -125,7 +125,7 @@ class KnownEncodings(Protocol):
     def decode_known(self, features: np.ndarray, labels: np.ndarray | None = None, *, distinct: bool = True,
                      territories: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Samples for ``features`` and their (exact) encodings; ``distinct``: no sample twice while possible;
-        ``territories`` (:class:`pcevolve.search.territory.ClassTerritories`): a row of class k retrieves
+        ``territories`` (:class:`pcevolve.decoders.territories.ClassTerritories`): a row of class k retrieves
         only from the pool samples the class model gave to k."""
         ...
 

@@ -40,7 +40,7 @@ from pcevolve.similarity import best_matches, unit_vectors
 if TYPE_CHECKING:
     from pcevolve.encoders import Encoder
     from pcevolve.executors import Executor
-    from pcevolve.search.territory import ClassTerritories
+    from pcevolve.decoders.territories import ClassTerritories
 
 _POOL = "pool.npz"
 

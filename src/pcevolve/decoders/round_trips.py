@@ -23,7 +23,7 @@ import numpy as np
 from pcevolve.encoders.reencode import reencode_check
 
 if TYPE_CHECKING:
-    from pcevolve.search.territory import ClassTerritories
+    from pcevolve.decoders.territories import ClassTerritories
 
 
 class RetrievalRoundTrip:

@@ -26,7 +26,7 @@ from pcevolve.decoders.nearest import NearestPublicDecoder
 from pcevolve.decoders.paraphrase import Paraphraser
 
 if TYPE_CHECKING:
-    from pcevolve.search.territory import ClassTerritories
+    from pcevolve.decoders.territories import ClassTerritories
 
 #: The rewrite cache inside the decoder's folder (public-derived text; it resumes a killed delivery).
 REWRITES_FILE = "rewrites.jsonl"

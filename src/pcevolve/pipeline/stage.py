@@ -40,13 +40,13 @@ if TYPE_CHECKING:
     from pcevolve.executors import Executor
     from pcevolve.modalities import Modality
     from pcevolve.pipeline.secure_zone import SecureZone
-    from pcevolve.pipeline.stages import SearchResult
     from pcevolve.privacy import BudgetLedger
+    from pcevolve.privacy.released_statistics import StatisticsRelease
     from pcevolve.randomness import RunRandomness
     from pcevolve.run_folder import RunFolder
     from pcevolve.search.assembly import PublicFeatures
     from pcevolve.search.pool_labels import PoolLabels
-    from pcevolve.privacy.released_statistics import StatisticsRelease
+    from pcevolve.search.runner import SearchResult
     from pcevolve.synthesis.release import MadeTable
 
 

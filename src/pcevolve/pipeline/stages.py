@@ -19,7 +19,6 @@ later stage, a resumed run or a benchmark rebuilds from the saved outputs is in 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -67,8 +66,8 @@ from pcevolve.search.in_task import eligible
 from pcevolve.search.pool_labels import PoolLabels
 from pcevolve.search.problem import SearchProblem
 from pcevolve.search.roundtrip import round_trip, round_trip_model, surrogate_pairs
-from pcevolve.search.runner import generation_records, rank_final, run_search
-from pcevolve.search.territory import ClassTerritories
+from pcevolve.search.runner import SearchResult, generation_records, rank_final, run_search
+from pcevolve.decoders.territories import ClassTerritories
 from pcevolve.search.verdict import STAGE as VERDICT_STAGE
 from pcevolve.search.verdict import VerdictSettings, VerdictState, run_verdict, shifted_labels
 
@@ -165,7 +164,7 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
     if pool is None:
         _, features = bulk_encode(encoder, public[chosen], batch_size=256, progress=c.progress,
                                   executor=c.executor)  # public only
-    else:  # reuse the index instead of a second encoder pass (44 s of the demo's run at 128 px)
+    else:  # reuse the index instead of a second encoder pass over the pool (docs/performance.md)
         features = pool[chosen]
     basis = PublicBasis.fit(features, search.basis_dim, fixed_directions=fixed)
     z = basis.reduce(features)
@@ -342,7 +341,7 @@ def _describe_verdict(c: RunContext) -> str:
     if not has_territories(c.config, c.products.decoder):
         return "nothing to judge (no pool labels: the decoder draws new samples)"
     if not has_verdict(c.config):
-        # The default: measured, the verdict's labellings were no better than the release's (docs/search.md §10).
+        # The default: the verdict's labellings were no better than the release's (docs/search.md §10).
         return ("off (privacy.split gives it no share of ε), so the pool keeps the release's labels: measured on "
                 "the image demo, the verdict's best labelling, even without noise, moved them by under a point")
     return (f"the private samples choose among labellings of the pool, {c.config.search.verdict_generations} "
@@ -357,16 +356,6 @@ VERDICT = Stage(
 # --- search -----------------------------------------------------------------------------------------------------
 
 RANKED_FILE = "search/ranked.npz"
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """The best individuals of the search, best first, with their DP fitness."""
-
-    vectors: np.ndarray
-    fitness: np.ndarray
-    baseline_fitness: float
-    generations: int
 
 
 def _warn_thin_territories(c: RunContext, territories: ClassTerritories, release: StatisticsRelease) -> None:

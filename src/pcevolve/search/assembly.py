@@ -29,7 +29,8 @@ from pcevolve.search.problem import SearchProblem
 from pcevolve.privacy.released_statistics import StatisticsRelease
 from pcevolve.search.roundtrip import ExactRoundTrip, RoundTripSurrogate, SurrogateData
 from pcevolve.search.space import ClassFrames, SearchSpace
-from pcevolve.search.territory import ClassTerritories
+from pcevolve.decoders.territories import ClassTerritories
+from pcevolve.search.territory import cut_territories
 from pcevolve.search.verdict import shifted_labels
 
 if TYPE_CHECKING:
@@ -186,7 +187,7 @@ def class_territories(config: RunConfig, release: StatisticsRelease, basis: Publ
     if labels is None:
         raise ValueError("territories need the run's pool labels (the labels stage saved none)")
     sizes = territory_sizes(config, release, in_task)
-    return ClassTerritories.of(basis.reduce(decoder.pool_encodings()), labels, sizes,
+    return cut_territories(basis.reduce(decoder.pool_encodings()), labels, sizes,
                                eligible=eligible(in_task))
 
 

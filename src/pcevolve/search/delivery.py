@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pcevolve.decoders import Decoder
     from pcevolve.encoders import ImageEncoder
     from pcevolve.privacy import NoisyClassStatistics
-    from pcevolve.search.territory import ClassTerritories
+    from pcevolve.decoders.territories import ClassTerritories
 
 
 @dataclass(frozen=True, eq=False)

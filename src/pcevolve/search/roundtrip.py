@@ -1,14 +1,14 @@
 """The decoder in the loop: decode → re-encode, for real and by a cheap surrogate.
 
-A real round trip runs the decoder and the encoder (≈ 150 images/s at 64 px on a 2-core CPU), far
-too slow for every candidate of every generation. The surrogate is a ridge-regression map
+A real round trip runs the decoder and the encoder, far too slow for every candidate of every
+generation (docs/search.md §2 gives its cost). The surrogate is a ridge-regression map
 z ↦ A z + b in the reduced space, first fitted on *public* features (free): their coordinates
 against the coordinates of decode → re-encode of the same features. The search evaluates label
 consistency on the surrogate's prediction for every candidate.
 
-Public features are not where the search goes, and a map fitted only on them is optimistic there
-(measured on the demo: R² 0.75 on public pairs, 0.3 on the search's samples; predicted consistency
-0.93 against 0.54 for real round trips). So every few generations the best individual's samples
+Public features are not where the search goes, and a map fitted only on them is optimistic there: it
+fits public pairs far better than the search's samples, and predicts a consistency that real round trips
+do not reach (measured in docs/search.md §2). So every few generations the best individual's samples
 are round-tripped for real, the pairs are added to the surrogate's data, and the surrogate is
 refitted (:class:`SurrogateData`): it learns the region the search explores. All pairs are
 synthetic or public, so this is free; they are kept per generation so that a resumed run refits
@@ -32,7 +32,7 @@ import numpy as np
 from pcevolve.encoders.reencode import reencode_check
 from pcevolve.io import atomic_write_npz
 from pcevolve.search.basis import PublicBasis, unit_rows
-from pcevolve.search.territory import ClassTerritories
+from pcevolve.decoders.territories import ClassTerritories
 from pcevolve.similarity import best_matches
 
 if TYPE_CHECKING:
@@ -130,8 +130,7 @@ class ExactRoundTrip:
     def choose(self, coordinates: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
         """Pool index the decoder returns for each row of ``coordinates`` (of class ``labels``, with territories)."""
         # A few rows at a time: their score block (rows × pool, ~2 MB) stays in cache between the product and the
-        # argmax; one block for all rows is memory-bound and twice as slow (measured: 27 → 13 ms for 500 rows
-        # against 20,000 pool samples).
+        # argmax; one block for all rows is memory-bound and about twice as slow (measured in docs/search.md §2).
         queries = np.asarray(coordinates, dtype=np.float32)
         if self.territories is None:
             return best_matches(queries, self.directions, self.offsets, rows=_CHOOSE_ROWS)

@@ -59,6 +59,17 @@ class SearchOutcome:
     problem: SearchProblem
 
 
+@dataclass(frozen=True)
+class SearchResult:
+    """The search's product: its best individuals, best first, with their DP fitness (the one-shot start alone
+    when the evolution is off), the start's fitness and the generations run."""
+
+    vectors: np.ndarray
+    fitness: np.ndarray
+    baseline_fitness: float
+    generations: int
+
+
 def evaluate_chunk(problem: SearchProblem, population: np.ndarray) -> list[FitnessBreakdown]:
     """The breakdowns of a chunk of the population (what an executor runs, wherever it runs)."""
     return problem.evaluate_population(population)

@@ -36,7 +36,8 @@ import numpy as np
 from pcevolve.privacy.events import Neighbouring
 from pcevolve.privacy.mechanisms import ExponentialMechanism
 from pcevolve.search.pool_labels import PoolLabels
-from pcevolve.search.territory import ClassTerritories
+from pcevolve.decoders.territories import ClassTerritories
+from pcevolve.search.territory import cut_territories
 
 #: The ledger stage (and run stage, noise and public stream) of the verdict.
 STAGE = "verdict"
@@ -158,7 +159,7 @@ def run_verdict(labels: PoolLabels, pool_view: np.ndarray, sizes: np.ndarray, *,
     coordinates = np.asarray(pool_view)
     for _ in range(rounds):
         offsets = candidate_offsets(state.offsets, state.step)
-        territories = [ClassTerritories.of(coordinates, shifted_labels(labels, row), sizes, eligible)
+        territories = [cut_territories(coordinates, shifted_labels(labels, row), sizes, eligible)
                        for row in offsets]
         counts = correct_counts(coordinates, territories, private_view, private_labels)
         chosen = select(mechanism, counts)

@@ -19,7 +19,7 @@ SPEC = ModalitySpec(
                       "data)"}),
     parts="pcevolve.modalities.image.parts:IMAGE",
     judge="pcevolve.report.judges:judge_image_run",
-    headline="pcevolve.cli.evaluate_commands:print_headline",
+    headline="pcevolve.report.headlines:print_image_headline",
     curve_point="pcevolve.sweep.curve:image_point",
     settings=("data.image_size", "data.image_mode", "augment.crop", "augment.flip", "augment.color_jitter",
               "augment.blur", "representation.backbone", "representation.input_size", "representation.freeze_fraction",

@@ -17,7 +17,7 @@ SPEC = ModalitySpec(
                "any": "give a CSV table with the same columns (a public pool without the label column)"}),
     parts="pcevolve.modalities.tabular.parts:TABULAR",
     judge="pcevolve.report.judges:judge_table_run",
-    headline="pcevolve.cli.evaluate_commands:print_table_headline",
+    headline="pcevolve.report.headlines:print_table_headline",
     curve_point="pcevolve.sweep.curve:table_point",
     settings=("data.label_column", "data.schema_file"),
 )

@@ -18,7 +18,7 @@ SPEC = ModalitySpec(
                "any": "give a JSONL file of texts (or a CSV file with a text column)"}),
     parts="pcevolve.modalities.text.parts:TEXT",
     judge="pcevolve.report.judges:judge_text_run",
-    headline="pcevolve.cli.evaluate_commands:print_text_headline",
+    headline="pcevolve.report.headlines:print_text_headline",
     curve_point="pcevolve.sweep.curve:text_point",
     settings=("data.label_column", "data.text_column", "data.public_text_column", "augment.word_mask",
               "augment.word_drop", "augment.word_swap", "augment.synonym", "representation.lexical_view",
