@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from pcevolve.privacy.events import Neighbouring
     from pcevolve.privacy.ledger import BudgetLedger
 
-#: Runs per dataset of each kind of game by default. The release's μ bound comes within about 10 % of μ at 5,000
-#: (17 ms a run at the demo's size); a DP-SGD step of the game's projector takes about 1 ms. An exponential
-#: mechanism's rare outcome must be counted: 40,000 up to ε = 2, and 200,000 above, where it must be rarer than
+#: Runs per dataset of each kind of game by default, enough for a bound near the claim at a cost of minutes (the
+#: bounds reached and the cost of a run are in docs/privacy.md §10.2). An exponential mechanism's rare outcome must
+#: be counted: 40,000 up to ε = 2, and 200,000 above, where it must be rarer than
 #: e^−ε for a mechanism twice as loose as claimed to show (games.gap_nats).
 GAUSSIAN_TRIALS = 5_000
 DPSGD_TRIALS = 20_000

@@ -143,7 +143,7 @@ class RepresentationConfig(Frozen):
 
     backbone: str = "efficientnet-lite0"  # offline stand-in for the seed's resnet50
     # Side the backbone sees (images are resized to it). 64 keeps CPU runs short; 128 separates small images' classes
-    # better (Fashion-MNIST: delivered labels 2-5 points more often right) for ~2.8x the run time (docs/search.md §5).
+    # better, so more delivered labels are right, for a much longer run (measured in docs/search.md §5).
     input_size: int = Field(64, ge=16, le=512)
     freeze_fraction: float = Field(0.6, ge=0.0, le=1.0)
     # Partial unfreezing as "all but the top N blocks"; overrides freeze_fraction unless None. Default 1: DP noise grows
@@ -151,25 +151,26 @@ class RepresentationConfig(Frozen):
     trainable_blocks: int | None = Field(1, ge=0)
     feature_dim: Literal[64, 128, 256] = 256
     # The search's features are the projection joined with the image itself, downsampled to at most this many
-    # pixels a side (0: the projection alone). Pretrained features and pixels err on different images: on the
-    # demo a linear class model of DP class means labels public images 79% right in either space alone and 83%
-    # in both (docs/search.md §5). Grey stays grey, colour stays colour.
+    # pixels a side (0: the projection alone). Pretrained features and pixels err on different images, so a linear
+    # class model of DP class means labels public images better in both joined than in either alone (measured in
+    # docs/search.md §5). Grey stays grey, colour stays colour.
     pixel_view: int = Field(28, ge=0, le=64)
     # Texts: the search's features are the sentence embedding joined with this many numbers of the text's own words
     # and characters (encoders/lexical.py: hashed n-grams weighted by the public pool's IDF, randomly projected;
-    # 0: the embedding alone). The embedding sees what a text is about, the surface how it is written: on a task
-    # whose classes are news outlets' posts, a nearest-class-mean of 100 private posts per class labels test posts
-    # 93% right in the lexical view (docs/text.md).
+    # 0: the embedding alone). The embedding sees what a text is about, the surface how it is written, which is what
+    # tells classes such as news outlets' posts apart (measured in docs/text.md, "Classes told apart by how they are
+    # written").
     lexical_view: int = Field(256, ge=0, le=2048)
     proj_hidden_dim: int = Field(2048, ge=16)
     queue_size: int = Field(8192, ge=4096)
     momentum: float = Field(0.999, gt=0.0, lt=1.0)
     temperature: float = Field(0.07, gt=0.0, le=1.0)
     batch_size: int = Field(64, ge=1)
-    # CPU default (seed: 80). 20 epochs keep DP fine-tuning near a minute here; σ follows from the budget.
+    # CPU default (seed: 80): fewer epochs keep DP fine-tuning short on a CPU (docs/method.md §2); σ follows from
+    # the budget.
     epochs: int = Field(20, ge=1)
-    # Seed: LARS at 0.3. Under DP the noise on a 3.5M-weight head has norm ~50 per step at ε = 3, so a large step
-    # wrecks the features (projected-feature probe 81.7% → 74.6% at 0.3; unchanged at 0.01; bench/encoder.py).
+    # Seed: LARS at 0.3. Under DP the noise on the head's millions of weights is large against each gradient, so a
+    # large step wrecks the features (measured in docs/method.md §2).
     base_lr: float = Field(0.01, gt=0.0)
     weight_decay: float = Field(1e-6, ge=0.0)
     clip_norm: float = Field(1.0, gt=0.0)
@@ -191,15 +192,14 @@ class VariationConfig(Frozen):
     """The ``llm-variation`` text decoder: a small local LLM rewrites each retrieved public text into candidates, and
     the candidate whose embedding is nearest the feature the search asked for is delivered (post-processing, free).
 
-    Slow on a CPU: about 0.5 s per candidate at batch 32 on 2 cores (SmolLM2-135M), so 2,000 texts × 2 candidates
-    take 30-45 minutes; ``share`` rewrites only part of the set. On the text demo at ε 8 it did not raise the
-    downstream accuracy (TF-IDF 0.655 with it, 0.660 without; bench/text_variation.py), so retrieval stays the
+    Slow on a CPU (an LLM generates every candidate; docs/text.md gives the cost), so ``share`` rewrites only part
+    of the set. On the text demo it did not raise the downstream accuracy (docs/text.md), so retrieval stays the
     text default; it delivers new sentences instead of public ones."""
 
     candidates: int = Field(2, ge=1, le=16, description="Rewrites generated per delivered text.")
     share: float = Field(1.0, gt=0.0, le=1.0, description="Fraction of the delivered texts offered a rewrite.")
-    # Text demo at ε 8 (bench/text_variation.py): tolerance 0 rewrote 393 of 2,000 texts, TF-IDF 0.655; 0.1 rewrote
-    # 1,385, 0.655; 1 (always the best rewrite) 1,974, 0.636; retrieval alone 0.660.
+    # A looser tolerance rewrites more texts but never trained the downstream model better, and always taking the
+    # best rewrite trained it worse (measured in docs/text.md, "new sentences instead of public ones").
     tolerance: float = Field(0.0, ge=0.0, le=1.0, description="A rewrite replaces its original when its cosine to "
                              "the requested feature is at most this much below the original's.")
     instruction: str = Field("Rewrite this text in different words, keeping its meaning and its tone. Reply with the "
@@ -218,9 +218,9 @@ class DecoderConfig(Frozen):
     # sharpens it with a network trained on public images; with search.pixel_frequencies it draws shapes the public
     # pool lacks (configs/disjoint-demo.yaml). "conv": a small generator trained to invert the encoder from public
     # images; it draws the pool's shapes (docs/search.md §7). Tables: "nearest-public" (a public row), or "table-mlp", a
-    # generator of new rows trained on the public table (lending-club demo at ε 8, gradient boosting's test ROC
-    # AUC: 0.731 with retrieval, 0.706 with table-mlp; one secure-noise run each). Texts: "nearest-public", or
-    # "llm-variation", retrieval whose texts a small local LLM rewrites towards the requested features (slow).
+    # generator of new rows trained on the public table (it trails retrieval downstream: docs/tabular.md). Texts:
+    # "nearest-public", or "llm-variation", retrieval whose texts a small local LLM rewrites towards the requested
+    # features (slow).
     name: str = "conv"
     # "public": public pool only (free). "public-then-dp": then DP-SGD fine-tuning on the private set.
     # "dp": DP-SGD from scratch on the private set, for users with no public pool (raise dp_epochs and
@@ -235,7 +235,8 @@ class DecoderConfig(Frozen):
     learning_rate: float = Field(2e-3, gt=0.0)
     width: int = Field(32, ge=8, description="Channels of the generator's last hidden layer (x2 before it).")
     feature_noise: float = Field(0.1, ge=0.0, description="Relative norm of noise added to input features.")
-    # 1.0 pulled the utility probe down to 68% (adversarial texture); 0.2 keeps 75% at cosine 0.83 (bench).
+    # A strong pull makes the generator draw adversarial texture that re-encodes well but is useless; 0.2 keeps the
+    # utility probe up (measured in docs/method.md §3).
     consistency_weight: float = Field(0.2, ge=0.0)
     consistency_every: int = Field(2, ge=1, description="Apply feature consistency every k-th step.")
     consistency_batch: int = Field(16, ge=1, description="Samples per consistency pass through the encoder.")
@@ -270,13 +271,13 @@ class PrivacyConfig(Frozen):
     """
 
     # At most MAX_EPSILON: far above it a DP guarantee says nothing (e^100 bounds no attacker), and the accountant's
-    # distributions grow with ε (ε = 10,000 ran out of memory at 7.4 GB after 89 s).
+    # distributions grow with ε until they exhaust memory (docs/privacy.md §4).
     epsilon: float = 8.0
     delta: float = 1e-5
-    # Default: the whole budget on the release (the seed splits 3 : 5 between representation and the release). Measured
-    # on the demo at ε = 8, two seeds, secure noise: the seed's split gave CNN 73.6% / 72.5%, labels right 73.8% /
-    # 67.9%; all on the release 76.7% / 74.6%, 75.9% / 72.2%, and ran faster in less memory. Stage 2 still trains
-    # contrastively on the public pool (free); give ``representation`` a share to fine-tune it on the private data.
+    # Default: the whole budget on the release (the seed splits 3 : 5 between representation and the release): the
+    # seed's split delivered worse sets and ran slower in more memory (measured in docs/method.md §2). Stage 2 still
+    # trains contrastively on the public pool (free); give ``representation`` a share to fine-tune it on the private
+    # data.
     split: dict[StageName, float] = Field(
         default_factory=lambda: {"representation": 0.0, "decoder": 0.0, "release": 1.0, "verdict": 0.0,
                                  "delivery": 0.0}

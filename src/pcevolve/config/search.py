@@ -25,11 +25,10 @@ class FitnessWeights(Frozen):
     consistency: float = Field(0.5, ge=0.0)
     # The price of moving away from the released Gaussians (mean squared offset and spread change, in units of each
     # direction's spread): the release is the DP estimate, so the search leaves it only for a fitness gain larger
-    # than the move costs. Without it, at epsilon 1 on the demo the other terms reached their maximum (accuracy 1,
-    # diversity 1, consistency 1) a few thousandths above the start, anywhere on a plateau, and the search drifted
-    # a third to half a spread away: the delivered set trained the CNN 0.8 points worse than the released Gaussians
-    # (three runs; 0.6 over six earlier ones). With 0.05 it keeps the start at epsilon 8 and moves the CNN by
-    # 0.0 to +0.4 points at epsilon 1 (three fresh runs each; docs/compare.md, "The search with a price on its moves").
+    # than the move costs. Without it, at small epsilon the other terms saturate (accuracy, diversity and
+    # consistency all near 1) just above the start, the search drifts anywhere on that plateau, and the delivered
+    # set trains the CNN worse than the released Gaussians; with this price it keeps the start unless a move pays
+    # (measured in docs/compare.md, "The search with a price on its moves").
     shift: float = Field(0.05, ge=0.0)
 
 
@@ -38,10 +37,9 @@ class SearchConfig(Frozen):
 
     # Whether the evolution runs. False: the run delivers the search's one-shot start, the released class Gaussians
     # sampled and decoded (what generation 0 is seeded with); the evolution's own settings below go unused. Off by
-    # default because, measured against that start from the same release, it never won by more than the run-to-run
-    # spread: on the image demo it kept the start in 11 of 12 runs at epsilon 8, and of the 14 runs where it moved the
-    # start trained the CNN better in 10; on the table and text demos the downstream scores moved by a few tenths of
-    # a point either way (docs/search.md section 11). True: for research, or a decoder whose round trip it learns.
+    # default because, against that start from the same release, it never won by more than the run-to-run spread on
+    # images, tables or texts (measured in docs/search.md §11). True: for research, or a decoder whose round trip it
+    # learns.
     evolve: bool = False
     population: int = Field(32, ge=2)
     generations: int = Field(120, ge=1)
@@ -87,7 +85,7 @@ class SearchConfig(Frozen):
     candidate_per_class: int = Field(100, ge=2)
     # Decoder in the loop: a linear surrogate of decode→re-encode, fitted on public features (free), is
     # checked against real round trips of the best individual every ``roundtrip_every`` generations and refitted
-    # on them (a public-only fit was optimistic where the search goes: predicted consistency 0.93, real 0.54).
+    # on them (a public-only fit is optimistic where the search goes: docs/search.md §2).
     roundtrip_every: int = Field(5, ge=1)
     roundtrip_per_class: int = Field(24, ge=2)
     roundtrip_public: int = Field(1500, ge=2, description="Public features the round-trip surrogate is fitted on.")
@@ -96,53 +94,43 @@ class SearchConfig(Frozen):
     clip_quantile: float = Field(0.95, gt=0.0, le=1.0)
     rff_features: int = Field(256, ge=1, description="m: the mean embedding has 2m random Fourier features.")
     # Privacy shares of the released components (count, sum, second_moment, rff); they must sum to 1. The sums carry
-    # the class model that labels every delivered sample, so they get the most: on the demo, moving the sums' share
-    # from 0.3 to 0.65 raised the model's right labels on public in-task images from 79% to 81% at epsilon 8 and
-    # its 1,000 most confident per class from 80% to 82% right at epsilon 1.
+    # the class model that labels every delivered sample, so they get the most: a larger share for them labels the
+    # public images better (measured in docs/search.md §1).
     release_shares: tuple[float, float, float, float] = (0.05, 0.6, 0.15, 0.2)
     # The counts are released first; with release_min_snr > 0 the second moment and the RFF sum are then released
     # only if, for the noisy class size, their class means would rise this many times above their noise
     # (privacy/release_rule.py), and those dropped leave their share to the sums. Off by default: dropping them
-    # helped the DP labeller (20 noise draws at 10 per class, epsilon 8: 70% -> 73% right) but not the delivered
-    # set end to end (single runs: 10 per class epsilon 8, CNN 72.9% over 3 runs vs 75.0%; 100 per class
-    # epsilon 1, 77.7% vs 79.0%), likely because the public covariance standing in for the class covariances is
-    # too broad. 2 drops both at 10 per class and epsilon 8 (ratios 0.9 and 0.3) and keeps both at 100 (9.0, 2.6).
+    # helped the DP labeller but not the delivered set end to end (docs/search.md §6), likely because the public
+    # covariance standing in for the class covariances is too broad. 2 drops both for the demo's data at 10 per
+    # class and keeps both at 100 (the ratios are in docs/privacy.md §3.6).
     release_min_snr: float = Field(0.0, ge=0.0)
     # How many leading basis directions the class sums are released in. None: the rule of privacy/release_rule.py,
-    # from the noisy class sizes and public variances (the directions where a class mean rises above its noise;
-    # on the demo's features at 10 per class 4 of 64 at epsilon 1 and 31-38 at epsilon 8; at 100 per class 49 at
-    # epsilon 1 and all 64 at epsilon 8).
+    # from the noisy class sizes and public variances (the directions where a class mean rises above its noise:
+    # few for small classes at small epsilon, the whole basis for large ones; docs/search.md §6.1).
     release_dim: int | None = Field(None, ge=1)
     # Where the class means come from. "sums": released noisy sums of the private features (the class model,
     # territories and search Gaussians are built on them). "votes": the public pool is split into
     # vote_clusters_per_class x classes clusters, every private sample votes for its nearest one, and the classes are
     # given distinct clusters by the exponential mechanism on those votes (privacy/cluster_vote.py); a chosen public
-    # centre is its class's mean. A choice is far cheaper than a mean when classes are small: offline, 12 draws at
-    # 10 private images per class (docs/search.md section 8), the 1,000 public images per class the class model is
-    # surest of were 82% right at epsilon 1 with votes against 24-29% with sums; at 100 per class the sums win
-    # (89% vs 83% at epsilon 8, 84% vs 83% at 1). Choose it from what you know of your data's scale
-    # (docs/quickstart.md): the setting ships with the run.
+    # centre is its class's mean. A choice is far cheaper than a mean when classes are small: at ten private images
+    # per class the votes label the pool far better than the sums, while at a hundred the sums' precise means win
+    # (measured in docs/search.md §8). Choose it from what you know of your data's scale (docs/quickstart.md): the
+    # setting ships with the run.
     class_means: Literal["sums", "votes"] = "sums"
-    # Clusters per class (M = this x classes, rounded, never fewer than the classes). Offline on the three
-    # few-shot runs' features (10 private images per class, a pool of 10 garment kinds; 8 public clusterings x 10
-    # draws per run, docs/search.md section 8), the 1,000 public images per class the class model is surest of were
-    # right 79 / 82 / 81 / 78% at epsilon 8 with 2 / 2.5 / 2.8 / 3.2 per class: with too few clusters k-means must
-    # match the pool's kinds exactly and often merges two (T-shirts with dresses); with too many a class's ten votes
-    # spread thinner.
+    # Clusters per class (M = this x classes, rounded, never fewer than the classes). A little slack over the pool's
+    # kinds labelled best (measured in docs/search.md §8): with too few clusters k-means must match the pool's kinds
+    # exactly and often merges two (T-shirts with dresses); with too many a class's few votes spread thinner.
     vote_clusters_per_class: float = Field(2.5, ge=1.0, le=50.0)
     # The clusters are found in the leading basis directions that hold this share of the public variance (the
     # trailing ones carry mostly spread within a kind, which k-means would fit too); the centres are then the
-    # members' means in all directions. Same measurement, 2.5 per class: 0.8 (16 of 64 directions) against all 64,
-    # 82 against 82% right on average at epsilon 8 but 80 against 66% for the worst tenth of one run's clusterings;
-    # with 2 per class 79 against 75%.
+    # members' means in all directions. As good on average as all directions, and far better on the worst
+    # clusterings (measured in docs/search.md §8).
     vote_cluster_variance: float = Field(0.8, gt=0.0, le=1.0)
     # A private image gives its nearest cluster a whole vote and every other cluster a part of one, exp(-excess
     # squared distance / width), width = this x the public points' mean squared distance to their nearest centre
-    # (privacy/cluster_vote.py; the vote's sensitivity stays one). 0: whole votes only. Offline on the five
-    # few-shot runs' own clusterings (40 draws each), 0.1 against 0: right labels 82.3 against 79.7% at epsilon 8
-    # (one run's pullovers and coats voted 6/4 and 5/3 for the same two clusters, a tie the whole votes lost half
-    # the time) and 80.0 against 77.7% at epsilon 1; over 6 other clusterings per run (10 draws each) 0.3 and 1.1
-    # points better on average (per run -2.2 to +6.8 at epsilon 1, within the draws' noise but for the +6.8).
+    # (privacy/cluster_vote.py; the vote's sensitivity stays one). 0: whole votes only. Partial votes break the
+    # ties that whole votes leave when two classes split their votes over the same two clusters, and labelled
+    # better on average at both epsilons (measured in docs/search.md §8, "Partial votes").
     vote_softness: float = Field(0.1, ge=0.0, le=10.0)
 
     validation_per_class: int = Field(200, ge=2, description="Samples per class drawn from the DP Gaussians.")
@@ -153,8 +141,8 @@ class SearchConfig(Frozen):
     delivery_oversample: float = Field(1.5, ge=1.0, le=10.0)
     # Retrieval decoders only: class k retrieves only among the pool images the DP class model assigns to k most
     # confidently, this many per delivered class-k sample (search/territory.py). 0: anywhere in the pool. 1 leaves
-    # the search no choice of images; more lets it choose, at the price of less confident labels. On the demo
-    # (docs/search.md §4) 1.5-2 trained the CNN best: 0 / 1 / 1.5 / 2 / 3 gave 78.8 / 80.9 / 81.5 / 82.0 / 80.5%.
+    # the search no choice of images; more lets it choose, at the price of less confident labels. A little choice
+    # trains the CNN best, since it gains as much from variety as from sure labels (measured in docs/search.md §4).
     territory: float = Field(2.0, ge=0.0, le=100.0)
     # Retrieval decoders: which part of the pool looks like the task's classes at all (search/in_task.py; the release's
     # kernel mean embeddings against the pool's own, post-processing). Territories are cut from that part only, and
@@ -164,10 +152,10 @@ class SearchConfig(Frozen):
     in_task_fraction: float = Field(1.0, gt=0.0, le=1.0)
     # Retrieval decoders: who labels the pool images the territories are cut from (search/pool_labels.py), i.e. the
     # delivered labels. "class-model": the DP class model alone. "pixel-cnn" (images): the class model's territories
-    # teach a small CNN the pool's pixels, and the two posteriors are multiplied (co-training; post-processing,
-    # ~15 s on the demo). "auto": pixel-cnn for images, class-model for tables and texts. Offline on the demo's data
-    # (3 releases at epsilon 8, docs/search.md section 4): the territories' labels right 72.5 -> 76.3%, from classes
-    # outside the task 19.8 -> 15.6%.
+    # teach a small CNN the pool's pixels, and the two posteriors are multiplied (co-training; post-processing, a
+    # short step). "auto": pixel-cnn for images, class-model for tables and texts. The two views err on different
+    # images, so the territories' labels are right more often and fewer come from outside the task (measured in
+    # docs/search.md §4, "Pool labels").
     pool_labeller: Literal["auto", "class-model", "pixel-cnn"] = "auto"
     # pixel-cnn: the share of the pool the class model scores lowest for every class (far from every released mean)
     # that the CNN learns as one extra class, "outside the task"; an image's confidence is then discounted by its

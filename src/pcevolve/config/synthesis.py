@@ -54,8 +54,8 @@ class SynthesisConfig(Frozen):
     # The original method's evolution of the released marginals (synthesis/evolve.py): each generation a private
     # verdict, one exponential-mechanism draw among `candidates` models judged by the clipped log-likelihood of the
     # private labels under a logistic regression fitted on each candidate's rows. It pays from privacy.split.verdict.
-    # Off: measured against the one-shot release at the same total ε it never won by more than the run-to-run spread
-    # (docs/tabular.md), so the one-shot release is delivered.
+    # Off: against the one-shot release at the same total ε it never won by more than the run-to-run spread
+    # (measured in docs/tabular.md), so the one-shot release is delivered.
     evolve: bool = False
     generations: int = Field(3, ge=1, le=100)
     candidates: int = Field(8, ge=2, le=64)

@@ -62,8 +62,8 @@ class SplitSizes:
 
 
 # digits has ~180 images per class in all, so its splits are scaled down to stay disjoint. Fashion-MNIST's test split
-# holds exactly 1,000 images of each class, and the demo takes them all: a CNN's accuracy on 200 per class (1,000
-# images) moves by about a point from one sample of them to the next, enough to blur a one-point comparison.
+# holds exactly 1,000 images of each class, and the demo takes them all: on a smaller sample a CNN's accuracy moves
+# from one sample to the next by about as much as the differences the benchmarks compare (docs/compare.md).
 DEFAULT_SIZES: dict[str, SplitSizes] = {
     "fashion-mnist": SplitSizes(per_class=100, test_per_class=1000, full_size=10_000, public_size=20_000),
     "mnist": SplitSizes(per_class=100, test_per_class=200, full_size=10_000, public_size=20_000),

@@ -4,9 +4,8 @@ package and loaded offline with transformers (``gguf`` and ``accelerate`` read t
 It only ever sees public texts (the retrieved pool snippets) and the instruction; what it writes is judged by the
 sentence encoder against features the search asked for, so it is post-processing and costs no privacy budget.
 
-Cost on a CPU (2 cores, batch 32 texts × 2 rewrites, up to 64 new tokens): about 0.5 s per rewrite after a 15 s
-load — 2,000 texts × 2 rewrites took 44 minutes beside other work (bench/text_variation.py). The rewrites are kept
-in a cache file so that a killed delivery resumes where it stopped.
+Slow on a CPU: every rewrite is generated token by token, and loading the model takes a while too (the cost is
+measured in docs/text.md). The rewrites are kept in a cache file so that a killed delivery resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from pcevolve.catalog.decoders import INSTALL_HINT, MODEL_PACKAGE, missing_parts
 from pcevolve.progress import progress_bar
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-#: Measured seconds per rewrite on this project's 2-core CPU (batch 32), for the cost line printed before a run.
+#: Seconds per rewrite on a 2-core CPU at batch 32 (docs/text.md), for the cost line printed before a run.
 SECONDS_PER_REWRITE = 0.5
 
 
@@ -44,7 +43,7 @@ def _model_folder() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def _load() -> tuple[Any, Any]:
-    """(tokenizer, model), loaded once per process (de-quantising the GGUF file takes ~15 s)."""
+    """(tokenizer, model), loaded once per process (de-quantising the GGUF file is slow: docs/text.md)."""
     missing = missing_parts()
     if missing:
         raise ParaphraserUnavailable(f"the llm-variation decoder needs {', '.join(missing)}: {INSTALL_HINT}")

@@ -1,26 +1,20 @@
 """Bulk inference through a frozen module: a traced, frozen, channels-last copy run on small batches (issue #6).
 
-On this project's 2-core CPU, EfficientNet-Lite0 at 64 px encodes ~150 images/s eagerly in batches of 128 and
-~530 images/s through such a copy in batches of 32, with a peak of ~0.7 GiB for the whole process (measured on
-3,000 images; batches of 128 through the copy: ~420 images/s but 1.4 GiB, as the graph executor keeps larger
-activation buffers). Freezing folds batch norm into the convolutions, channels-last memory suits the depthwise
-kernels, and small batches keep activations in cache — so the rows per call shrink as the backbone's input grows
-(:func:`bulk_rows`): at 128 px, 16 rows a call encoded 8.1 ms per image against 10.2 with 32 (the demo's trained
-encoder, two threads, three alternating repeats of 3,072 images; at 64 px 16, 32 and 64 rows were within 8%).
+Such a copy encodes far faster than the eager module, and in less memory with small batches than with large ones,
+for which the graph executor keeps larger activation buffers (measured in docs/performance.md, "Bulk encoding").
+Freezing folds batch norm into the convolutions, channels-last memory suits the depthwise kernels, and small batches
+keep activations in cache — so the rows per call shrink as the backbone's input grows (:func:`bulk_rows`).
 Outputs agree with the eager module to about 5e-5 (float32 rounding of the folded weights).
 
 The calls run one per core side by side, each on one thread (:func:`_map_per_core`), rather than one at a time on
-every core: a 16-row call is too small for the cores to share it without waiting for each other. The same encoder at
-128 px: 7.9-8.0 ms per image against 9.2-9.8 (two cores, 3,072 images, alternating repeats; 8 and 32 rows a call
-9.4 and 8.2). Every call computes on one thread, so a job's floats are the same whatever the machine's core
-count (with several threads to a call some kernels round differently, by ~2e-5).
+every core: a 16-row call is too small for the cores to share it without waiting for each other. Every call computes
+on one thread, so a job's floats are the same whatever the machine's core count (with several threads to a call
+some kernels round differently, by ~2e-5).
 
 The copy holds the weights as constants at the time it is built, so it is built for one bulk job and thrown
-away: never kept across training steps. Building (tracing, freezing, the first calls' profiling) takes about 3 s,
-so small jobs run the module eagerly (:func:`bulk_min_images`). What a job saves grows with the image's area and
-the build cost much less: at 64 px 1,000 images took 5.4-6.8 s through the copy against 7.0-8.4 eagerly, 500 about
-the same either way; at 128 px 256 images took 5.7-7.4 s against 8.1-9.1, and 500 took 8.2-9.2 against 14.6-15.7
-(the demo's trained Lite0 and a pretrained one, two cores, alternating repeats; build included).
+away: never kept across training steps. Building it (tracing, freezing, the first calls' profiling) costs a few
+seconds, so small jobs run the module eagerly (:func:`bulk_min_images`). What a job saves grows with the image's
+area and the build cost much less, so larger inputs pay for the copy with fewer images (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -34,7 +28,7 @@ import torch
 from torch import nn
 
 #: Below this many images a job at a backbone input of :data:`BULK_SIDE` px or less runs the module eagerly (the
-#: copy's ~3 s build would not pay); larger inputs pay sooner (:func:`bulk_min_images`).
+#: copy's build would not pay: docs/performance.md); larger inputs pay sooner (:func:`bulk_min_images`).
 BULK_MIN_IMAGES = 1024
 #: Rows per call of the frozen copy at a backbone input of :data:`BULK_SIDE` px or less (see the module docstring).
 BULK_BATCH = 32

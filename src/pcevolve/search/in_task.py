@@ -45,9 +45,9 @@ import numpy as np
 from pcevolve.io import atomic_write_npz
 from pcevolve.privacy.statistics import NoisyClassStatistics, RandomFourierFeatures
 
-#: The two components must stand apart by at least this Ashman's D. Measured (docs/search.md §12): 1.0 for a pool
-#: holding only the task's classes, 1.3 for posts the release cannot tell by outlet, 2.0-2.6 for garment pools of
-#: which a half to seven tenths lie outside the task.
+#: The two components must stand apart by at least this Ashman's D: between the separations of pools holding only
+#: the task's classes, or posts the release cannot tell by outlet, and those of pools with kinds outside the task
+#: (measured in docs/search.md §12).
 MIN_SEPARATION = 1.6
 #: ... and their means by at least this many standard deviations of the score's noise from the release.
 MIN_GAP_NOISE = 3.0
@@ -63,10 +63,9 @@ SHRINKAGE = 0.1
 #: seeded draw; every row is scored).
 POOL_COMPONENTS = 20
 POOL_FIT_ROWS = 5000
-#: A pool smaller than this is taken whole: on a few hundred samples the split is noise (a 500-image digits pool,
-#: half of it in the task, came out at 17%).
+#: A pool smaller than this is taken whole: on a few hundred samples the split is noise (docs/search.md §12).
 MIN_POOL = 2000
-#: EM iterations of the two-component fit (converged long before on every pool measured).
+#: EM iterations of the two-component fit (a margin: the fit converges long before on every pool tried).
 EM_ITERATIONS = 300
 
 

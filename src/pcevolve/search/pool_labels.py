@@ -31,8 +31,8 @@ from pcevolve.search.class_model import ClassModel
 
 #: Pool labellers (``search.pool_labeller``).
 LABELLERS: tuple[str, ...] = ("class-model", "pixel-cnn")
-#: Passes of the pixel CNN over its training images: on the demo's data 4 labelled as well as 10 (docs/search.md §4)
-#: in 15 s instead of 30 for 13,000 images.
+#: Passes of the pixel CNN over its training images: more labelled no better, in more time
+#: (measured in docs/search.md §4, "Pool labels").
 CNN_EPOCHS = 4
 
 
