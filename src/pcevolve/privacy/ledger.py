@@ -28,9 +28,9 @@ Rules that must never change:
   either changes neither, and a crash between the two writes leaves the parent counting one event more than the
   child, never less.
 
-The history's entries are in ``ledger_entry``, the refusals in ``ledger_errors``, and the file — its format,
-integrity hash, keyed signature, atomic save and verified reload — in ``ledger_file``, whose
-:class:`~pcevolve.privacy.ledger_file.LedgerFile` :class:`BudgetLedger` inherits.
+The history's entries are in ``ledger_entry``, the refusals in ``ledger_errors``, and the file's format — its
+document, integrity hash, keyed signature, atomic write and verified read — in ``ledger_file``; the ledger saves,
+loads and resumes itself through those functions, replaying every stored entry through its own admission check.
 """
 
 from __future__ import annotations
@@ -46,9 +46,16 @@ from typing import TYPE_CHECKING
 
 from pcevolve.privacy.accounting import MAX_PLD_DISCRETIZATION, PrivacyAccount, account, pld_discretization_for
 from pcevolve.privacy.events import Neighbouring, PostProcessing, PrivacyEvent, check_neighbouring
-from pcevolve.privacy.ledger_entry import LedgerEntry
-from pcevolve.privacy.ledger_errors import BudgetExceeded, LedgerError
-from pcevolve.privacy.ledger_file import LedgerFile
+from pcevolve.privacy.ledger_entry import LedgerEntry, _finite_or_none
+from pcevolve.privacy.ledger_errors import BudgetExceeded, LedgerCorrupt, LedgerError
+from pcevolve.privacy.ledger_file import (
+    LedgerSettings,
+    check_recorded,
+    ledger_document,
+    parse_entry,
+    read_ledger_document,
+    write_ledger_document,
+)
 from pcevolve.privacy.noise import check_positive
 
 if TYPE_CHECKING:
@@ -63,7 +70,7 @@ def _utc_today() -> str:
     return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
 
 
-class BudgetLedger(LedgerFile):
+class BudgetLedger:
     """Tracks every privacy-relevant release of a run against one total budget and per-stage caps.
 
     Args:
@@ -156,6 +163,116 @@ class BudgetLedger(LedgerFile):
         stages = dict(caps) if caps is not None else {k: v * privacy.epsilon for k, v in privacy.split.items()}
         return cls(privacy.epsilon, privacy.delta, stages, path=path,
                    neighbouring=privacy.neighbouring, reproducible_noise=privacy.reproducible_noise)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        total_epsilon: float,
+        delta: float,
+        stages: Mapping[str, float],
+        *,
+        neighbouring: Neighbouring = "add_remove",
+        reproducible_noise: bool = False,
+        key: bytes | None = None,
+        pld_discretization: float | None = None,
+    ) -> "BudgetLedger":
+        """Resume the ledger at ``path`` if it exists, else create it there.
+
+        Raises:
+            LedgerError: the existing ledger has a different budget, stages, δ, relation or
+                noise source (a run's budget cannot change between restarts).
+            LedgerCorrupt: see :meth:`load` (with ``key``, also a missing or wrong signature).
+        """
+        if pld_discretization is None:
+            pld_discretization = pld_discretization_for(total_epsilon)
+        if not Path(path).exists():
+            return cls(total_epsilon, delta, stages, path=path, neighbouring=neighbouring,
+                       reproducible_noise=reproducible_noise, key=key, pld_discretization=pld_discretization)
+        ledger = cls.load(path, key=key)
+        wanted = LedgerSettings(total_epsilon, delta, dict(stages), neighbouring, reproducible_noise,
+                                pld_discretization).comparable()
+        found = ledger._file_settings().comparable()
+        if found != wanted:
+            diff = sorted(key for key in wanted if wanted[key] != found[key])
+            raise LedgerError(f"{path}: the existing ledger differs from the run's privacy settings in {diff}: "
+                              f"ledger {[found[k] for k in diff]}, run {[wanted[k] for k in diff]}")
+        return ledger
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, key: bytes | None = None,
+             clock: Callable[[], str] | None = None) -> "BudgetLedger":
+        """Reload a ledger file, recomputing every ε from its events.
+
+        Args:
+            key: The run's secret ledger key. Given, the file's signature must match it, so a
+                ledger rewritten by someone without the key is refused; the key is kept for
+                the signatures of later charges.
+
+        Raises:
+            FileNotFoundError: no file at ``path``.
+            LedgerCorrupt: the file is not valid JSON, not a ledger, edited, its signature
+                does not match ``key``, or its events do not give the ε it records or
+                overspend a cap.
+        """
+        source = Path(path)
+        document = read_ledger_document(source, key=key)
+        settings = document.settings
+        try:
+            ledger = cls(settings.total_epsilon, settings.delta, settings.stages,
+                         neighbouring=settings.neighbouring,  # type: ignore[arg-type]
+                         reproducible_noise=settings.reproducible_noise, key=key,
+                         pld_discretization=settings.pld_discretization, clock=clock)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LedgerCorrupt(f"{source}: bad ledger settings: {exc}") from None
+        for position, raw in enumerate(document.entries):
+            ledger._replay(f"{source}: entry {position}", position, raw)
+        ledger._path = source
+        # A signed ledger loaded without its key can be read but not charged: a write would drop the signature.
+        ledger._unsigned_copy_of_signed = key is None and document.signed
+        logger.info("resumed ledger %s: %d entries, total ε %.4g", source, len(ledger._entries), ledger.spent())
+        return ledger
+
+    def _replay(self, where: str, position: int, raw: object) -> None:
+        stored = parse_entry(where, position, raw)
+        try:
+            entry = self._admit(stored.stage, stored.event, description=stored.description, time=stored.time)
+        except BudgetExceeded as exc:
+            raise LedgerCorrupt(f"{where} overspends: {exc}") from None
+        except LedgerError as exc:
+            raise LedgerCorrupt(f"{where}: {exc}") from None
+        check_recorded(where, stored, entry)
+        self._entries = (*self._entries, entry)
+
+    # ----------------------------------------------------------------- the file
+
+    def _file_settings(self) -> LedgerSettings:
+        return LedgerSettings(self._total, self._delta, dict(self._stages), self._neighbouring, self._reproducible,
+                              self._discretization)
+
+    def to_json(self, entries: tuple[LedgerEntry, ...] | None = None) -> dict[str, object]:
+        """The ledger as a JSON document (what :meth:`save` writes)."""
+        entries = self._entries if entries is None else entries
+        stages = []
+        for name, cap in self._stages.items():
+            result = self._account([e.event for e in entries if e.stage == name])
+            stages.append({"name": name, "cap": cap, "epsilon": result.epsilon, "bound": result.bound})
+        total = self._account([e.event for e in entries])
+        summary = {"total": {"cap": self._total, "epsilon": total.epsilon, "bound": total.bound,
+                             "pld_epsilon": _finite_or_none(total.pld_bound),
+                             "rdp_epsilon": _finite_or_none(total.rdp_epsilon)},
+                   "stages": stages}
+        return ledger_document(self._file_settings(), entries, summary, key=self._key)
+
+    def save(self, path: str | os.PathLike[str] | None = None) -> Path:
+        """Write the ledger atomically to ``path`` (default: its own path)."""
+        target = Path(path) if path is not None else self._path
+        if target is None:
+            raise LedgerError("this ledger has no path; pass one to save()")
+        return self._write(target, self._entries)
+
+    def _write(self, target: Path, entries: tuple[LedgerEntry, ...]) -> Path:
+        return write_ledger_document(target, self.to_json(entries))
 
     # ----------------------------------------------------------------- queries
 
