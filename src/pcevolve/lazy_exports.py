@@ -1,8 +1,8 @@
 """Package re-exports that import their module only when a name is first used.
 
 ``import pcevolve.privacy.ledger`` runs ``pcevolve/privacy/__init__.py`` first; if that imported every
-module of the package, reading a ledger would load torch and scikit-learn (about four seconds on this
-project's CPU), and every ``pcevolve`` command would start that slowly. A package that re-exports its
+module of the package, reading a ledger would load torch and scikit-learn (seconds of start-up:
+docs/performance.md), and every ``pcevolve`` command would start that slowly. A package that re-exports its
 modules' names declares them here instead and imports a module when one of its names is first asked for.
 """
 

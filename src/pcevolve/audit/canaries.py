@@ -33,9 +33,8 @@ def design_canaries(folder: RunFolder, config: RunConfig, count: int, *, rng: np
 
     Each is aimed along a random direction of the run's public basis (in its released directions): through the
     encoder's pixel view, the image's pixels follow the positive part of that direction's pixel component, so
-    that the canary's reduced features point that way, at about the clip radius or beyond (measured: 0.9–1.3 C
-    on the demo and the tiny test runs, against at most 0.72 C for noise images, whose features also all look
-    alike).
+    that the canary's reduced features point that way, at about the clip radius or beyond — farther out than noise
+    images reach, whose features also all look alike (measured in docs/privacy.md §10.4).
     An encoder without a pixel view gets smooth random black-and-white shapes instead.
 
     Raises:

@@ -3,20 +3,17 @@
 Mirroring (``augment.flip``) is used by the contrastive encoder's views, the pool labeller's small CNN and the
 evaluation's classic augmentation. It suits garments, animals, street scenes — a mirrored image of such a kind is
 as ordinary as the original — and harms digits, letters and documents, where it makes shapes that never occur and
-teaches the pool labeller that a mirrored 2 is still a 2. On ten MNIST digits (50 private images per class, a
-20,000-image pool, ε = 1; two runs paired on the same reproducible noise) switching it off lifted the delivered
-labels from 89.5 / 89.4% to 91.5 / 96.2% right and the downstream CNN from 82.7 / 79.7% to 84.7 / 90.1%
-(docs/search.md §9).
+teaches the pool labeller that a mirrored 2 is still a 2: on handwritten digits, switching it off made more of the
+delivered labels right and trained the downstream CNN better (measured in docs/search.md §9).
 
 **The test** reads public images only. It draws ``queries`` pool images and ``references`` more (a seeded, public
 choice), shrinks every image to :data:`SIDE` pixels a side (shape, not texture; cheap), and asks for each query
 whether its mirror lies at least as close to the other drawn images as the query itself (Euclidean distance to the
 nearest one; a query is never compared with itself). In a kind that looks the same mirrored, that happens often;
-in an oriented kind almost never. Measured share (four draws each): Fashion-MNIST 20–27% (garments are symmetric;
-its shoes and bags all face one way), 48-pixel crops of scikit-learn's two sample photos 14–16%, MNIST 3–4%,
-scikit-learn's 8×8 digits 3–4%. A pool of a few hundred images is too sparse to tell well and its share drifts up
-for any kind (300 of those digits at 16 pixels: 8–11%), so the test then errs towards mirroring, the former
-default. Mirroring is kept at a share of :data:`MIN_SHARE` or more.
+in an oriented kind almost never: garments and photographs score well above digits (the shares of each kind are
+measured in docs/search.md §9). A pool of a few hundred images is too sparse to tell well and its share drifts up
+for any kind, so the test then errs towards mirroring, the former default. Mirroring is kept at a share of
+:data:`MIN_SHARE` or more.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """A second view of a text, free of any model: its words and characters, for what a sentence encoder does not see.
 
 A sentence encoder is trained to place texts by what they are *about*. Classes that differ in how they are written —
-posts by source, speeches by party, a newsroom's link shortener, its capitalisation, its hashtags — look alike to it
-(a style task with a pool mostly of other sources delivered 13% right labels with the embedding alone). This view
-reads the surface:
+posts by source, speeches by party, a newsroom's link shortener, its capitalisation, its hashtags — look alike to it,
+so with the embedding alone a style task whose pool is mostly of other sources delivers few right labels (measured
+in docs/text.md, "Classes told apart by how they are written"). This view reads the surface:
 
 * word 1–2-grams and character 3–5-grams within word boundaries, each hashed into 2^15 buckets (no vocabulary to
   store; a signed hash is not used, so a bucket counts);

@@ -238,7 +238,7 @@ _SYNONYMS: dict[str, dict[str, tuple[str, ...]]] = {}
 
 
 def _synonym_table(model: Any) -> dict[str, tuple[str, ...]]:
-    """Computed once per process (about 10 s): it depends on the packaged weights only."""
+    """Computed once per process, since it is slow to build (docs/text.md) and depends on the packaged weights only."""
     if MODEL_PACKAGE not in _SYNONYMS:
         vocabulary = [token for token, _ in sorted(model.tokenizer.vocab.items(), key=lambda item: item[1])]
         weights = model[0].auto_model.embeddings.word_embeddings.weight.detach().numpy()

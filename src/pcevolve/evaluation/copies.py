@@ -25,9 +25,8 @@ from pcevolve.evaluation.shipped import shared_distance, shared_rate
 #: Rows of the query set handled at once; bounds memory at ``_BLOCK × len(reference)`` floats.
 _BLOCK = 1024
 #: Near-copy threshold for 8-bit images, as a root-mean-square difference per value (grey levels out of 255).
-#: 10 is below what separates two different real images (on the 28 px demo data a private image's nearest
-#: other private image is 41 RMS away at the median, 18 at the 1st percentile, 14 at the least) yet well above
-#: re-encoding noise (PNG round trips are exact; a ±1 rounding everywhere is 1 RMS).
+#: 10 is below what separates two different real images (measured on the demo data in docs/method.md, "Evaluation")
+#: yet well above re-encoding noise (PNG round trips are exact; a ±1 rounding everywhere is 1 RMS).
 NEAR_COPY_RMS = 10.0
 
 

@@ -152,8 +152,8 @@ def frechet_distance(x: np.ndarray, y: np.ndarray) -> float:
     * with at least as many samples on each side as dimensions, ``Σx^{1/2} Σy Σx^{1/2}`` (d × d);
     * otherwise the smaller Gram matrix of ``G = Ax Ayᵀ``, where ``Σx = AxᵀAx`` and ``Σy = AyᵀAy``
       (A = centred rows / √(n − 1)): ``Σx Σy = AxᵀG Ay`` has the nonzero eigenvalues of ``G Gᵀ``,
-      so the trace is G's nuclear norm. This costs O(n·m·d) instead of O(d³) — per-class
-      distances in a 1280-D space take milliseconds instead of seconds.
+      so the trace is G's nuclear norm. This costs O(n·m·d) instead of O(d³), so per-class
+      distances in a high-dimensional space stay cheap (timed in docs/performance.md, "The evaluation").
 
     Rounding there is ~√(machine ε)·trace, so identical inputs give ~1e-8 relative, not 0; the
     result is clipped at 0.

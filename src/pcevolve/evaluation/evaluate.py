@@ -125,8 +125,9 @@ def evaluate_run(run_dir: str | os.PathLike[str], test_dir: str | os.PathLike[st
 def _projected_together(encoder: ImageEncoder, parts: dict[str, np.ndarray], options: dict[str, Any]
                         ) -> dict[str, np.ndarray]:
     """:func:`projected_features` of each part, computed as one job and split back: small sets encoded together
-    are large enough for the encoder's bulk path (:mod:`pcevolve.encoders.bulk`); at the demo's 128 px that halved
-    the step (109 s → 57 s). The independent encoder's sets gained nothing measurable that way (57 → 58 s).
+    are large enough for the encoder's bulk path (:mod:`pcevolve.encoders.bulk`), which at the demo's 128 px makes
+    the step far faster; the independent encoder's sets gain nothing measurable that way (both measured in
+    docs/performance.md, "The evaluation").
 
     Only sets whose sizes are public may share a job: the batches' boundaries move with every set's size, and the
     floats of a batched encoder move with its batches, so a private set in the job would make the synthetic and

@@ -5,12 +5,12 @@
 * **Independent space** — EfficientNet-Lite2's ImageNet weights, globally pooled 1280-D features,
   nothing trained: a different, larger network that never saw the private data or the fitness.
   The synthetic set cannot have been tuned to it. Input size :data:`INDEPENDENT_INPUT_SIZE`:
-  on the 28 px demo images a linear probe trained on the 500 private images reaches 82% test
-  accuracy at 48 px and 83% at 64 px (40% at 32 px, where the last feature maps are 1×1), and
-  48 px encodes about twice as fast as 64 px on a CPU.
+  on the small demo images a linear probe on its features is nearly as accurate as at 64 px and
+  far more accurate than at 32 px, where the last feature maps are 1×1, and it encodes faster
+  than 64 px (measured in docs/compare.md, "The evaluation's own recipe", and docs/performance.md).
 
-Both encoders are put in channels-last memory format: on this project's CPU that encodes 1.9×
-(Lite2) and 1.4× (Lite0) as fast, for features equal to ~2e-5.
+Both encoders are put in channels-last memory format, which encodes faster on a CPU
+(docs/performance.md, "The evaluation"), for features equal to ~2e-5.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def copies_advice(decoder: str | None = None) -> str:
 
 
 #: Noisy class sizes up to which class means from votes beat noisy sums on our image benchmark (votes won at 10
-#: private images per class, sums at 100; the setting's comment in the config schema gives the numbers).
+#: private images per class, sums at 100; measured in docs/search.md §8).
 VOTES_UP_TO = 30
 
 

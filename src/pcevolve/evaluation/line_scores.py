@@ -33,7 +33,8 @@ PRIVATE_LINES = frozenset({"real"})
 LOGISTIC_C = 1.0
 LOGISTIC_MAX_ITER = 2000
 #: BLAS/OpenMP threads while the models fit: on small sets and a shared machine one thread is faster than several
-#: waiting for each other (the image evaluation measured the same), and the results do not depend on it.
+#: waiting for each other (as measured for the image evaluation in docs/performance.md, "The evaluation"), and the
+#: results do not depend on it.
 MODEL_THREADS = 1
 
 

@@ -1,7 +1,7 @@
 """The sizes and fixed recipes of an image evaluation, apart from the code that runs it.
 
 Kept free of torch and the models so that ``pcevolve evaluate``'s options can show their defaults without loading
-them (every ``pcevolve`` command would otherwise start several seconds slower).
+them (every ``pcevolve`` command would otherwise start several seconds slower: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ class EvaluationSettings:
         seed: Seeds every choice and model.
         cnn_epochs: CNN epochs, the same for every line (the recipe's 15).
         probe_folds: Cross-validation folds of the linear probe's C (the library's default is 5; 3 here costs
-            12 instead of 20 fits — about 40 s less on two 5,000-image lines — and on the demo features the four
-            C values are within 1.6 points of each other on the test set anyway).
+            12 instead of 20 fits, and on the demo features the C values score nearly alike on the test set
+            anyway: measured in docs/compare.md, "The evaluation's own recipe", and docs/performance.md).
         full_max: Most full-set images used (seeded choice); the full line's CNN then costs no more than ours.
         public_max: Most public-pool images read; DOMIAS's reference data in pixel space.
         public_features: Of those, how many are encoded for DOMIAS in the independent space.
@@ -33,18 +33,18 @@ class EvaluationSettings:
         projections: Sliced-Wasserstein directions.
         batch_size: Encoder batch size.
         threads: Torch and BLAS threads while the evaluation runs (restored afterwards), except while the two
-            encoders run (``encode_threads``); 0 leaves them alone. Default 1: on this project's shared 2-core
-            machine one thread trained the CNN 14 times as fast as two (0.03 vs 0.43 s per step), because two
-            OpenMP threads wait for each other whenever another process holds a core — and the CNNs train in
-            ``workers`` processes side by side. On an idle many-core machine raise it.
+            encoders run (``encode_threads``); 0 leaves them alone. Default 1: on a shared machine of few cores one
+            thread trains the CNN far faster than two, because two OpenMP threads wait for each other whenever
+            another process holds a core — and the CNNs train in ``workers`` processes side by side (measured in
+            docs/performance.md, "The evaluation"). On an idle many-core machine raise it.
         encode_threads: Torch threads while the run's encoder and the independent one encode (nothing else runs
-            then); 0: every core this process may use. On the idle 2-core machine two threads encoded the demo's
-            128-px images 1.7 times as fast as one (10.6 vs 18.4 ms per image).
+            then); 0: every core this process may use. With the machine to themselves, more threads encode faster
+            (measured in docs/performance.md, "The evaluation").
         workers: Processes that train the CNNs and fit the probes side by side (``threads`` threads each; same
-            results as one process). Default 2, this project's core count: the models are three quarters of an
-            evaluation's time; 1 trains them in this process. The workers are *spawned*, so a script that calls
-            :func:`evaluate_run` with ``workers`` > 1 needs the usual ``if __name__ == "__main__":`` guard (the
-            ``pcevolve evaluate`` command has it).
+            results as one process). Default 2, this project's core count: the models are most of an evaluation's time
+            (docs/performance.md, "The evaluation"); 1 trains them in this process. The workers are *spawned*, so a
+            script that calls :func:`evaluate_run` with ``workers`` > 1 needs the usual ``if __name__ == "__main__":``
+            guard (the ``pcevolve evaluate`` command has it).
     """
 
     seed: int = 0

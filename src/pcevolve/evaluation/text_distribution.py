@@ -3,11 +3,11 @@
 The unbiased MMD² with a Gaussian (RBF) kernel between the synthetic and the test texts, overall and per class (and,
 as the reference, between the private and the test texts), in an LSA space of unit-length vectors
 (:class:`~pcevolve.evaluation.text_spaces.LsaSpace`; distances are those of cosine similarities): fitted on the
-public texts when given, else, for each comparison, on the two sets compared pooled together. Never on one side
-alone: an SVD fitted on one set represents its own texts more fully than outsiders, so outsiders look far — two
-independent draws of the generated test texts came out 0.03–0.05 apart in a space fitted on the test texts, 0.000 in
-a pooled one. The bandwidth is the median heuristic on each comparison's points (all classes), shared by its
-per-class values. Each set is thinned to at most :data:`MMD_MAX` texts (seeded choice) first: the cost is quadratic.
+public texts when given, else, for each comparison, on the two sets compared pooled together. Never on one side alone:
+an SVD fitted on one set represents its own texts more fully than outsiders, so outsiders look far — two independent
+draws of the same texts look apart in a space fitted on one of them, alike in a pooled one (measured in docs/text.md,
+"The judges' own settings"). The bandwidth is the median heuristic on each comparison's points (all classes), shared by
+its per-class values. Each set is thinned to at most :data:`MMD_MAX` texts (seeded choice) first: the cost is quadratic.
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ import numpy as np
 from pcevolve.evaluation.text_spaces import CosineSpace, _texts, best_cosine, normalise
 
 #: TF-IDF cosine similarity at or above which a synthetic text is a near duplicate of a private one. Two texts at
-#: 0.9 share nearly all their words and word pairs: a sentence of 25 words with one word changed comes out at
-#: 0.90–0.94, with two changed at about 0.82, a paraphrase in other words at about 0.2.
+#: 0.9 share nearly all their words and word pairs: a long sentence with one word changed stays above it, one with
+#: two changed falls below, a paraphrase in other words far below (measured in docs/text.md, "The judges' own
+#: settings").
 NEAR_DUPLICATE_COSINE = 0.9
 #: Consecutive words a text shown in a report may share with a private text, plus one (:func:`shared_runs`).
 SHARED_RUN_WORDS = 8

@@ -13,10 +13,9 @@ the ROC AUC, as the table judges define it).
   :data:`~pcevolve.evaluation.text_spaces.LSA_DIMS` dimensions (latent semantic analysis,
   :class:`~pcevolve.evaluation.text_spaces.LsaSpace`), fitted on the public texts when given (one space for every
   line), else on that line's training texts; rows of unit length, then logistic regression as above. The components
-  are not standardised: that would weigh the SVD's last, noisy components as much as its main themes (on the
-  generated texts of tests/evaluation/test_text_judges.py it took a probe fitted on 200 texts from 100% to 61%
-  accuracy). Dense "topics" instead of sparse n-grams: a second opinion that does not reward a set for repeating the
-  test set's exact phrases.
+  are not standardised: that would weigh the SVD's last, noisy components as much as its main themes, and costs a
+  probe much of its accuracy (measured in docs/text.md, "The judges' own settings"). Dense "topics" instead of
+  sparse n-grams: a second opinion that does not reward a set for repeating the test set's exact phrases.
 """
 
 from __future__ import annotations

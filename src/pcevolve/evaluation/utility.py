@@ -16,9 +16,9 @@ key                trained on                                  publishable
 
 Same budget for every line: the CNN trains for the same number of **epochs** (passes over its own
 training set; the recipe's 15 by default) on every line, so a line's optimizer steps scale with its
-size. Equal steps would give the few-shot lines ten times more passes; on the demo data that buys
-them nothing (500 private images: 83.9% test accuracy after 15 epochs, 84.3% after 75) and costs
-about half again as much CPU time, so epochs it is. The full real set is thinned to a fixed size first
+size. Equal steps would give the few-shot lines many times more passes; on the demo data that buys
+them nothing and costs more CPU time, so epochs it is (measured in docs/compare.md, "The evaluation's
+own recipe"). The full real set is thinned to a fixed size first
 (``load_run_inputs(full_max=...)``) so its line costs no more than the synthetic one. Classic
 augmentation is a training-time transform of pixels, so the augmented lines exist for the CNN
 only; the probe's frozen features would need every augmented copy re-encoded.
@@ -190,8 +190,8 @@ def evaluate_lines(lines: list[TrainingSet], recipe: LineRecipe, *, workers: int
 
     The models are independent and each is deterministic for its seed, so ``workers`` > 1 trains them in that
     many spawned processes (``threads`` torch/BLAS threads each, 0: their defaults) with the same results as
-    one process: on the demo's two cores, two single-threaded workers halve the ~5 minutes of five CNNs and
-    three probes.
+    one process, and single-threaded workers, one per core, divide the models' time between them (measured in
+    docs/performance.md, "The evaluation").
     """
     jobs = [("cnn", line) for line in lines] + [("probe", line) for line in lines if line.features is not None]
     if workers <= 1:

@@ -48,7 +48,7 @@ def _ray() -> Any:
 class _EncoderHolder:
     """A worker's copy of one encoder, received once, encoding shard after shard with the head's thread count.
 
-    The thread count matters: the bulk copy's fused kernels round differently with 1 and 2 threads (3e-7 measured),
+    The thread count matters: the bulk copy's fused kernels round differently with 1 and 2 threads (docs/scale.md),
     and the same floats as the local run are the point.
     """
 

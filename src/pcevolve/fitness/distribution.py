@@ -27,8 +27,8 @@ def mmd(candidate: Candidate, targets: FitnessTargets) -> float:
     plus the released embedding's own noise, which stays below floor_k 19 times in 20. Only the part
     above the floor says anything about the candidate: below it, getting closer to the released
     embedding means following its noise (on the demo at ε = 1, with the embedding's noise larger
-    than its signal, a search that rewarded it moved for 120 generations and delivered a set that
-    trained the downstream CNN no better than its start).
+    than its signal, a search that rewarded it moved for its whole run and delivered a set that
+    trained the downstream CNN no better than its start: docs/search.md §5).
     Classes are weighted equally, not by released counts: every class matters equally to
     the downstream classifier, and noisy counts would add noise to the weights.
 
@@ -49,10 +49,10 @@ def mmd(candidate: Candidate, targets: FitnessTargets) -> float:
 def _rff_float32(x: np.ndarray, frequencies: np.ndarray) -> np.ndarray:
     """ψ(x) as ``RandomFourierFeatures.transform`` computes it, with cos/sin in float32.
 
-    NumPy's float32 cos/sin are SIMD-vectorised and ~10× faster than float64 here, which
-    is most of ``evaluate``'s time; their ~1e-7 error is far below the term's sampling
-    noise (~1/n). Phases are formed in float64 and are O(‖x‖/ℓ), a few units, so rounding
-    them to float32 costs ~1e-6 absolute.
+    NumPy's float32 cos/sin are SIMD-vectorised and far faster than float64 here (timed in
+    docs/performance.md, "Smaller choices"), which is most of ``evaluate``'s time; their ~1e-7
+    error is far below the term's sampling noise (~1/n). Phases are formed in float64 and are
+    O(‖x‖/ℓ), a few units, so rounding them to float32 costs ~1e-6 absolute.
     """
     phase = (x @ frequencies.T).astype(np.float32)
     scale = np.float32(1.0 / math.sqrt(frequencies.shape[0]))

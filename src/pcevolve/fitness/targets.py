@@ -39,9 +39,9 @@ much of their spread the counts' noise explains —, denominator d_k = max(ñ_k,
   std s_rff on each of the 2m coordinates of the sum, divided by d_k, so the squared norm is
   (s_rff / d_k)² times a χ² with 2m degrees of freedom; a pooled class carries K draws over the
   pooled denominator). A candidate cannot be told to match the private class better than this.
-  On the demo at ε = 1 the released embedding's noise was larger than its signal: the starting
-  point's squared distance was 3.41 against 3.36 expected from the noise alone (floor 3.72), and a
-  search that rewarded anything below it moved for 120 generations following that noise.
+  Where the released embedding's noise is larger than its signal (on the demo at ε = 1), the
+  starting point already sits about where the noise alone puts it, and a search that rewarded
+  anything below the floor followed that noise for its whole run (measured in docs/search.md §5).
 * Classes whose size estimate ñ_k is below ``min_count`` (very noisy, possibly ≤ 0) carry
   no usable signal: their mean, covariance and RFF mean are replaced by the pooled
   statistics of all classes (Σ sums / max(Σ counts, ``min_count``), …) and
@@ -208,9 +208,9 @@ class FitnessTargets:
         floored_eigenvalues: (K,) eigenvalues raised to the floor during repair (a diagnostic).
         discriminant_covariance: (P, P) optional *public* covariance for the label discriminant
             (consistency term, delivery check), e.g. the public pool's in the search basis. At
-            n ≈ 100 per class the DP covariances are mostly noise: on the demo their pooled
-            discriminant put 51% of in-class public images in their class, the public covariance
-            75%. None: the pooled DP covariance.
+            n ≈ 100 per class the DP covariances are mostly noise: on the demo the public covariance
+            put far more in-class public images in their class than the pooled DP one (measured in
+            docs/search.md §2). None: the pooled DP covariance.
     """
 
     counts: np.ndarray

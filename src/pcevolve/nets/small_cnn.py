@@ -8,9 +8,8 @@ generator; Adam (lr 1e-3), batch 32, 15 epochs by default, inputs scaled to [0, 
 probability ½ — sensible for clothes and objects, not for digits or text, so the caller decides.
 
 Images larger than :data:`MAX_SIDE` pixels on a side are averaged down to it (aspect kept) before the network
-sees them, in training and prediction alike (:func:`cnn_input`): the network's cost grows with the area (one pass
-over 1,000 RGB images took 1.9 s at 64 × 64 and 14 s at 128 × 128 on a 2-core CPU), and a float copy of 20,000
-256-pixel RGB images would take ~16 GB.
+sees them, in training and prediction alike (:func:`cnn_input`): the network's cost grows with the area (timed in
+docs/performance.md, "Smaller choices"), and a float copy of 20,000 256-pixel RGB images would take ~16 GB.
 
 It lives apart from the evaluation so that nothing a run executes depends on its judges; the recipe was fixed for
 the judge first and is not tuned for the labeller. Deterministic for a seed on CPU: :func:`train_cnn` switches

@@ -177,8 +177,8 @@ def _run_public_features(c: RunContext) -> tuple[PublicFeatures, dict[str, Any]]
     arrays = {f"basis_{k}": v for k, v in basis.to_arrays().items()}
     centres, width = None, 0.0
     if search.class_means == "votes":
-        # The clusters are sharper on the whole retrieval pool (20,000 images on the demo) than on the 1,500 public
-        # features chosen above: at 10 per class and epsilon 1, fewer pullovers fell into the coats' cluster.
+        # The clusters are sharper on the whole retrieval pool than on the public features chosen above, so fewer
+        # images of one class fall into another's cluster (measured in docs/search.md §8).
         clustered = z if pool is None else basis.reduce(pool)
         centres = public_clusters(clustered, min(len(clustered), search.vote_clusters(len(c.class_names))), rng=rng,
                                   directions=variance_directions(basis.variances, search.vote_cluster_variance))

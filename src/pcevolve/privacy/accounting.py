@@ -23,7 +23,7 @@ Rules that must never change:
   non-Laplace becomes a Laplace event).
 * The PLD is discretised pessimistically (``dp_accounting``'s default), so its ε
   is an upper bound at any discretisation interval; a coarser interval is only
-  less tight. The default here (1e-3) keeps a ledger charge well under a second.
+  less tight. The default here (1e-3) keeps a ledger charge quick (docs/performance.md, "Smaller choices").
 
 Why the PLD is composed from ``dp_accounting.pld.privacy_loss_distribution``
 directly instead of through ``PLDAccountant``: ``PLDAccountant`` takes one
@@ -68,8 +68,8 @@ from pcevolve.privacy.events import (
 logger = logging.getLogger(__name__)
 
 DEFAULT_PLD_DISCRETIZATION = 1e-3
-"""PLD value discretisation interval. Pessimistic, so always sound; 1e-3 is ~5x faster than 1e-4 and
-changes the DP-SGD ε of the seed setting in the fourth decimal."""
+"""PLD value discretisation interval. Pessimistic, so always sound; 1e-3 is much faster than 1e-4 (docs/performance.md,
+"Smaller choices") and changes the DP-SGD ε of the seed setting in the fourth decimal."""
 
 MAX_PLD_DISCRETIZATION = 0.1
 """The coarsest PLD interval a ledger accepts."""
@@ -83,7 +83,7 @@ def pld_discretization_for(total_epsilon: float) -> float:
     0.1 (the coarsest a ledger takes; reached at ε = 1,000, which only a ledger built in code can have).
 
     The smaller a Gaussian's noise, the wider its privacy-loss range, and the PLD's size and cost grow with it
-    (about 0.6 s per calibration step at ε = 100 with the default, so planning a run took 24 s). Growing the
+    (at ε = 100 the default made planning a run slow: docs/performance.md, "Smaller choices"). Growing the
     interval with ε keeps the PLD's size near that of ε = 10. Pessimistic discretisation is sound at any interval;
     at ε = 100 (interval 0.01) two composed Gaussians' ε moves in the seventh significant digit. Depends on the
     configured total only (public), never on data.

@@ -300,7 +300,7 @@ def _pure_bounds(fpr_upper: np.ndarray, fnr_upper: np.ndarray, delta: float = 0.
 
 #: False-positive rates at which a GDP audit places its candidate thresholds. A few moderate rates, not every score:
 #: the best of thousands of thresholds on the selection half is mostly that half's luck, which the evaluation
-#: half then takes back (a μ = 1 step's bound came out at 0.78 that way, at 0.95 with these).
+#: half then takes back (a μ = 1 step's bound came out lower that way than with these: docs/privacy.md §10.1).
 GDP_CUT_RATES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
 
 

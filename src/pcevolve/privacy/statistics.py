@@ -181,13 +181,14 @@ class NoisyClassStatistics:
         counts' noise std and τ² = max(var(n̂) − s², 0) the spread the noise does not explain; at
         least ``min_count``. Without a recorded count noise the noisy counts themselves.
 
-        With 10 private samples per class at ε = 1 the counts' noise (std ≈ 17) is larger than the
-        counts: raw noisy counts would make one class's mean 5× too long and give it a twentieth
-        of the delivered set. Balanced classes whose counts differ by noise alone get n̄ each.
+        With ten private samples per class at ε = 1 the counts' noise is larger than the counts: raw
+        noisy counts would make a class's mean several times too long and give that class a small share
+        of the delivered set (measured in docs/search.md §6). Balanced classes whose counts differ by
+        noise alone get n̄ each.
 
         With few classes var(n̂) is itself noisy: five equal classes with count noise s have var(n̂) above s²
-        about one time in three, and the estimate above would then split the delivered set unevenly (one
-        10-per-class run at ε = 1 delivered 420 and 2,204 images to two classes). So the classes are taken as
+        about one time in three, and the estimate above would then split the delivered set unevenly (as it did
+        on small classes at ε = 1: docs/search.md §8). So the classes are taken as
         equal (α = 1) unless the counts spread more than noise alone would make them 19 times in 20:
         Σ (n̂_k − n̄)² / s² above the 95% quantile of χ² with K − 1 degrees of freedom.
         """

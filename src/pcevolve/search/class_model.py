@@ -9,18 +9,18 @@ between classes and so err on the broad side):
 The released means carry Gaussian noise of standard deviation s = σ_sum / count_k on every
 coordinate. Along a basis direction whose public variance v_j is not well above s², the noisy
 means differ by noise, not by class, and a discriminant that trusts them there labels at random:
-on the demo at ε = 1 (s ≈ 0.03) the 64-d discriminant put 37% of in-task public images in their
-class, the same discriminant on the first 20 directions 75%. So the model is noise-aware, with
-two rules that read only the release's own noise level and public variances (post-processing):
+at small ε the same discriminant labels far better on the leading directions alone (measured in
+docs/search.md §5). So the model is noise-aware, with two rules that read only the release's own
+noise level and public variances (post-processing):
 
 * **directions kept**: those with v_j ≥ :data:`SIGNAL_TO_NOISE` · s² (at least :data:`MIN_DIMS`, never
   more than the release covers);
 * **shrinkage** λ = clip(2 s² / v_last, :data:`MIN_SHRINKAGE`, :data:`MAX_SHRINKAGE`) of S towards
   its mean variance, S = (1 − λ) diag(v) + λ mean(v) I, where v_last is the smallest kept variance.
 
-Both constants were read off a scan on the demo (docs/search.md §5): at ε = 8 nothing is dropped and
-λ = 0.1; at ε = 1 about 20 of 64 directions are kept and λ ≈ 0.65, within a point of the best
-setting of the scan at ε = 1, 2 and 8.
+Both constants were read off a scan on the demo: at large ε nothing is dropped and the shrinkage
+stays at its floor, at small ε most directions go and the shrinkage is strong, and at every ε scanned
+the rules label about as well as the scan's best setting (measured in docs/search.md §5).
 
 The confidence of a prediction is the margin between the two best scores over the distance to the
 predicted class's mean (in S's metric): a point between two classes, or far from every class (an

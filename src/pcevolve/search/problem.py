@@ -56,6 +56,7 @@ class SearchProblem:
 
     def evaluate_population(self, population: np.ndarray) -> list[FitnessBreakdown]:
         """Every individual's breakdown. BLAS runs single-threaded here: the products are small (≈ 500 × 32),
-        and threaded OpenBLAS on a busy 2-core CPU made them 4× slower (measured 40 vs 11 ms per evaluation)."""
+        and threaded OpenBLAS on a busy CPU of few cores makes them slower (measured in docs/performance.md,
+        "Smaller choices")."""
         with threadpool_limits(1, user_api="blas"):
             return [self.evaluate(individual) for individual in population]

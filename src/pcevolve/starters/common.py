@@ -35,9 +35,9 @@ from pcevolve.progress import ConsoleLine
 # Images are held in memory at this size; the encoder sees ENCODER_INPUT_SIZE a side whatever the input, so larger only
 # costs memory (20,000 RGB images at 128 x 128 are 1 GB) and, with retrieval, gives sharper delivered images.
 MAX_IMAGE_SIZE = 128
-# The backbone sees every image at this size (smaller ones upsampled), as the demo does: on 28-pixel Fashion-MNIST
-# its features separate the classes better at 128 than at 64 (the delivered labels 2-5 points more often right on
-# paired runs), for about three times the encoding time (docs/search.md section 5).
+# The backbone sees every image at this size (smaller ones upsampled), as the demo does: on small Fashion-MNIST
+# images its features separate the classes better at 128 than at 64, so more delivered labels are right, for a
+# longer encoding (measured in docs/search.md §5).
 ENCODER_INPUT_SIZE = 128
 # Retrieval delivers a distinct public image per synthetic sample while the pool lasts. Part of a pool is of
 # other classes (the demo's pool: half), so asking each class for more than pool / (2 K) ran out of right-class
@@ -45,9 +45,10 @@ ENCODER_INPUT_SIZE = 128
 MAX_PER_CLASS = 1000
 MIN_PER_CLASS = 10
 # Images deliver up to the pool's share of each class, pool / (2 K), as the demo does (2,000 per class from its
-# 20,000-image pool): more images trained the downstream CNN about a point better at epsilon 8 than 1,000 per class,
-# though fewer of their labels are right (docs/search.md section 4). Each class then retrieves among its surest
-# TERRITORY_SHARE x pool / K images (territory 1.5 on the demo), never more than twice its delivered size.
+# 20,000-image pool): more images trained the downstream CNN better at epsilon 8 than 1,000 per class, though fewer
+# of their labels are right (measured in docs/search.md §4, "The delivered set's size"). Each class then retrieves
+# among its surest TERRITORY_SHARE x pool / K images (territory 1.5 on the demo), never more than twice its delivered
+# size.
 MAX_IMAGES_PER_CLASS = 2000
 TERRITORY_SHARE = 0.75
 DEFAULT_DELTA = 1e-5

@@ -16,9 +16,9 @@ private rows correct that, through a logistic regression p_θ(y = second class |
   to the released model's own classifier.
 
 Delivery draws rows from the released model (the classes' mixture in equal parts) and each row's label from
-p_θ(y | x): post-processing of the releases. Measured on three tables (docs/tabular.md): it brought the logistic
-regression judge on the credit table within 0.05 AUC of the private rows at ε = 8, where the marginals alone fell
-0.08 short; at ε = 1 its gradient is mostly noise.
+p_θ(y | x): post-processing of the releases. Measured on three tables (docs/tabular.md, "How good it is without a
+public table"): it brought the logistic regression judge on the credit table close to the private rows at ε = 8,
+where the marginals alone fell well short; at ε = 1 its gradient is mostly noise.
 """
 
 from __future__ import annotations
