@@ -37,10 +37,8 @@ grows slowly with m: at m = 500, δ = 1e-5 and 95 % confidence split over the fi
 4.65 (r = 500 guesses), so an audit of a run claiming ε = 8 — the demo's — **cannot** refute its claim, however
 badly it leaked; it can refute claims up to about ε = 4.6 (ε = 1 with 60 canaries: ceiling 2.6).
 
-Measured (2 CPU cores). The demo run ``runs/e8a`` (ε = 8, δ = 1e-5, 500 canaries): 165–255 s wall, nearly all of
-it the audit run's pipeline; bounds 1.31 (k = 10: 20 of 20 right, that r's ceiling) and 0.55 (k = 50: 75 of 100)
-in two audits; highest ceiling 4.65. Tiny runs at ε = 1 with 60 canaries: a correct run gave 0 in 19 of 21 audits
-and at most 0.30; the release without noise 2.2–2.5; a public pool holding the private images 1.4–2.5.
+What the audit found on the demo and on tiny runs — a correct run, a release without noise, a pool holding the
+private images — and how long it takes is measured in docs/privacy.md §10.4.
 
 What the audit writes. The ``end_to_end`` part of ``RUN/audit.json`` (:mod:`pcevolve.audit.results`; a
 per-mechanism part there is kept): only canary-derived numbers (m, the guesses r, the right ones v, the bound, the

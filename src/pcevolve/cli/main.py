@@ -5,7 +5,7 @@ only when its commands work end to end (no stubs).
 
 The command modules import the pipeline, the models and the accountant inside the commands that use
 them: imported up front, they made every command — ``--help`` and ``data check`` included — start
-about seven seconds late on a 2-core CPU (tests/test_import_side_effects.py keeps it so).
+seconds late (docs/performance.md; tests/test_import_side_effects.py keeps it so).
 """
 
 from __future__ import annotations

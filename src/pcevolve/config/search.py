@@ -101,8 +101,8 @@ class SearchConfig(Frozen):
     # only if, for the noisy class size, their class means would rise this many times above their noise
     # (privacy/release_rule.py), and those dropped leave their share to the sums. Off by default: dropping them
     # helped the DP labeller but not the delivered set end to end (docs/search.md §6), likely because the public
-    # covariance standing in for the class covariances is too broad. 2 drops both for the demo's data at 10 per
-    # class and keeps both at 100 (the ratios are in docs/privacy.md §3.6).
+    # covariance standing in for the class covariances is too broad. Which classes a threshold drops is shown for
+    # the demo's data in docs/privacy.md §3.6.
     release_min_snr: float = Field(0.0, ge=0.0)
     # How many leading basis directions the class sums are released in. None: the rule of privacy/release_rule.py,
     # from the noisy class sizes and public variances (the directions where a class mean rises above its noise:
