@@ -12,35 +12,24 @@ from typing import Any
 import typer
 import yaml
 
+from pcevolve.cli.flags import (
+    EPSILON_HELP,
+    PRIVATE_HELP,
+    ClassesFlag,
+    FullFlag,
+    LabelColumnFlag,
+    NameFlag,
+    PublicFlag,
+    SchemaFlag,
+    SetFlag,
+    TestFlag,
+)
 from pcevolve.config import ConfigError, RunConfig, check_budget
 from pcevolve.data import DataError
 from pcevolve.data.errors import PathKindError, problem_lines
 from pcevolve.io import atomic_write_text
 from pcevolve.starters import Starter, StarterError, StarterUsageError, choose_config
 from pcevolve.starters.common import Choice
-
-PRIVATE_HELP = ("Private labelled data: images, one folder per class, a CSV table with a label column, or a JSONL "
-                "file of texts (or a folder made by `pcevolve data prepare`).")
-PUBLIC_HELP = ("Unlabelled public data like the private data: a flat folder of images, a CSV table with the same "
-               "columns and no label column, or a JSONL file of texts without labels. Images and texts need one; "
-               "a table without one is made from its declared --schema.")
-TEST_HELP = ("Real held-out labelled data for `pcevolve evaluate` (class folders, a CSV table or a JSONL file, like "
-             "the private data).")
-LABEL_HELP = "The label column of a private CSV table (the label field of JSONL texts). [default: label]"
-FULL_HELP = "A larger real labelled set: the evaluation's upper reference line."
-EPSILON_HELP = "Total privacy budget ε of the whole run."
-NAME_HELP = "Run name (folder runs/NAME); default from the private folder's name."
-
-
-SET_HELP = "A setting by its dotted key, e.g. --set search.synthetic_per_class=200 (repeatable; YAML values)."
-SCHEMA_HELP = ("A table's schema file (column types, bounds, categories: public knowledge). Without a public table a "
-               "run needs it; `pcevolve init` drafts one from your table for you to check, `pcevolve data schema` "
-               "one from a public table.")
-CLASSES_HELP = ("The task's classes, in label order, e.g. --classes bad,good (tables and texts must declare them: a "
-                "run "
-                "never reads them off the private labels; for texts, --classes 0,1 declares numbers and "
-                "--classes '\"0\",\"1\"' text). Image classes default to the class folders.")
-
 
 def parse_settings(items: list[str] | None) -> dict[str, Any]:
     """``["a.b=1", "c=x"]`` → ``{"a.b": 1, "c": "x"}``; each value read as YAML (numbers, true/false, lists)."""
@@ -157,17 +146,17 @@ def starter_or_exit(private: Path, *, public: Path | None, test: Path | None, fu
 
 def init(
     private: Path = typer.Argument(..., help=PRIVATE_HELP),
-    public: Path | None = typer.Option(None, "--public", help=PUBLIC_HELP),
-    test: Path | None = typer.Option(None, "--test", help=TEST_HELP),
-    full: Path | None = typer.Option(None, "--full", help=FULL_HELP),
+    public: PublicFlag = None,
+    test: TestFlag = None,
+    full: FullFlag = None,
     epsilon: float = typer.Option(8.0, "--epsilon", help=EPSILON_HELP),
-    name: str | None = typer.Option(None, "--name", help=NAME_HELP),
-    label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
-    classes: str | None = typer.Option(None, "--classes", help=CLASSES_HELP),
-    schema: Path | None = typer.Option(None, "--schema", help=SCHEMA_HELP),
+    name: NameFlag = None,
+    label_column: LabelColumnFlag = None,
+    classes: ClassesFlag = None,
+    schema: SchemaFlag = None,
     out: Path = typer.Option(Path("config.yaml"), "--out", help="Config file to write."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
-    settings: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
+    settings: SetFlag = None,
 ) -> None:
     """Check your data and write a commented run configuration for it (spends no privacy budget)."""
     if out.exists() and not force:

@@ -15,16 +15,18 @@ from rich.console import Console
 from rich.table import Table
 
 from pcevolve.catalog.modalities import MODALITY_TRAITS
-from pcevolve.cli.init_commands import (
-    CLASSES_HELP,
+from pcevolve.cli.flags import (
     EPSILON_HELP,
-    FULL_HELP,
-    LABEL_HELP,
-    NAME_HELP,
-    PUBLIC_HELP,
-    SCHEMA_HELP,
-    SET_HELP,
-    TEST_HELP,
+    ClassesFlag,
+    FullFlag,
+    LabelColumnFlag,
+    NameFlag,
+    PublicFlag,
+    SchemaFlag,
+    SetFlag,
+    TestFlag,
+)
+from pcevolve.cli.init_commands import (
     budget_or_exit,
     parse_settings,
     starter_config,
@@ -46,15 +48,15 @@ def run(
     source: Path | None = typer.Argument(None, help="A run configuration (YAML), or your private data (a folder "
                                          "of class folders, a CSV table or a JSONL file of texts) for a one-line "
                                          "run (then give --public). Omit with --resume."),
-    public: Path | None = typer.Option(None, "--public", help=PUBLIC_HELP),
-    test: Path | None = typer.Option(None, "--test", help=TEST_HELP),
-    full: Path | None = typer.Option(None, "--full", help=FULL_HELP),
+    public: PublicFlag = None,
+    test: TestFlag = None,
+    full: FullFlag = None,
     epsilon: float | None = typer.Option(None, "--epsilon", help=EPSILON_HELP + " [default: 8.0]"),
-    name: str | None = typer.Option(None, "--name", help=NAME_HELP),
-    label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
-    classes: str | None = typer.Option(None, "--classes", help=CLASSES_HELP),
-    schema: Path | None = typer.Option(None, "--schema", help=SCHEMA_HELP),
-    settings: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
+    name: NameFlag = None,
+    label_column: LabelColumnFlag = None,
+    classes: ClassesFlag = None,
+    schema: SchemaFlag = None,
+    settings: SetFlag = None,
     resume: Path | None = typer.Option(None, "--resume", help="Continue the run in this folder."),
     executor: str | None = typer.Option(None, "--executor", help="Where the bulk work (public encoding, the "
                                         "search's evaluations) runs: local, or ray (the cluster at RAY_ADDRESS, "

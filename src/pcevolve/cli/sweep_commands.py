@@ -13,13 +13,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pcevolve.cli.flags import ClassesFlag, LabelColumnFlag, NameFlag, PublicFlag, SchemaFlag, SetFlag
 from pcevolve.cli.init_commands import (
-    CLASSES_HELP,
-    LABEL_HELP,
-    NAME_HELP,
-    PUBLIC_HELP,
-    SCHEMA_HELP,
-    SET_HELP,
     parse_settings,
     with_classes,
     with_label_column,
@@ -41,11 +36,11 @@ def sweep(
                                                  "a JSONL file of texts: then give --public), for settings chosen "
                                                  "from the data as `pcevolve run` chooses them. Omit with --resume.",
                                                  metavar="CONFIG|PRIVATE"),
-    public: Path | None = typer.Option(None, "--public", help=PUBLIC_HELP),
-    label_column: str | None = typer.Option(None, "--label-column", help=LABEL_HELP),
-    classes: str | None = typer.Option(None, "--classes", help=CLASSES_HELP),
-    schema: Path | None = typer.Option(None, "--schema", help=SCHEMA_HELP),
-    name: str | None = typer.Option(None, "--name", help=NAME_HELP),
+    public: PublicFlag = None,
+    label_column: LabelColumnFlag = None,
+    classes: ClassesFlag = None,
+    schema: SchemaFlag = None,
+    name: NameFlag = None,
     epsilons: str | None = typer.Option(None, "--epsilons", help="The ε of each run: --epsilons 0.5 1 2 4 8 (or "
                                         "0.5,1,2,4,8)."),
     max_epsilon: float | None = typer.Option(None, "--max-epsilon", help="Refuse to start when the runs together "
@@ -58,7 +53,7 @@ def sweep(
     epochs: int | None = typer.Option(None, "--epochs", min=1, help="Image runs: the judges' CNN epochs."),
     evaluate: bool = typer.Option(True, "--evaluate/--no-evaluate", help="Judge each run and draw the curve."),
     out: Path | None = typer.Option(None, "--out", help="The sweep folder (default: RUNS_ROOT/NAME-sweep)."),
-    settings: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
+    settings: SetFlag = None,
     resume: Path | None = typer.Option(None, "--resume", help="Continue the sweep in this folder."),
     runs_root: Path = typer.Option(Path("runs"), "--runs-root", help="Where the sweep folder is created."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress reports."),
