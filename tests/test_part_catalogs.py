@@ -89,3 +89,22 @@ def test_an_unknown_modality_is_named_with_the_known_ones() -> None:
         MODALITIES.get_part("voxels")
     with pytest.raises(UnknownKey, match=r"unknown modality \['image'\]"):
         modality_spec(["image"])  # type: ignore[arg-type]
+
+
+def test_a_modality_s_parts_are_checked_when_loaded() -> None:
+    from pcevolve.modalities.base import Modality, checked_parts
+    from pcevolve.modalities.image.parts import ImageModality
+
+    assert checked_parts(MODALITIES["image"], "image").name == "image"
+    with pytest.raises(TypeError, match="must be an instance of pcevolve.modalities.Modality"):
+        checked_parts(object(), "image")
+    with pytest.raises(TypeError, match="say they are modality 'image'"):
+        checked_parts(MODALITIES["image"], "text")
+    with pytest.raises(TypeError, match="must set the class attribute 'delivered_name'"):
+        type("Nameless", (ImageModality,), {"delivered_name": None})
+
+    class Partial(Modality):  # a part left out: it cannot be built at all
+        name, delivered_name = "partial", "synthetic"
+
+    with pytest.raises(TypeError, match="abstract"):
+        Partial()

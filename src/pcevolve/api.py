@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from pcevolve.api_arguments import check_data_arguments, check_path, described
 from pcevolve.catalog.decoders import DECODER_TRAITS
+from pcevolve.catalog.modalities import MODALITY_TRAITS
 from pcevolve.config import RunConfig, check_budget, load_config, with_settings
 from pcevolve.progress import loggable
 
@@ -469,7 +470,7 @@ class Synthesizer:
         if test is None:
             raise ValueError("evaluate() needs real held-out labelled test data: evaluate(test=...) with a path, or "
                              "in memory as fit() took the private data")
-        if self.config.data.modality != "image":  # tables: the judge of the run's modality (no --full line)
+        if not MODALITY_TRAITS[self.config.data.modality].full_real_reference:  # its modality's judge, no --full
             return judge_run(outcome.folder, test, seed=0 if settings is None else settings.seed,
                              progress=self.progress).evaluation
         full = full if full is not None else self.config.data.full

@@ -247,20 +247,41 @@ def train_vector_representation(encoder: VectorEncoder, private_samples: np.ndar
     return VectorRepresentationResult(seconds={"public_fit": time.perf_counter() - started})
 
 
-VECTORS = Modality(
-    name="vectors",
-    layout=vector_layout,
-    sample_shape=lambda layout: (len(layout.columns),),
-    read_public=read_public,
-    read_private=lambda data, layout: read_labelled(data.private, layout, data.classes),
-    build_encoder=lambda config, layout, seed: VectorEncoder(len(layout.columns),
-                                                             width=config.representation.feature_dim, seed=seed),
-    train_representation=train_vector_representation,
-    load_encoder=VectorEncoder.load,
-    delivered_name="synthetic.csv",
-    write_synthetic=write_vectors_csv,
-    read_synthetic=read_labelled,
-)
+class VectorModality(Modality):
+    """Each part a named method (the toy's own functions above do the work)."""
+
+    name = "vectors"
+    delivered_name = "synthetic.csv"
+
+    def layout(self, data):
+        return vector_layout(data)
+
+    def sample_shape(self, layout):
+        return (len(layout.columns),)
+
+    def read_public(self, data, layout):
+        return read_public(data, layout)
+
+    def read_private(self, data, layout):
+        return read_labelled(data.private, layout, data.classes)
+
+    def build_encoder(self, config, layout, seed):
+        return VectorEncoder(len(layout.columns), width=config.representation.feature_dim, seed=seed)
+
+    def train_representation(self, encoder, private_samples, public, **settings):
+        return train_vector_representation(encoder, private_samples, public, **settings)
+
+    def load_encoder(self, folder):
+        return VectorEncoder.load(folder)
+
+    def write_synthetic(self, path, samples, labels, class_names, layout, *, overwrite=False):
+        return write_vectors_csv(path, samples, labels, class_names, layout, overwrite=overwrite)
+
+    def read_synthetic(self, path, layout, class_names):
+        return read_labelled(path, layout, class_names)
+
+
+VECTORS = VectorModality()
 '''
 
 TOY_JUDGE = '''

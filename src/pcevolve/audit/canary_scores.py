@@ -16,12 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
+from pcevolve.config import load_config
 from pcevolve.data import read_image_folder
 from pcevolve.modalities import MODALITIES
 from pcevolve.privacy.clipping import clip_rows
 from pcevolve.run_folder import RunFolder
-from pcevolve.search.assembly import PUBLIC_FEATURES_FILE, load_public_features
 from pcevolve.privacy.released_statistics import StatisticsRelease
+from pcevolve.search.assembly import PUBLIC_FEATURES_FILE, load_public_features
 
 #: A delivered image within this RMS pixel difference (0–255 scale) of a canary is a copy of it.
 COPY_TOLERANCE = 2.0
@@ -37,7 +38,7 @@ def score_canaries(audit_folder: RunFolder, images: np.ndarray, classes: np.ndar
     the audited run's ``release.npz`` as the reference of :func:`release_scores` when ``reference`` is given and
     both runs encode alike (:func:`same_public_side`).
     """
-    modality = MODALITIES.get_part("image")
+    modality = MODALITIES.get_part(load_config(audit_folder.config_path).data.modality)
     encoder = modality.load_encoder(audit_folder.path / "encoder")
     _, features = encoder.encode_both(images, batch_size=256, progress=progress)
     coordinates = load_public_features(audit_folder).basis.reduce(features)

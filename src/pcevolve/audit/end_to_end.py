@@ -73,6 +73,7 @@ from pcevolve.audit.canary_guesses import guess_bounds
 from pcevolve.audit.canary_scores import score_canaries
 from pcevolve.audit.end_to_end_result import AUDIT_FOLDER, AUDIT_PART, EndToEndAudit
 from pcevolve.audit.results import AUDIT_FILE, read_audit, write_audit_part
+from pcevolve.catalog.modalities import MODALITY_TRAITS
 from pcevolve.config import ConfigError, RunConfig, load_config, parse_config, with_dotted
 from pcevolve.io import TargetExistsError, atomic_write_npz
 from pcevolve.pipeline.audit_ledger import AUDIT_LEDGER, AUDIT_STAGE, audit_cost, audit_ledger
@@ -169,7 +170,7 @@ def _finished_run(path: Path, canaries: int) -> tuple[RunFolder, RunConfig]:
         config = load_config(folder.config_path)
     except (FileNotFoundError, ConfigError) as error:
         raise RunError(str(error)) from None
-    if config.data.modality != "image":
+    if MODALITY_TRAITS[config.data.modality].sample_form != "images":  # its canaries are images
         raise ValueError(f"the end-to-end audit supports image runs so far; this is a {config.data.modality} run "
                          "(its mechanisms can be audited alone)")
     if config.privacy.neighbouring != "add_remove":

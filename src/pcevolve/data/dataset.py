@@ -139,7 +139,7 @@ class LabeledDataset:
             )
         if labels.size and (labels.min() < 0 or labels.max() >= len(class_names)):
             raise ValueError(f"labels must lie in 0..{len(class_names) - 1}")
-        form = self._form
+        form = self.sample_form
         if form == "images":
             _check_images(samples, "LabeledDataset")
         elif form == "rows":
@@ -170,7 +170,7 @@ class LabeledDataset:
         return len(self.labels)
 
     @property
-    def _form(self) -> SampleForm:
+    def sample_form(self) -> SampleForm:
         """How this modality's samples are held (its traits' ``sample_form``)."""
         return MODALITY_TRAITS[self.modality].sample_form
 
@@ -182,12 +182,12 @@ class LabeledDataset:
     @property
     def image_mode(self) -> str | None:
         """``"L"`` or ``"RGB"`` for images, ``None`` otherwise."""
-        return _image_mode(self.samples) if self._form == "images" else None
+        return _image_mode(self.samples) if self.sample_form == "images" else None
 
     @property
     def image_size(self) -> tuple[int, int] | None:
         """``(height, width)`` for images, ``None`` otherwise."""
-        return (int(self.samples.shape[1]), int(self.samples.shape[2])) if self._form == "images" else None
+        return (int(self.samples.shape[1]), int(self.samples.shape[2])) if self.sample_form == "images" else None
 
     def class_counts(self) -> dict[str, int]:
         """Samples per class, in class order, including classes with zero samples."""
@@ -257,10 +257,10 @@ class LabeledDataset:
             "class_counts": self.class_counts(),
             "sha256": combined_hash(header + pairs),
         }
-        if self._form == "images":
+        if self.sample_form == "images":
             result["image_size"] = list(self.image_size or ())
             result["image_mode"] = self.image_mode
-        if self._form == "rows":
+        if self.sample_form == "rows":
             result["n_features"] = len(self.feature_names)
         return result
 

@@ -105,7 +105,7 @@ class TextJudgement(LinesJudgement):
 
 
 def _only_texts(what: str, dataset: LabeledDataset) -> None:
-    if dataset.modality != "text":
+    if dataset.sample_form != "texts":
         raise ValueError(f"the {what} set holds {dataset.modality} samples, not texts")
 
 

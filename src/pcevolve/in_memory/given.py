@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pcevolve.catalog.modalities import MODALITY_TRAITS
 from pcevolve.io import read_json
 
 if TYPE_CHECKING:
@@ -51,7 +52,8 @@ def as_given(synthetic: LabeledDataset, form: Mapping[str, Any], layout: Any) ->
     if form["kind"] == "arrays":
         return _as_arrays(synthetic, form)
     pandas = _pandas()
-    if form["modality"] == "tabular":
+    rows = MODALITY_TRAITS[form["modality"]].sample_form == "rows"
+    if rows:
         columns = {column.name: _table_column(column, synthetic.samples[:, i])
                    for i, column in enumerate(layout.columns)}
         columns[layout.label_column] = declared_values(synthetic.class_names, synthetic.labels)
@@ -62,7 +64,7 @@ def as_given(synthetic: LabeledDataset, form: Mapping[str, Any], layout: Any) ->
     # A table's written header is read without surrounding spaces (a JSON key keeps them): the given names are
     # found by the form the reader gives.
     def head(name: Any) -> str:
-        return str(name).strip() if form["modality"] == "tabular" else str(name)
+        return str(name).strip() if rows else str(name)
 
     given = {head(name): name for name in form.get("given") or form["columns"]}
     heads = [head(name) for name in form["columns"]]

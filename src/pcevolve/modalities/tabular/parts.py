@@ -3,10 +3,14 @@ the contrastive MLP encoder."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from pcevolve.data.dataset import LabeledDataset
 from pcevolve.data.table_schema import TableSchema, draft_schema
 from pcevolve.data.tabular import read_labeled_table, read_unlabeled_table
 from pcevolve.data.writers import write_table_csv
@@ -26,37 +30,47 @@ def table_schema(data: DataConfig) -> TableSchema:
     return draft_schema(data.public, label_column=data.label_column)
 
 
-def _encoder(config: RunConfig, schema: TableSchema, seed: int) -> TableEncoder:
-    from pcevolve.encoders.table import TableEncoder  # torch: only runs with a public table train an encoder
+class TableModality(Modality[TableSchema]):
+    """Tables: the layout is the schema (declared, or drafted from the public table)."""
 
-    rep = config.representation
-    return TableEncoder(schema, hidden=min(rep.proj_hidden_dim, 512), projection_dim=rep.feature_dim, seed=seed)
+    name = "tabular"
+    delivered_name = "synthetic.csv"
+
+    def layout(self, data: DataConfig) -> TableSchema:
+        return table_schema(data)
+
+    def sample_shape(self, layout: TableSchema) -> tuple[int, ...]:
+        return (len(layout.columns),)
+
+    def read_public(self, data: DataConfig, layout: TableSchema) -> Any:
+        return read_unlabeled_table(data.public, layout)
+
+    def read_private(self, data: DataConfig, layout: TableSchema) -> LabeledDataset:
+        return read_labeled_table(data.private, layout, class_names=data.classes, min_per_class=0)
+
+    def build_encoder(self, config: RunConfig, layout: TableSchema, seed: int) -> TableEncoder:
+        from pcevolve.encoders.table import TableEncoder  # torch: only runs with a public table train an encoder
+
+        rep = config.representation
+        return TableEncoder(layout, hidden=min(rep.proj_hidden_dim, 512), projection_dim=rep.feature_dim, seed=seed)
+
+    def train_representation(self, encoder: Any, private_samples: np.ndarray, public: np.ndarray | None,
+                             **settings: Any) -> Any:
+        from pcevolve.encoders.table import train_table_representation
+
+        return train_table_representation(encoder, private_samples, public, **settings)
+
+    def load_encoder(self, folder: Path) -> TableEncoder:
+        from pcevolve.encoders.table import TableEncoder
+
+        return TableEncoder.load(folder)
+
+    def write_synthetic(self, path: Path, samples: np.ndarray, labels: np.ndarray, class_names: Sequence[Any],
+                        layout: TableSchema, *, overwrite: bool = False) -> Path:
+        return write_table_csv(path, samples, labels, class_names, layout, overwrite=overwrite)
+
+    def read_synthetic(self, path: Path, layout: TableSchema, class_names: Sequence[Any]) -> LabeledDataset:
+        return read_labeled_table(path, layout, class_names=class_names, min_per_class=1)
 
 
-def _train(*args: Any, **kwargs: Any) -> Any:
-    from pcevolve.encoders.table import train_table_representation
-
-    return train_table_representation(*args, **kwargs)
-
-
-def _load_encoder(path: Path) -> TableEncoder:
-    from pcevolve.encoders.table import TableEncoder
-
-    return TableEncoder.load(path)
-
-
-TABULAR = Modality(
-    name="tabular",
-    layout=table_schema,
-    sample_shape=lambda schema: (len(schema.columns),),
-    read_private=lambda data, schema: read_labeled_table(data.private, schema, class_names=data.classes,
-                                                         min_per_class=0),
-    read_public=lambda data, schema: read_unlabeled_table(data.public, schema),
-    build_encoder=_encoder,
-    train_representation=_train,
-    load_encoder=_load_encoder,
-    delivered_name="synthetic.csv",
-    write_synthetic=write_table_csv,
-    read_synthetic=lambda path, schema, class_names: read_labeled_table(path, schema, class_names=class_names,
-                                                                        min_per_class=1),
-)
+TABULAR = TableModality()

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from pcevolve.data.dataset import ClassLabel, label_text
+import numpy as np
+
+from pcevolve.data.dataset import ClassLabel, LabeledDataset, label_text
 from pcevolve.data.text import read_labeled_texts, read_unlabeled_texts
 from pcevolve.data.writers import write_texts_jsonl
 from pcevolve.encoders.text import SentenceEncoder, train_text_representation
 from pcevolve.modalities.base import Modality
 
 if TYPE_CHECKING:
-    from pcevolve.config import DataConfig
+    from pcevolve.config import DataConfig, RunConfig
 
 
 @dataclass(frozen=True)
@@ -52,21 +55,43 @@ def text_fields(data: DataConfig) -> TextFields:
                       classes=data.classes)
 
 
-TEXT = Modality(
-    name="text",
-    layout=text_fields,
-    sample_shape=lambda fields: (),
-    read_private=lambda data, f: read_labeled_texts(data.private, text_field=f.text, label_field=f.label,
-                                                    class_names=data.classes, min_per_class=0),
-    read_public=lambda data, f: read_unlabeled_texts(data.public, text_field=f.pool_text, label_field=f.label),
-    build_encoder=lambda config, fields, seed: SentenceEncoder(seed=seed,
-                                                               lexical_dim=config.representation.lexical_view),
-    train_representation=train_text_representation,
-    load_encoder=SentenceEncoder.load,
-    delivered_name="synthetic.jsonl",
-    write_synthetic=lambda path, samples, labels, class_names, f, overwrite=False: write_texts_jsonl(
-        path, samples, labels, f.as_declared(class_names), text_field=f.text, label_field=f.label,
-        overwrite=overwrite),
-    read_synthetic=lambda path, f, class_names: read_labeled_texts(
-        path, text_field=f.text, label_field=f.label, class_names=f.as_declared(class_names), min_per_class=1),
-)
+class TextModality(Modality[TextFields]):
+    """Texts: the layout is where the text and the label are in each record."""
+
+    name = "text"
+    delivered_name = "synthetic.jsonl"
+
+    def layout(self, data: DataConfig) -> TextFields:
+        return text_fields(data)
+
+    def sample_shape(self, layout: TextFields) -> tuple[int, ...]:
+        return ()
+
+    def read_public(self, data: DataConfig, layout: TextFields) -> Any:
+        return read_unlabeled_texts(data.public, text_field=layout.pool_text, label_field=layout.label)
+
+    def read_private(self, data: DataConfig, layout: TextFields) -> LabeledDataset:
+        return read_labeled_texts(data.private, text_field=layout.text, label_field=layout.label,
+                                  class_names=data.classes, min_per_class=0)
+
+    def build_encoder(self, config: RunConfig, layout: TextFields, seed: int) -> SentenceEncoder:
+        return SentenceEncoder(seed=seed, lexical_dim=config.representation.lexical_view)
+
+    def train_representation(self, encoder: Any, private_samples: np.ndarray, public: np.ndarray | None,
+                             **settings: Any) -> Any:
+        return train_text_representation(encoder, private_samples, public, **settings)
+
+    def load_encoder(self, folder: Path) -> SentenceEncoder:
+        return SentenceEncoder.load(folder)
+
+    def write_synthetic(self, path: Path, samples: np.ndarray, labels: np.ndarray, class_names: Sequence[Any],
+                        layout: TextFields, *, overwrite: bool = False) -> Path:
+        return write_texts_jsonl(path, samples, labels, layout.as_declared(class_names), text_field=layout.text,
+                                 label_field=layout.label, overwrite=overwrite)
+
+    def read_synthetic(self, path: Path, layout: TextFields, class_names: Sequence[Any]) -> LabeledDataset:
+        return read_labeled_texts(path, text_field=layout.text, label_field=layout.label,
+                                  class_names=layout.as_declared(class_names), min_per_class=1)
+
+
+TEXT = TextModality()
