@@ -110,6 +110,15 @@ def test_a_run_file_holds_only_the_settings_its_modality_and_decoder_read(modali
     assert again == config and config_hash(again) == config_hash(config)
 
 
+@pytest.mark.parametrize("modality", sorted(_RUNS_BY_MODALITY))
+def test_a_run_folder_written_with_every_setting_still_loads_to_the_same_config_and_hash(modality, tmp_path):
+    config = RunConfig.model_validate(_RUNS_BY_MODALITY[modality])
+    (tmp_path / "old.yaml").write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False),
+                                       encoding="utf-8")  # the layout every run folder had before
+    again = load_config(tmp_path / "old.yaml")
+    assert again == config and config_hash(again) == config_hash(config)
+
+
 def test_a_setting_the_run_does_not_read_stays_in_its_file_when_the_user_changed_it(tmp_path):
     config = RunConfig.model_validate({**_RUNS_BY_MODALITY["text"], "augment": {"crop": False},
                                        "synthesis": {"bins": 12}})
