@@ -8,7 +8,8 @@ inside the DP-SGD mechanism's per-sample gradients.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -17,13 +18,16 @@ from pcevolve.augment import ImageAugmentation
 from pcevolve.encoders.preprocess import to_float_images
 from pcevolve.progress import progress_bar
 
-if TYPE_CHECKING:  # the encoder module imports this one's callers; annotate without a cycle
-    from pcevolve.encoders.encoder import ImageEncoder
+class TrunkSource(Protocol):
+    """What the bank needs of an encoder (:class:`~pcevolve.encoders.encoder.ImageEncoder` is one): its trunk, as a
+    function of float images for a job of ``images`` images."""
+
+    def trunk_runner(self, images: int) -> Callable[[torch.Tensor], torch.Tensor]: ...
 
 
 @torch.no_grad()
 def build_view_bank(
-    encoder: "ImageEncoder",
+    encoder: TrunkSource,
     images: np.ndarray,
     *,
     views: int,
