@@ -122,21 +122,21 @@ def planned(config: "RunConfig", num_samples: int) -> Deployed:
 def recorded(ledger: "BudgetLedger") -> Deployed:
     """What a finished run used, read from its ledger's events: the σ and ε it was charged for."""
     from pcevolve.privacy.class_release import CLASS_STATISTICS
-    from pcevolve.privacy.events import ExponentialSelection, SubsampledGaussianSteps
+    from pcevolve.privacy.events import SubsampledGaussianSteps
+    from pcevolve.privacy.selection_rounds import VERDICT_ROUNDS
 
     def of(stage: str, kind: type = object) -> list[Any]:
         return [event for event in ledger.events(stage) if isinstance(event, kind)] if stage in ledger.stages else []
 
     release = CLASS_STATISTICS.parameters(of(CLASS_STATISTICS.stage))
-    selections = of("verdict", ExponentialSelection)
+    selection_epsilon, selections = VERDICT_ROUNDS.parameters(of(VERDICT_ROUNDS.stage))
     steps = {stage: of(stage, SubsampledGaussianSteps) for stage in ("representation", "decoder")}
     gaussian = release.noise_multiplier is not None and release.vote_epsilon is None
     return Deployed(
         release_noise=release.noise_multiplier,
         release_epsilon=ledger.spent(CLASS_STATISTICS.stage) if gaussian else None,
         vote_epsilon=release.vote_epsilon,
-        selection_epsilon=max(event.epsilon for event in selections) if selections else None,
-        selections=sum(event.count for event in selections),
+        selection_epsilon=selection_epsilon, selections=selections,
         representation_noise=min((e.noise_multiplier for e in steps["representation"]), default=None),
         decoder_noise=min((e.noise_multiplier for e in steps["decoder"]), default=None),
         source="the run's ledger")

@@ -5,7 +5,7 @@
 :func:`~pcevolve.privacy.calibration.representation_sigma`, the decoder's from
 :func:`~pcevolve.privacy.calibration.decoder_sigma`, the release's from
 :meth:`~pcevolve.privacy.class_release.ClassStatisticsFamily.events`, the verdict's from
-:func:`~pcevolve.privacy.calibration.stage_selection_epsilon`, in the run's order and with its events. So the
+:mod:`~pcevolve.privacy.selection_rounds`, in the run's order and with its events. So the
 σ it reports is the σ a run records, and its total is the accountant's composition of exactly the
 events the run will charge (when every stage spends its plan). It reads no data: n, the number
 of private samples, is a public input (docs/privacy.md §2).
@@ -35,14 +35,13 @@ from pcevolve.privacy.calibration import (
     decoder_sigma,
     largest_scale_within,
     representation_sigma,
-    stage_selection_epsilon,
 )
 from pcevolve.privacy.class_release import CLASS_STATISTICS, combined_noise_multiplier, count_noise_std, unit_noise
 from pcevolve.privacy.class_release import STAGE as RELEASE_STAGE
-from pcevolve.privacy.events import ExponentialSelection, PrivacyEvent
+from pcevolve.privacy.events import PrivacyEvent
 from pcevolve.privacy.histograms import histogram_sensitivity
+from pcevolve.privacy.selection_rounds import EVOLUTION_ROUNDS, VERDICT_ROUNDS
 from pcevolve.search.verdict import STAGE as VERDICT_STAGE
-from pcevolve.synthesis.evolve import selection_epsilon as evolution_selection_epsilon
 from pcevolve.synthesis.labeller import feature_bound
 from pcevolve.synthesis.release import part_noise_multipliers, planned_events, release_parts
 
@@ -233,18 +232,16 @@ def _plan_made_release(ledger: BudgetLedger, config: RunConfig) -> MadeReleasePl
 
 
 def _plan_verdict(ledger: BudgetLedger, config: RunConfig, num_samples: int) -> VerdictPlan | None:
-    """The verdict's generations of exponential selections, each of the ε
-    :func:`~pcevolve.privacy.calibration.stage_selection_epsilon` gives a run."""
+    """The verdict's rounds of exponential selections as :mod:`pcevolve.privacy.selection_rounds` states them: the
+    private verdict's generations, or a pool-free table's evolution (:mod:`pcevolve.synthesis.evolve`)."""
     if ledger.stages[VERDICT_STAGE] <= 0:
         return None
-    if config.makes_samples:  # the evolution's verdicts (pcevolve.synthesis.evolve)
-        generations = config.synthesis.generations
-        epsilon = evolution_selection_epsilon(ledger, generations)
-        ledger.charge(VERDICT_STAGE, ExponentialSelection(epsilon, generations), description="planned: evolution")
-        return VerdictPlan(generations, epsilon, ledger.spent(VERDICT_STAGE))
-    generations = config.search.verdict_generations
-    epsilon = stage_selection_epsilon(ledger, VERDICT_STAGE, count=generations)
-    ledger.charge(VERDICT_STAGE, ExponentialSelection(epsilon, generations), description="planned: verdict")
+    made = config.makes_samples
+    rounds = EVOLUTION_ROUNDS if made else VERDICT_ROUNDS
+    generations = config.synthesis.generations if made else config.search.verdict_generations
+    for event in rounds.events(ledger, generations):
+        ledger.charge(VERDICT_STAGE, event, description="planned: evolution" if made else "planned: verdict")
+    epsilon, _ = rounds.parameters(ledger.events(VERDICT_STAGE))
     return VerdictPlan(generations, epsilon, ledger.spent(VERDICT_STAGE))
 
 

@@ -34,10 +34,10 @@ from pcevolve.pipeline.secure_zone import split_training_record
 from pcevolve.pipeline.stage import RunContext, Stage
 from pcevolve.plots import write_fitness_curve
 from pcevolve.progress import ConsoleLine
-from pcevolve.privacy.calibration import stage_selection_epsilon
 from pcevolve.privacy.class_release import CLASS_STATISTICS, ReleaseSettings
 from pcevolve.privacy.cluster_vote import cluster_spread, public_clusters, variance_directions
 from pcevolve.privacy.released_statistics import StatisticsRelease
+from pcevolve.privacy.selection_rounds import VERDICT_ROUNDS
 from pcevolve.privacy.statistics import RandomFourierFeatures
 from pcevolve.search.assembly import (
     IN_TASK_FILE,
@@ -312,7 +312,7 @@ def _run_verdict(c: RunContext) -> tuple[PoolLabels | None, dict[str, Any]]:
                                                                                            settings)
     rounds = c.config.search.verdict_generations - len(c.ledger.events(VERDICT_STAGE))
     if rounds > 0:  # else every planned selection is paid (a kill after the last charge): nothing left to read
-        epsilon = stage_selection_epsilon(c.ledger, VERDICT_STAGE, count=rounds)
+        epsilon = VERDICT_ROUNDS.epsilon(c.ledger, rounds)
         _, private_features = c.products.representation.encode_both(c.private.samples, batch_size=256,
                                                                         progress=c.progress)
 

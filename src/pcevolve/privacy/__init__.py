@@ -22,6 +22,7 @@ Modules (one concept each):
 * ``class_release`` — the release stage's class statistics: its events stated once, the release made through them;
 * ``release_rule`` — which statistics the release spends on, from the noisy counts and public quantities;
 * ``released_statistics`` — what the release gave the search, and its file (``release.npz``);
+* ``selection_rounds`` — rounds of exponential selections from one stage (the verdict, the pool-free evolution);
 * ``audit`` — an attack-based lower bound on ε.
 """
 

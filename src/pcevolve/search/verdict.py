@@ -35,12 +35,13 @@ import numpy as np
 
 from pcevolve.privacy.events import Neighbouring
 from pcevolve.privacy.mechanisms import ExponentialMechanism
+from pcevolve.privacy.selection_rounds import VERDICT_ROUNDS
 from pcevolve.search.pool_labels import PoolLabels
 from pcevolve.decoders.territories import ClassTerritories
 from pcevolve.search.territory import cut_territories
 
 #: The ledger stage (and run stage, noise and public stream) of the verdict.
-STAGE = "verdict"
+STAGE = VERDICT_ROUNDS.stage
 #: Ridge of the probe, relative to the mean squared norm of its inputs (scale-free).
 PROBE_RIDGE = 1e-3
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from pcevolve.data.table_schema import TableSchema
 from pcevolve.privacy.mechanisms import ExponentialMechanism
+from pcevolve.privacy.selection_rounds import EVOLUTION_ROUNDS
 from pcevolve.synthesis.marginals import MarginalModel
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from pcevolve.privacy.noise import NoiseSource
 
 #: The ledger stage of the verdicts (the pool runs' per-generation verdict has the same name and role).
-STAGE = "verdict"
+STAGE = EVOLUTION_ROUNDS.stage
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ def evolve(model: MarginalModel, private_rows: np.ndarray, private_labels: np.nd
     save it). Generation g's candidates and rows come from the public stream seeded ``[seed, g]``, so a resumed run
     judges exactly the candidates it would have."""
     classes = model.classes
-    epsilon = selection_epsilon(ledger, settings.generations)
+    epsilon = EVOLUTION_ROUNDS.epsilon(ledger, settings.generations)
     mechanism = ExponentialMechanism(epsilon, utility_sensitivity=settings.clip, neighbouring=ledger.neighbouring,
                                      monotone=ledger.neighbouring == "add_remove")
     scale0 = first_scale(model, noise_std, settings.mutation)
@@ -152,13 +153,3 @@ def evolve(model: MarginalModel, private_rows: np.ndarray, private_labels: np.nd
         on_generation(generation, model, {"generation": generation + 1, "chosen": int(chosen), "kept_parent":
                                           chosen == 0, "scale": scale, "selection_epsilon": epsilon})
     return model
-
-
-def selection_epsilon(ledger: BudgetLedger, generations: int) -> float:
-    """Each verdict's ε: the largest for which ``generations`` of them fit the stage's cap (the run's own ledger
-    decides, so plan and run agree; a resumed run asks its cap, not what is left of it)."""
-    from pcevolve.privacy.calibration import exponential_selection_epsilon
-
-    return exponential_selection_epsilon(ledger.stages[STAGE], ledger.delta, count=generations,
-                                         neighbouring=ledger.neighbouring,
-                                         pld_discretization=ledger.pld_discretization)
