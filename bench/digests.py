@@ -2,11 +2,15 @@
 
 Runs one tiny run per modality and decoder (the settings of ``tests/pipeline/conftest.py``, reproducible noise:
 research only, not DP) and ``pcevolve budget plan`` for every shipped config, then writes one line per file: its
-path in the run folder and the SHA-256 of its bytes. Run it on the code before and after a change and ``diff`` the
-two files. A run folder's ``config.yaml`` and the run's timing files are listed apart: the first changes when the
-config's layout does, the second with the clock.
+path in the run folder and the SHA-256 of its bytes (JSON files without their times and signatures). Run it on the
+code before and after a change and ``diff`` the two results. A run folder's ``config.yaml`` and the run's timing
+files are listed apart: the first changes when the config's layout does, the second with the clock.
 
-    python bench/digests.py OUT.txt [--only image-conv,table-made]
+    python bench/digests.py --tag before      # bench/results/digests-before.json; then --tag after, and diff them
+    python bench/digests.py --tag x --only image-conv,table-made
+    python bench/digests.py --smoke           # the plans and the table run made without a pool, in seconds
+
+Run folders hold their data's paths: compare results made with the same ``--root``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import smoke
+from results_file import write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Files whose bytes follow the clock or a secret key, not the code: their names are listed, their digests are not.
@@ -142,22 +148,24 @@ def _plan_lines() -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out", type=Path)
+    parser.add_argument("--tag", default="", help="names the results file (digests-TAG.json)")
     parser.add_argument("--only", default="", help="comma-separated scenario names (default: all; none: the plans)")
-    parser.add_argument("--root", type=Path, default=Path(tempfile.gettempdir()) / "pcevolve-digests",
-                        help="where the data and runs are written (emptied first; paths end up in the run folders, "
-                             "so compare digests made with the same root)")
+    parser.add_argument("--root", type=Path, default=None,
+                        help="where the data and runs are written, emptied first (default: a pcevolve-digests folder "
+                             "in the temporary directory; with --smoke, under --out)")
+    smoke.add_arguments(parser)
     args = parser.parse_args()
+    smoke.results_folder(args)
     tiny = _conftest()
     lines = _plan_lines()
-    root = args.root
+    root = args.root or (args.out / "digests" if args.smoke else Path(tempfile.gettempdir()) / "pcevolve-digests")
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     data = _data(root, tiny)
     from pcevolve.data.table_schema import draft_schema
 
     draft_schema(data["table"] / "public.csv", label_column="label").save(data["table"] / "schema.yaml")
-    wanted = [name for name in args.only.split(",") if name]
+    wanted = ["table-made"] if args.smoke else [name for name in args.only.split(",") if name]
     for name, make in _scenarios(data, tiny).items():
         if wanted and name not in wanted:
             continue
@@ -166,9 +174,9 @@ def main() -> None:
             lines += _run_lines(name, make(), root / "runs")
         except Exception as error:  # a scenario this checkout cannot run is a line, not a stop
             lines.append(f"{name} failed: {type(error).__name__}: {error}")
-    text = "\n".join(lines) + "\n"
-    args.out.write_text(text.replace(str(ROOT), "<repo>"), encoding="utf-8")
-    print(json.dumps({"lines": len(lines), "out": str(args.out)}))
+    path = write_results({"root": str(root), "lines": [line.replace(str(ROOT), "<repo>") for line in lines]},
+                         "digests", args.tag)
+    print(json.dumps({"lines": len(lines), "out": str(path)}))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ BENCH = REPO / "bench"
 HELPERS = ("pipeline_run", "poolfree_pin", "results_file", "smoke", "source_labels")
 #: Each bench and the results file its smoke writes under --out (shipped_files: none, its exit code is its verdict).
 RESULTS = {"compare": "compare.json", "compare_text": "compare-text.json", "decoder": "decoder.json",
+           "digests": "digests.json",
            "encoder": "encoder.json", "evolve": "evolve.json", "faults": "faults.json",
            "label_limits": "label-limits.json", "labels": "labels.json", "poolfree_data": "poolfree_data.json",
            "poolfree_lab": "poolfree_lab.json", "release_attack": "release_attack.json", "scale": "scale.json",
@@ -41,7 +42,7 @@ AFTER = {"text_variation": "compare_text", "text_style": "compare_text",
 #: neither core idles at the end.
 ORDER = ("shipped_files", "screenshots", "faults", "compare_text", "text_variation", "text_style", "compare", "scale",
          "tabular_peers", "evolve", "poolfree_lab", "search", "decoder", "label_limits", "encoder", "verdict", "labels",
-         "poolfree_data", "release_attack")
+         "poolfree_data", "digests", "release_attack")
 SMOKE_TIMEOUT = 600
 
 
