@@ -45,20 +45,8 @@ def print_image_headline(evaluation: RunEvaluation, console: Console) -> None:
 
 def print_table_headline(evaluation: TableRunEvaluation, console: Console) -> None:
     """A tabular run's headline: both models trained on synthetic vs private rows, fidelity, the attack."""
-    from pcevolve.report.build import pct
-
     judgement = evaluation.judgement
-    table = Table(title=f"pcevolve evaluate — {evaluation.folder}")
-    for column, justify in (("trained on", "left"), ("model", "left"), ("ROC AUC", "right"), ("accuracy", "right"),
-                            ("macro-F1", "right")):
-        table.add_column(column, justify=justify)
-    for result in judgement.utility:
-        scores = result.scores
-        name = "synthetic" if result.line == "synthetic" else "private rows (reference, not DP)"
-        table.add_row(f"[bold]{name}[/bold]" if result.line == "synthetic" else name, result.model,
-                      "—" if scores is None or scores.auc is None else f"{scores.auc:.3f}",
-                      "—" if scores is None else pct(scores.accuracy), "—" if scores is None else pct(scores.macro_f1))
-    console.print(table)
+    console.print(_utility_table(evaluation, model="model", reference="private rows (reference, not DP)", auc=True))
     shared = judgement.to_json()
     fidelity = shared["fidelity"]
     console.print(f"fidelity: mean TVD per column {fidelity['mean_tvd']:.3f}; mean correlation difference "
@@ -68,26 +56,13 @@ def print_table_headline(evaluation: TableRunEvaluation, console: Console) -> No
         copied = "YES" if privacy["private_rows_copied"] else "none"
         console.print(f"membership attack AUC {privacy['auc']:.2f} (0.5: the attacker cannot tell); synthetic rows "
                       f"copied from the private table: {copied}", soft_wrap=True, highlight=False)
-    claim = "" if evaluation.ledger.is_dp else " — NOT DP: the run used reproducible noise"
-    console.print(f"(ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g}){claim}; smallest test class: "
-                  f"{judgement.class_names[judgement.minority_class]}", soft_wrap=True)
+    console.print(_claim(evaluation), soft_wrap=True)
 
 
 def print_text_headline(evaluation: TextRunEvaluation, console: Console) -> None:
     """A text run's headline: both probes trained on synthetic vs private texts, the MMD, the attack and copies."""
-    from pcevolve.report.build import pct
-
     judgement = evaluation.judgement
-    table = Table(title=f"pcevolve evaluate — {evaluation.folder}")
-    for column, justify in (("trained on", "left"), ("probe", "left"), ("accuracy", "right"),
-                            ("macro-F1", "right")):
-        table.add_column(column, justify=justify)
-    for result in judgement.utility:
-        scores = result.scores
-        name = "synthetic" if result.line == "synthetic" else "private texts (reference, not DP)"
-        table.add_row(f"[bold]{name}[/bold]" if result.line == "synthetic" else name, result.model,
-                      "—" if scores is None else pct(scores.accuracy), "—" if scores is None else pct(scores.macro_f1))
-    console.print(table)
+    console.print(_utility_table(evaluation, model="probe", reference="private texts (reference, not DP)", auc=False))
     shared = judgement.to_json()
     mmd = shared["distribution"]["synthetic"]["overall"]
     console.print(f"distribution: MMD² to the real test texts {_number(mmd, 4)} (LSA space; about 0: alike)",
@@ -99,9 +74,34 @@ def print_text_headline(evaluation: TextRunEvaluation, console: Console) -> None
         console.print(f"membership attack AUC {privacy['auc']:.2f} (0.5: the attacker cannot tell); synthetic texts "
                       f"copied from the private texts: {copied}; nearly copied (similarity ≥ "
                       f"{privacy['near_duplicate_cosine']:g}): {near}", soft_wrap=True, highlight=False)
+    console.print(_claim(evaluation), soft_wrap=True)
+
+
+def _utility_table(evaluation: TableRunEvaluation | TextRunEvaluation, *, model: str, reference: str,
+                   auc: bool) -> Table:
+    """A file run's models trained on the synthetic set and on the private one (``reference``), each line's scores
+    (the ROC AUC too when ``auc``)."""
+    from pcevolve.report.build import pct
+
+    table = Table(title=f"pcevolve evaluate — {evaluation.folder}")
+    for column, justify in (("trained on", "left"), (model, "left"), *((("ROC AUC", "right"),) if auc else ()),
+                            ("accuracy", "right"), ("macro-F1", "right")):
+        table.add_column(column, justify=justify)
+    for result in evaluation.judgement.utility:
+        scores = result.scores
+        name = "[bold]synthetic[/bold]" if result.line == "synthetic" else reference
+        area = ["—" if scores is None or scores.auc is None else f"{scores.auc:.3f}"] if auc else []
+        table.add_row(name, result.model, *area, "—" if scores is None else pct(scores.accuracy),
+                      "—" if scores is None else pct(scores.macro_f1))
+    return table
+
+
+def _claim(evaluation: TableRunEvaluation | TextRunEvaluation) -> str:
+    """The guarantee as the ledger states it (NOT DP with reproducible noise), and the smallest test class."""
+    judgement = evaluation.judgement
     claim = "" if evaluation.ledger.is_dp else " — NOT DP: the run used reproducible noise"
-    console.print(f"(ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g}){claim}; smallest test class: "
-                  f"{judgement.class_names[judgement.minority_class]}", soft_wrap=True)
+    return (f"(ε, δ) = ({evaluation.epsilon:.3f}, {evaluation.delta:g}){claim}; smallest test class: "
+            f"{judgement.class_names[judgement.minority_class]}")
 
 
 def _number(value: float | None, digits: int = 3) -> str:
