@@ -61,10 +61,11 @@ class Modality(ABC, Generic[Layout]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if not getattr(cls, "__abstractmethods__", None):  # a concrete modality says what it is called
-            for attribute in ("name", "delivered_name"):
-                if not isinstance(getattr(cls, attribute, None), str):
-                    raise TypeError(f"modality {cls.__name__} must set the class attribute {attribute!r} (a string)")
+        # Checked on every subclass as it is made (ABCMeta sets the abstract methods only afterwards, so an abstract
+        # subclass cannot be told apart here): a modality says what it is called.
+        for attribute in ("name", "delivered_name"):
+            if not isinstance(getattr(cls, attribute, None), str):
+                raise TypeError(f"modality {cls.__name__} must set the class attribute {attribute!r} (a string)")
 
     @abstractmethod
     def layout(self, data: DataConfig) -> Layout:
